@@ -1,0 +1,41 @@
+import type { ChatModel } from '../model/types';
+import type { Toolbox } from '../tools/types';
+
+/** What a discussion sees of its folder: the read-only tools and a bounded orientation. */
+export interface RepoBinding {
+  toolbox: Toolbox;
+  summary: string;
+  /** Project instruction files (AGENTS.md and the like), already bounded. */
+  instructions: Array<{ path: string; text: string }>;
+}
+
+/** Binds a folder (already a real path) to read-only file access. */
+export interface RepoAccess {
+  bind(root: string, extraDenyRead: string[]): Promise<RepoBinding>;
+}
+
+export interface Clock {
+  now(): number;
+}
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** Everything the discussion core needs from the outside world, injected. */
+export interface CoreDeps {
+  model: ChatModel;
+  repos: RepoAccess;
+  clock: Clock;
+  logger: Logger;
+  /** The configured default model id, if any (a discussion may choose its own). */
+  defaultModel(): string | undefined;
+  /** Extra deny-read globs from the user's settings. */
+  denyRead(): string[];
+  newId?: () => string;
+}
+
+export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+export const systemClock: Clock = { now: () => Date.now() };

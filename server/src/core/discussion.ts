@@ -1,0 +1,500 @@
+import type { PreparedTask } from '../protocol';
+import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
+import { ModelError } from '../model/types';
+import type { Toolbox } from '../tools/types';
+import type { Clock, Logger } from './deps';
+import { DiscussError } from './errors';
+import { EventStream } from './eventStream';
+import {
+  MAX_MODEL_CALLS_PER_REPLY,
+  MESSAGE_MAX_BYTES,
+  PARAMS_PREVIEW_CHARS,
+  RESULT_PREVIEW_CHARS,
+  TITLE_MAX_CHARS,
+  TRANSCRIPT_MAX_TURNS,
+} from './limits';
+import { PREPARE_TASK_TOOL } from './prompt';
+import { distill } from './distill';
+
+export type TranscriptRole = 'User' | 'Assistant';
+export interface TranscriptTurn {
+  role: TranscriptRole;
+  text: string;
+}
+
+/** The durable part of a discussion: what a save writes and a resume reads. */
+export interface DiscussionSnapshot {
+  id: string;
+  repo: string;
+  createdAt: number;
+  updatedAt: number;
+  title: string;
+  model: string | null;
+  turns: number;
+  /** Model history without the system prompt, tool calls and results included. */
+  history: ChatMessage[];
+  transcript: TranscriptTurn[];
+  preparedTask: PreparedTask | null;
+  nextSeq: number;
+}
+
+export interface DiscussionInit {
+  id: string;
+  repo: string;
+  repoSummary: string;
+  systemPrompt: string;
+  toolbox: Toolbox;
+  model: ChatModel;
+  /** This discussion's model, or null to use the endpoint's configured default. */
+  modelId: string | null;
+  defaultModel: () => string | undefined;
+  clock: Clock;
+  logger: Logger;
+  saved?: DiscussionSnapshot;
+  /** Called after every change worth saving (a completed step of a turn, a rename, a task). */
+  onChange?: (discussion: Discussion) => void;
+}
+
+/**
+ * One open discussion: its model thread, transcript, prepared task, event
+ * stream, and the single turn that may be running.
+ */
+export class Discussion {
+  readonly id: string;
+  readonly repo: string;
+  readonly repoSummary: string;
+  readonly createdAt: number;
+  readonly stream: EventStream;
+  modelId: string | null;
+  title: string;
+
+  private systemPrompt: string;
+  private readonly toolbox: Toolbox;
+  private readonly model: ChatModel;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly onChange?: (discussion: Discussion) => void;
+  private readonly defaultModel: () => string | undefined;
+
+  private history: ChatMessage[];
+  private transcript: TranscriptTurn[];
+  private preparedTask: PreparedTask | null;
+  private turnCount: number;
+  private updatedAt: number;
+  private lastActive: number;
+
+  /**
+   * The running turn's abort handle, and the terminal `closed` latch. Both are
+   * read and written only in synchronous code, so a close either aborts the
+   * turn that is running or is seen by a turn before its next model call: a
+   * close racing a send can never leave a turn billing a model nobody reads.
+   */
+  private turn: { abort: AbortController; done: Promise<void> } | null = null;
+  private closed = false;
+
+  constructor(init: DiscussionInit) {
+    this.id = init.id;
+    this.repo = init.repo;
+    this.repoSummary = init.repoSummary;
+    this.systemPrompt = init.systemPrompt;
+    this.toolbox = init.toolbox;
+    this.model = init.model;
+    this.modelId = init.modelId;
+    this.defaultModel = init.defaultModel;
+    this.clock = init.clock;
+    this.logger = init.logger;
+    this.onChange = init.onChange;
+    const saved = init.saved;
+    const now = this.clock.now();
+    this.createdAt = saved?.createdAt ?? now;
+    this.updatedAt = saved?.updatedAt ?? now;
+    this.lastActive = now;
+    this.title = saved?.title ?? '';
+    this.history = saved ? [...saved.history] : [];
+    this.transcript = saved ? [...saved.transcript] : [];
+    this.preparedTask = saved?.preparedTask ?? null;
+    this.turnCount = saved?.turns ?? 0;
+    this.stream = new EventStream({
+      discussionId: this.id,
+      now: () => this.clock.now(),
+      nextSeq: saved?.nextSeq ?? 0,
+      onShed: (subscriber, reason) =>
+        this.logger.warn(`discussion ${this.id}: subscriber ${subscriber} shed: ${reason}`),
+    });
+  }
+
+  get answering(): boolean {
+    return this.turn !== null;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  get turns(): number {
+    return this.turnCount;
+  }
+
+  get idleMs(): number {
+    return this.clock.now() - this.lastActive;
+  }
+
+  get effectiveModel(): string | null {
+    return this.modelId ?? this.defaultModel() ?? null;
+  }
+
+  get task(): PreparedTask | null {
+    return this.preparedTask;
+  }
+
+  /** Resolves when the running turn (if any) has fully ended. */
+  whenIdle(): Promise<void> {
+    return this.turn?.done ?? Promise.resolve();
+  }
+
+  snapshot(): DiscussionSnapshot {
+    return {
+      id: this.id,
+      repo: this.repo,
+      createdAt: this.createdAt,
+      updatedAt: this.updatedAt,
+      title: this.title,
+      model: this.modelId,
+      turns: this.turnCount,
+      history: [...this.history],
+      transcript: [...this.transcript],
+      preparedTask: this.preparedTask,
+      nextSeq: this.stream.seqNext,
+    };
+  }
+
+  /** The request the next model call would carry (system prompt first). */
+  modelMessages(): ChatMessage[] {
+    return [{ role: 'system', content: this.systemPrompt }, ...this.history];
+  }
+
+  rename(title: string): void {
+    const trimmed = title.trim();
+    if (!trimmed) throw new DiscussError('InvalidParams', 'The title is empty — give the discussion a name.');
+    this.title = bound(trimmed, TITLE_MAX_CHARS);
+    this.changed();
+  }
+
+  /**
+   * Starts the reply turn for one user message and returns the seq of its
+   * `user_message` event.
+   *
+   * Every check runs before anything is recorded or emitted, and the
+   * recording, the event and the dispatch happen in one synchronous step: a
+   * refused send leaves no question in the transcript that no turn will ever
+   * answer (distilling from one makes the model invent a confident intent),
+   * and no `user_message` followed by silence on the stream.
+   *
+   * One turn at a time: a second send is refused, never queued. Two turns on
+   * one model thread interleave and the later one silently overwrites the
+   * earlier exchange.
+   */
+  send(text: unknown): number {
+    this.assertOpen();
+    if (typeof text !== 'string' || text.trim() === '') {
+      throw new DiscussError('InvalidParams', 'The message is empty — type a question or a request first.');
+    }
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > MESSAGE_MAX_BYTES) {
+      throw new DiscussError(
+        'InvalidParams',
+        `That message is ${bytes} bytes; the limit is ${MESSAGE_MAX_BYTES}. ` +
+          'Point at a file in the repository instead of pasting it: the model can read it.',
+      );
+    }
+    if (this.turn) {
+      throw new DiscussError(
+        'Busy',
+        `Discussion ${this.id} is still answering the previous message — wait for it to finish, or cancel it, before sending another.`,
+      );
+    }
+
+    const abort = new AbortController();
+    this.touch();
+    if (!this.title) this.title = bound(firstLine(text), TITLE_MAX_CHARS);
+    this.history.push({ role: 'user', content: text });
+    this.recordTranscript('User', text);
+    const seq = this.stream.emit({ type: 'user_message', text }).seq;
+    const done = this.runTurn(abort.signal);
+    this.turn = { abort, done };
+    this.changed();
+    return seq;
+  }
+
+  /** Stops the running turn; it still ends with `turn_complete`. */
+  cancel(): void {
+    this.assertOpen();
+    this.turn?.abort.abort();
+  }
+
+  /**
+   * Latches the discussion closed and aborts any running turn. Terminal: the
+   * latch is what stops a turn that is between steps from calling the model
+   * again.
+   */
+  close(): Promise<void> {
+    this.closed = true;
+    const running = this.turn;
+    running?.abort.abort();
+    const done = running?.done ?? Promise.resolve();
+    return done.finally(() => this.stream.dispose());
+  }
+
+  /**
+   * Distills the recent transcript into an intent and constraints. Starts
+   * nothing. Refused while a turn runs: distilling then reads the user's
+   * question with no answer beside it, and the model invents the rest.
+   */
+  async promote(signal?: AbortSignal): Promise<PreparedTask> {
+    this.assertOpen();
+    if (this.turn) {
+      throw new DiscussError(
+        'Busy',
+        `Discussion ${this.id} is still answering — wait for the reply to finish (or cancel it), then prepare the task.`,
+      );
+    }
+    if (this.transcript.length === 0) {
+      throw new DiscussError(
+        'InvalidParams',
+        'This discussion has no turns yet — say what you are trying to do first, then prepare the task.',
+      );
+    }
+    const task = await distill(this.model, {
+      transcript: this.transcript,
+      repoSummary: this.repoSummary,
+      model: this.effectiveModel ?? undefined,
+      signal: signal ?? new AbortController().signal,
+    });
+    this.assertOpen();
+    this.touch();
+    this.setTask(task);
+    return task;
+  }
+
+  /** Replaces the system prompt (a resume rebuilds it from the folder as it is now). */
+  setSystemPrompt(prompt: string): void {
+    this.systemPrompt = prompt;
+  }
+
+  private setTask(task: PreparedTask): void {
+    this.preparedTask = task;
+    this.stream.emit({ type: 'task_prepared', proposedIntent: task.intent, constraints: task.constraints });
+    this.changed();
+  }
+
+  private assertOpen(): void {
+    if (this.closed) {
+      throw new DiscussError(
+        'NotFound',
+        `Discussion ${this.id} is closed — start a new discussion, or resume this one from the saved list.`,
+      );
+    }
+  }
+
+  private touch(): void {
+    this.lastActive = this.clock.now();
+    this.updatedAt = this.lastActive;
+  }
+
+  private changed(): void {
+    try {
+      this.onChange?.(this);
+    } catch (err) {
+      this.logger.error(`discussion ${this.id}: could not save: ${errorText(err)}`);
+    }
+  }
+
+  private recordTranscript(role: TranscriptRole, text: string): void {
+    if (!text.trim()) return;
+    this.transcript.push({ role, text });
+    if (this.transcript.length > TRANSCRIPT_MAX_TURNS) {
+      this.transcript.splice(0, this.transcript.length - TRANSCRIPT_MAX_TURNS);
+    }
+  }
+
+  private tools(): ToolSpec[] {
+    const tools = this.toolbox.definitions();
+    if (!this.toolbox.isDenied(PREPARE_TASK_TOOL.name)) tools.push(PREPARE_TASK_TOOL);
+    return tools;
+  }
+
+  /**
+   * One reply: model calls and tool calls until the model answers in prose,
+   * capped at MAX_MODEL_CALLS_PER_REPLY. Every exit ends with `turn_complete`;
+   * a failure emits `error` first, and the discussion takes the next message.
+   */
+  private async runTurn(signal: AbortSignal): Promise<void> {
+    // Let `send` return (and publish `turn`) before the first model call.
+    await Promise.resolve();
+    // What the user saw this turn, across every model call: the final
+    // `assistant_message` must match the deltas it replaces.
+    let turnText = '';
+    // Text streamed by the current call and not yet in the history.
+    let streamed = '';
+    let finished = false;
+    try {
+      for (let call = 0; call < MAX_MODEL_CALLS_PER_REPLY; call++) {
+        // The closed latch and the abort are checked before every model call,
+        // so a close that landed between steps never reaches the model.
+        if (this.closed || signal.aborted) break;
+        if (turnText && !turnText.endsWith('\n')) this.showText('\n\n', (t) => (turnText += t));
+        streamed = '';
+        const response = await this.model.complete(
+          {
+            messages: this.modelMessages(),
+            tools: this.tools(),
+            model: this.effectiveModel ?? undefined,
+            signal,
+          },
+          (delta) => {
+            if (!delta || signal.aborted) return;
+            streamed += delta;
+            this.showText(delta, (t) => (turnText += t));
+          },
+        );
+        // Providers that do not stream content still return it whole.
+        if (!streamed && response.content) this.showText(response.content, (t) => (turnText += t));
+        const content = response.content || streamed;
+        streamed = '';
+        this.history.push({
+          role: 'assistant',
+          content,
+          ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
+        });
+        if (response.toolCalls.length === 0) {
+          if (response.finishReason === 'length') {
+            this.showText("\n\n_(The reply was cut off at the model's output limit.)_", (t) => (turnText += t));
+          }
+          finished = true;
+          break;
+        }
+        for (const toolCall of response.toolCalls) {
+          await this.runTool(toolCall, signal);
+        }
+        this.changed();
+      }
+      if (!finished && !signal.aborted && !this.closed) {
+        this.stream.emit({
+          type: 'error',
+          message: `The model made ${MAX_MODEL_CALLS_PER_REPLY} calls without finishing its reply, so the turn was stopped. Ask a narrower question, or name the files to look at.`,
+        });
+      }
+    } catch (err) {
+      if (!(signal.aborted || (err instanceof ModelError && err.kind === 'cancelled'))) {
+        this.logger.warn(`discussion ${this.id}: turn failed: ${errorText(err)}`);
+        this.stream.emit({ type: 'error', message: errorText(err) });
+      }
+    } finally {
+      // A reply cut short keeps what was said, so the model sees it next turn.
+      if (streamed.trim()) this.history.push({ role: 'assistant', content: streamed });
+      this.reconcileHistory(signal.aborted);
+      const text = turnText.trim();
+      if (text) {
+        this.recordTranscript('Assistant', text);
+        this.stream.emit({ type: 'assistant_message', text });
+      }
+      this.turnCount++;
+      // Free the discussion before announcing it: a client that sends on
+      // `turn_complete` must not be told the turn is still running.
+      this.turn = null;
+      this.touch();
+      this.changed();
+      this.stream.emit({ type: 'turn_complete' });
+    }
+  }
+
+  private showText(text: string, append: (text: string) => void): void {
+    append(text);
+    this.stream.emit({ type: 'assistant_delta', text });
+  }
+
+  private async runTool(toolCall: ToolCall, signal: AbortSignal): Promise<void> {
+    this.stream.emit({
+      type: 'tool_call',
+      tool: toolCall.name,
+      paramsPreview: bound(toolCall.arguments, PARAMS_PREVIEW_CHARS),
+    });
+    let ok: boolean;
+    let output: string;
+    if (toolCall.name === PREPARE_TASK_TOOL.name && !this.toolbox.isDenied(toolCall.name)) {
+      ({ ok, output } = this.prepareTask(toolCall.arguments));
+    } else {
+      // Everything else, mutating and invented names included, goes through
+      // the toolbox, which runs only its read tools and refuses the rest.
+      ({ ok, output } = await this.toolbox.run(toolCall.name, toolCall.arguments, signal));
+    }
+    this.history.push({ role: 'tool', toolCallId: toolCall.id, content: output });
+    this.stream.emit({ type: 'tool_result', tool: toolCall.name, ok, preview: bound(output, RESULT_PREVIEW_CHARS) });
+  }
+
+  private prepareTask(rawArguments: string): { ok: boolean; output: string } {
+    let args: unknown;
+    try {
+      args = JSON.parse(rawArguments || '{}');
+    } catch {
+      return { ok: false, output: 'prepare_coding_task needs JSON arguments: {"intent": string, "constraints": string[]}.' };
+    }
+    const record = (args ?? {}) as { intent?: unknown; constraints?: unknown };
+    const intent = typeof record.intent === 'string' ? record.intent.trim() : '';
+    if (!intent) {
+      return { ok: false, output: 'prepare_coding_task needs a non-empty "intent": one imperative paragraph of what to change.' };
+    }
+    const constraints = Array.isArray(record.constraints)
+      ? record.constraints.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter(Boolean)
+      : [];
+    this.setTask({ intent, constraints });
+    return {
+      ok: true,
+      output:
+        'Task prepared for the user to review and edit. Nothing has started and no file has changed; ' +
+        'tell the user the task is ready and summarize it briefly.',
+    };
+  }
+
+  /**
+   * An interrupted turn can leave an assistant message whose tool calls have
+   * no results; providers reject that history on the next request, which
+   * would brick the discussion. Answer each missing call as interrupted.
+   */
+  private reconcileHistory(cancelled: boolean): void {
+    const answered = new Set<string>();
+    for (let i = this.history.length - 1; i >= 0; i--) {
+      const message = this.history[i];
+      if (message.role === 'tool') {
+        answered.add(message.toolCallId);
+        continue;
+      }
+      if (message.role === 'assistant' && message.toolCalls) {
+        for (const call of message.toolCalls) {
+          if (!answered.has(call.id)) {
+            this.history.push({
+              role: 'tool',
+              toolCallId: call.id,
+              content: cancelled ? 'Not run: the user stopped this reply.' : 'Not run: the reply ended before this call.',
+            });
+          }
+        }
+      }
+      break;
+    }
+  }
+}
+
+function firstLine(text: string): string {
+  return text.trim().split(/\r?\n/, 1)[0];
+}
+
+/** Cuts `text` to `max` characters, marking the cut. */
+export function bound(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return text.slice(0, max) + '…';
+}
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,218 @@
+import type { DiscussionEvent, DiscussionEventBody } from '../protocol';
+import { EVENT_BUFFER_MAX, SUBSCRIBER_QUEUE_MAX, SUBSCRIBER_SEND_TIMEOUT_MS } from './limits';
+
+/** Where one subscriber's events go (a JSON-RPC connection, in production). */
+export interface EventSink {
+  /** Resolves once the event is handed to the transport; may never resolve on a dead peer. */
+  deliver(event: DiscussionEvent): Promise<void> | void;
+}
+
+export interface EventStreamOptions {
+  discussionId: string;
+  now: () => number;
+  /** First seq to assign; a resumed discussion continues its saved numbering. */
+  nextSeq?: number;
+  bufferMax?: number;
+  queueMax?: number;
+  sendTimeoutMs?: number;
+  onShed?: (subscriberId: string, reason: string) => void;
+}
+
+/**
+ * One subscriber's outbound lane: its own bounded queue and its own pump.
+ *
+ * The stream never awaits a subscriber. When one writer did the sends itself,
+ * a peer that stopped reading parked that writer, the next emit waited behind
+ * it, and a single wedged client stalled the whole turn. Here the emit only
+ * enqueues; a lane that falls too far behind, or whose send hangs past the
+ * timeout, is shed and the turn never notices.
+ */
+class SubscriberLane {
+  private readonly queue: DiscussionEvent[] = [];
+  private head = 0;
+  private pumping = false;
+  dead = false;
+
+  constructor(
+    private readonly sink: EventSink,
+    private readonly queueMax: number,
+    private readonly sendTimeoutMs: number,
+    private readonly shed: (reason: string) => void,
+  ) {}
+
+  /** False when the lane is full or dead: the caller sheds it. */
+  offer(event: DiscussionEvent): boolean {
+    if (this.dead) return false;
+    if (this.queue.length - this.head >= this.queueMax) return false;
+    this.queue.push(event);
+    if (!this.pumping) void this.pump();
+    return true;
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      while (!this.dead && this.head < this.queue.length) {
+        const event = this.queue[this.head++];
+        // Compact occasionally so a long-lived lane does not keep every event.
+        if (this.head > 1024 && this.head * 2 > this.queue.length) {
+          this.queue.splice(0, this.head);
+          this.head = 0;
+        }
+        const delivered = this.sink.deliver(event);
+        if (delivered && typeof (delivered as Promise<void>).then === 'function') {
+          const ok = await withTimeout(delivered as Promise<void>, this.sendTimeoutMs);
+          if (!ok) {
+            this.shed('a send did not complete in time');
+            return;
+          }
+        }
+      }
+    } catch (err) {
+      this.shed(`a send failed: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      this.pumping = false;
+    }
+  }
+}
+
+/** Resolves true when `p` settles in time, false on timeout or rejection. */
+function withTimeout(p: Promise<void>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    timer.unref?.();
+    p.then(
+      () => {
+        clearTimeout(timer);
+        resolve(true);
+      },
+      () => {
+        clearTimeout(timer);
+        resolve(false);
+      },
+    );
+  });
+}
+
+/**
+ * A discussion's numbered event stream: the replay buffer and its subscribers.
+ *
+ * `emit` is synchronous and is the only place a seq is assigned, so the buffer
+ * is always in seq order; `subscribe` replays and registers in one synchronous
+ * step, so no emit can fall between the replay and the live stream (no gap, no
+ * duplicate across the attach).
+ */
+export class EventStream {
+  private readonly buffer: DiscussionEvent[] = [];
+  private bufferHead = 0;
+  private nextSeq: number;
+  private readonly lanes = new Map<string, SubscriberLane>();
+  private readonly listeners = new Set<(event: DiscussionEvent) => void>();
+  private readonly bufferMax: number;
+  private readonly queueMax: number;
+  private readonly sendTimeoutMs: number;
+
+  constructor(private readonly options: EventStreamOptions) {
+    this.nextSeq = options.nextSeq ?? 0;
+    this.bufferMax = options.bufferMax ?? EVENT_BUFFER_MAX;
+    this.queueMax = options.queueMax ?? SUBSCRIBER_QUEUE_MAX;
+    this.sendTimeoutMs = options.sendTimeoutMs ?? SUBSCRIBER_SEND_TIMEOUT_MS;
+  }
+
+  /** Appends an event and fans it out; returns its seq. Never waits on a subscriber. */
+  emit(body: DiscussionEventBody): DiscussionEvent {
+    const event = {
+      discussionId: this.options.discussionId,
+      seq: this.nextSeq++,
+      ts: this.options.now(),
+      ...body,
+    } as DiscussionEvent;
+    this.buffer.push(event);
+    // Trim in amortized batches: shifting one element per emit is quadratic.
+    if (this.buffer.length - this.bufferHead > this.bufferMax) {
+      this.bufferHead = this.buffer.length - this.bufferMax;
+      if (this.bufferHead > this.bufferMax) {
+        this.buffer.splice(0, this.bufferHead);
+        this.bufferHead = 0;
+      }
+    }
+    for (const [id, lane] of this.lanes) {
+      if (!lane.offer(event)) this.shed(id, 'it stopped reading events');
+    }
+    for (const listener of this.listeners) listener(event);
+    return event;
+  }
+
+  /**
+   * Seeds the buffer with a saved log (a resumed discussion), continuing its
+   * numbering so a client's cursor from before the restart still means the
+   * same events.
+   */
+  restore(events: DiscussionEvent[]): void {
+    const kept = events.slice(-this.bufferMax);
+    this.buffer.splice(0, this.buffer.length, ...kept);
+    this.bufferHead = 0;
+    const last = kept[kept.length - 1];
+    if (last && last.seq + 1 > this.nextSeq) this.nextSeq = last.seq + 1;
+  }
+
+  /**
+   * Attaches a subscriber under `subscriberId` (replacing an earlier one),
+   * queues every buffered event with `seq >= fromSeq`, and returns how many.
+   */
+  subscribe(subscriberId: string, sink: EventSink, fromSeq = 0): number {
+    this.unsubscribe(subscriberId);
+    const lane = new SubscriberLane(sink, this.queueMax, this.sendTimeoutMs, (reason) =>
+      this.shed(subscriberId, reason, lane),
+    );
+    let replayed = 0;
+    for (let i = this.bufferHead; i < this.buffer.length; i++) {
+      const event = this.buffer[i];
+      if (event.seq < fromSeq) continue;
+      if (!lane.offer(event)) break;
+      replayed++;
+    }
+    this.lanes.set(subscriberId, lane);
+    return replayed;
+  }
+
+  unsubscribe(subscriberId: string): boolean {
+    const lane = this.lanes.get(subscriberId);
+    if (!lane) return false;
+    lane.dead = true;
+    this.lanes.delete(subscriberId);
+    return true;
+  }
+
+  /** In-process observers (persistence, tests). Called synchronously after each emit. */
+  onEvent(listener: (event: DiscussionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The retained events, oldest first. */
+  events(): DiscussionEvent[] {
+    return this.buffer.slice(this.bufferHead);
+  }
+
+  get seqNext(): number {
+    return this.nextSeq;
+  }
+
+  get subscriberCount(): number {
+    return this.lanes.size;
+  }
+
+  /** Drops every subscriber; the discussion is closing. */
+  dispose(): void {
+    for (const id of [...this.lanes.keys()]) this.unsubscribe(id);
+    this.listeners.clear();
+  }
+
+  private shed(subscriberId: string, reason: string, only?: SubscriberLane): void {
+    const lane = this.lanes.get(subscriberId);
+    if (!lane || (only && lane !== only)) return;
+    this.unsubscribe(subscriberId);
+    this.options.onShed?.(subscriberId, reason);
+  }
+}

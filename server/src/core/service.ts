@@ -1,0 +1,293 @@
+import { randomUUID } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type {
+  DiscussionSummary,
+  ListRequest,
+  PreparedTask,
+  StartRequest,
+} from '../protocol';
+import type { CoreDeps } from './deps';
+import type { EventSink } from './eventStream';
+import { Discussion, errorText, type DiscussionSnapshot } from './discussion';
+import { DiscussError } from './errors';
+import { IDLE_TTL_MS, MAX_OPEN_DISCUSSIONS } from './limits';
+import { buildSystemPrompt } from './prompt';
+import type { DiscussionStore } from '../store/types';
+import { memoryStore } from '../store/memoryStore';
+
+/**
+ * The discussions this server holds, and every operation on them. Knows
+ * nothing of JSON-RPC: the server binds requests to these methods.
+ */
+export class DiscussionService {
+  private readonly open = new Map<string, Discussion>();
+  /** Slots taken by starts still doing their async work; counted against the cap. */
+  private reserved = 0;
+  private readonly store: DiscussionStore;
+
+  constructor(
+    private readonly deps: CoreDeps,
+    store?: DiscussionStore,
+  ) {
+    this.store = store ?? memoryStore();
+  }
+
+  get persistent(): boolean {
+    return this.store.persistent;
+  }
+
+  async start(params: StartRequest.Params): Promise<StartRequest.Result> {
+    const repo = await resolveFolder(params?.folder);
+    const resumeId = params.resumeId?.trim() || undefined;
+
+    // Reap first, so a discussion forgotten an hour ago never blocks this one.
+    await this.reapIdle();
+
+    if (resumeId && this.open.has(resumeId)) {
+      throw new DiscussError(
+        'Conflict',
+        `Discussion ${resumeId} is already open — switch to it, or close it before resuming it again.`,
+      );
+    }
+    // Reserve the slot before any await below. Counting the open map and
+    // inserting after the async work let concurrent starts all pass the check.
+    if (this.open.size + this.reserved >= MAX_OPEN_DISCUSSIONS) {
+      throw new DiscussError(
+        'Conflict',
+        `${MAX_OPEN_DISCUSSIONS} discussions are already open — close one (discuss/close) before starting another.`,
+      );
+    }
+    this.reserved++;
+    let lease: { release(): Promise<void> } | undefined;
+    try {
+      let saved: DiscussionSnapshot | undefined;
+      let savedEvents: import('../protocol').DiscussionEvent[] = [];
+      if (resumeId) {
+        const loaded = await this.store.load(resumeId);
+        if (!loaded) {
+          throw new DiscussError(
+            'NotFound',
+            `No saved discussion "${resumeId}" — pick one from discuss/list, or start a new discussion.`,
+          );
+        }
+        if (loaded.snapshot.repo !== repo) {
+          throw new DiscussError(
+            'Conflict',
+            `Discussion ${resumeId} belongs to a different repository (${loaded.snapshot.repo}) — open that folder to resume it.`,
+          );
+        }
+        saved = loaded.snapshot;
+        savedEvents = loaded.events;
+      }
+      const id = saved?.id ?? this.newId();
+      lease = await this.store.acquire(id);
+
+      const binding = await this.deps.repos.bind(repo, this.deps.denyRead());
+      const systemPrompt = buildSystemPrompt(repo, binding);
+      const modelId = chooseModel(params.model, saved?.model ?? null);
+      const heldLease = lease;
+      const discussion = new Discussion({
+        id,
+        repo,
+        repoSummary: binding.summary,
+        systemPrompt,
+        toolbox: binding.toolbox,
+        model: this.deps.model,
+        modelId,
+        defaultModel: this.deps.defaultModel,
+        clock: this.deps.clock,
+        logger: this.deps.logger,
+        saved,
+        onChange: (d) => this.store.save(d.snapshot()),
+      });
+      if (savedEvents.length > 0) discussion.stream.restore(savedEvents);
+      discussion.stream.onEvent((event) => this.store.appendEvent(id, event));
+      this.open.set(id, discussion);
+      this.leases.set(id, heldLease);
+      lease = undefined;
+      this.store.save(discussion.snapshot());
+      this.deps.logger.info(`discussion ${id} ${saved ? 'resumed' : 'opened'} on ${repo}`);
+      return {
+        discussionId: id,
+        repo,
+        repoSummary: binding.summary,
+        persistent: this.store.persistent,
+        resumed: Boolean(saved),
+        model: discussion.effectiveModel,
+      };
+    } finally {
+      this.reserved--;
+      if (lease) await lease.release().catch(() => undefined);
+    }
+  }
+
+  private readonly leases = new Map<string, { release(): Promise<void> }>();
+
+  send(discussionId: unknown, text: unknown): { ok: true; seq: number } {
+    const seq = this.get(discussionId).send(text);
+    return { ok: true, seq };
+  }
+
+  subscribe(discussionId: unknown, subscriberId: string, sink: EventSink, fromSeq?: unknown): number {
+    const discussion = this.get(discussionId);
+    const from = typeof fromSeq === 'number' && Number.isFinite(fromSeq) && fromSeq > 0 ? Math.floor(fromSeq) : 0;
+    return discussion.stream.subscribe(subscriberId, sink, from);
+  }
+
+  unsubscribe(discussionId: unknown, subscriberId: string): void {
+    this.get(discussionId).stream.unsubscribe(subscriberId);
+  }
+
+  /** Drops a departing connection's subscriptions to every discussion. */
+  unsubscribeEverywhere(subscriberId: string): void {
+    for (const discussion of this.open.values()) discussion.stream.unsubscribe(subscriberId);
+  }
+
+  cancel(discussionId: unknown): void {
+    this.get(discussionId).cancel();
+  }
+
+  async promote(discussionId: unknown): Promise<{ discussionId: string } & { proposedIntent: string; constraints: string[] }> {
+    const discussion = this.get(discussionId);
+    const task: PreparedTask = await discussion.promote();
+    return { discussionId: discussion.id, proposedIntent: task.intent, constraints: task.constraints };
+  }
+
+  rename(discussionId: unknown, title: unknown): void {
+    if (typeof title !== 'string') throw new DiscussError('InvalidParams', 'Give the new title as a string.');
+    const id = typeof discussionId === 'string' ? discussionId : '';
+    const discussion = this.open.get(id);
+    if (discussion) {
+      discussion.rename(title);
+      return;
+    }
+    throw new DiscussError('NotFound', `No open discussion "${id}" to rename — resume it first.`);
+  }
+
+  async close(discussionId: unknown): Promise<void> {
+    const discussion = this.get(discussionId);
+    await this.closeDiscussion(discussion);
+  }
+
+  async list(params?: ListRequest.Params): Promise<ListRequest.Result> {
+    const filter = params?.folder ? await resolveFolder(params.folder).catch(() => params.folder) : undefined;
+    const discussions: DiscussionSummary[] = [...this.open.values()]
+      .filter((d) => !filter || d.repo === filter)
+      .map((d) => ({
+        discussionId: d.id,
+        repo: d.repo,
+        createdAt: d.createdAt,
+        updatedAt: d.snapshot().updatedAt,
+        turns: d.turns,
+        title: d.title,
+        model: d.modelId,
+        answering: d.answering,
+      }))
+      .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+    const saved = (await this.store.list())
+      .filter((s) => !this.open.has(s.discussionId))
+      .filter((s) => !filter || s.repo === filter)
+      .sort((a, b) => (b.updatedAt ?? 0) - (a.updatedAt ?? 0));
+    return { discussions, saved };
+  }
+
+  async models(): Promise<Array<{ id: string }>> {
+    try {
+      const ids = await this.deps.model.listModels();
+      return ids.map((id) => ({ id }));
+    } catch (err) {
+      throw new DiscussError('ModelFailed', errorText(err));
+    }
+  }
+
+  /** The discussion with this id, for in-process callers (tests, the code action). */
+  find(discussionId: string): Discussion | undefined {
+    return this.open.get(discussionId);
+  }
+
+  get openCount(): number {
+    return this.open.size;
+  }
+
+  /** Closes every discussion idle past the TTL. */
+  async reapIdle(): Promise<void> {
+    const stale = [...this.open.values()].filter((d) => d.idleMs > IDLE_TTL_MS && !d.answering);
+    for (const discussion of stale) {
+      this.deps.logger.info(`discussion ${discussion.id} closed after an hour idle`);
+      await this.closeDiscussion(discussion);
+    }
+  }
+
+  /** Closes everything (server shutdown); saved discussions stay resumable. */
+  async dispose(): Promise<void> {
+    await Promise.all([...this.open.values()].map((d) => this.closeDiscussion(d)));
+    await this.store.flush();
+  }
+
+  private async closeDiscussion(discussion: Discussion): Promise<void> {
+    // Removed from the map first, so nothing new reaches it while the turn unwinds.
+    this.open.delete(discussion.id);
+    await discussion.close();
+    this.store.save(discussion.snapshot());
+    await this.store.flush();
+    const lease = this.leases.get(discussion.id);
+    this.leases.delete(discussion.id);
+    await lease?.release().catch(() => undefined);
+  }
+
+  private get(discussionId: unknown): Discussion {
+    const id = typeof discussionId === 'string' ? discussionId : String(discussionId ?? '');
+    const discussion = this.open.get(id);
+    if (!discussion) {
+      throw new DiscussError(
+        'NotFound',
+        `No open discussion "${id}" — it was closed, or closed after an hour idle. Start a new one, or resume it from the saved list.`,
+      );
+    }
+    return discussion;
+  }
+
+  private newId(): string {
+    return this.deps.newId?.() ?? `disc-${randomUUID().replace(/-/g, '')}`;
+  }
+}
+
+/** `"auto"` or empty clears a choice; absent keeps the saved one. */
+function chooseModel(requested: unknown, saved: string | null): string | null {
+  if (typeof requested !== 'string') return saved;
+  const trimmed = requested.trim();
+  return trimmed === '' || trimmed === 'auto' ? null : trimmed;
+}
+
+/** The real path of an existing directory named by a path or `file:` URI. */
+export async function resolveFolder(folder: unknown): Promise<string> {
+  if (typeof folder !== 'string' || folder.trim() === '') {
+    throw new DiscussError('InvalidParams', 'Say which folder to discuss: pass "folder" as an absolute path or a file: URI.');
+  }
+  let candidate = folder.trim();
+  if (/^file:/i.test(candidate)) {
+    try {
+      candidate = fileURLToPath(candidate);
+    } catch (err) {
+      throw new DiscussError('InvalidParams', `"${folder}" is not a usable file: URI (${errorText(err)}).`);
+    }
+  } else if (/^[a-z][a-z0-9+.-]+:\/\//i.test(candidate)) {
+    throw new DiscussError('InvalidParams', `"${folder}" is not on this machine's disk — only local folders can be discussed.`);
+  }
+  if (!path.isAbsolute(candidate)) {
+    throw new DiscussError('InvalidParams', `"${folder}" is not an absolute path — pass the folder's full path.`);
+  }
+  let real: string;
+  try {
+    real = await fs.realpath(candidate);
+  } catch {
+    throw new DiscussError('InvalidParams', `The folder ${candidate} does not exist — open an existing folder.`);
+  }
+  const stat = await fs.stat(real);
+  if (!stat.isDirectory()) {
+    throw new DiscussError('InvalidParams', `${candidate} is a file, not a folder — discuss the folder that contains it.`);
+  }
+  return real;
+}

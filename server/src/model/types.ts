@@ -1,0 +1,83 @@
+/**
+ * The model seam. The discussion core talks to a model only through this
+ * interface, so tests drive it with scripted fakes and production plugs in the
+ * OpenAI-compatible implementation.
+ */
+
+export interface ToolCall {
+  /** Provider-assigned id, echoed back on the tool's result message. */
+  id: string;
+  name: string;
+  /** The raw argument string exactly as the model produced it (may be invalid JSON). */
+  arguments: string;
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** A function tool advertised to the model (JSON Schema parameters). */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+export interface ChatRequest {
+  messages: ChatMessage[];
+  tools?: ToolSpec[];
+  /** Model id; undefined means the endpoint's configured default. */
+  model?: string;
+  temperature?: number;
+  maxTokens?: number;
+  /** Aborted on cancel or close: the request must stop, not just be ignored. */
+  signal: AbortSignal;
+}
+
+export interface ChatResponse {
+  content: string;
+  toolCalls: ToolCall[];
+  /** `stop`, `tool_calls`, `length`, or null when the provider sent none. */
+  finishReason: string | null;
+}
+
+export interface ChatModel {
+  /** Streams one completion, calling `onDelta` with each piece of visible text. */
+  complete(request: ChatRequest, onDelta: (text: string) => void): Promise<ChatResponse>;
+  /** Model ids the endpoint offers. */
+  listModels(signal?: AbortSignal): Promise<string[]>;
+}
+
+export type ModelErrorKind =
+  | 'auth'
+  | 'unknown_model'
+  | 'rate_limited'
+  | 'server'
+  | 'network'
+  | 'bad_request'
+  | 'not_configured'
+  | 'cancelled';
+
+/**
+ * A model failure a person can act on: `message` says what happened and what
+ * to do about it (set a key, pick another model, try again).
+ */
+export class ModelError extends Error {
+  constructor(
+    readonly kind: ModelErrorKind,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ModelError';
+  }
+}
+
+/** Where a model lives and how to reach it. */
+export interface ModelSettings {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+}

@@ -1,0 +1,186 @@
+import {
+  ErrorCodes,
+  ResponseError,
+  TextDocumentSyncKind,
+  type Connection,
+  type InitializeResult,
+} from 'vscode-languageserver';
+import {
+  CancelRequest,
+  CloseRequest,
+  ConfigureRequest,
+  EventNotification,
+  ListRequest,
+  ModelsRequest,
+  PromoteRequest,
+  RenameRequest,
+  SendRequest,
+  StartRequest,
+  SubscribeRequest,
+  UnsubscribeRequest,
+  type InitializationOptions,
+  type ModelConfig,
+} from './protocol';
+import type { ChatModel, ModelSettings } from './model/types';
+import type { Clock, Logger, RepoAccess } from './core/deps';
+import { DiscussError } from './core/errors';
+import { DiscussionService } from './core/service';
+import type { DiscussionStore } from './store/types';
+
+/** The real-world collaborators, built by the entry point (or by a test). */
+export interface ServerDeps {
+  createModel(settings: () => ModelSettings): ChatModel;
+  createRepoAccess(options: { ripgrepPath?: string | null }): RepoAccess;
+  openStore(storageDir: string | undefined): Promise<DiscussionStore>;
+  clock: Clock;
+  /** Environment fallbacks for the model settings (OPENAI_BASE_URL and friends). */
+  env: Record<string, string | undefined>;
+  /** Where log lines go; defaults to the connection's console. */
+  logger?: Logger;
+}
+
+/** How often idle discussions are looked for, besides on every start. */
+const REAP_INTERVAL_MS = 5 * 60 * 1000;
+
+/** The one subscriber a connection is: each server process serves one client. */
+const CONNECTION_SUBSCRIBER = 'connection';
+
+/**
+ * Binds the discussion protocol to `connection`. Handlers only translate:
+ * params in, service call, result or an actionable error out.
+ */
+export function startServer(connection: Connection, deps: ServerDeps): void {
+  const logger: Logger = deps.logger ?? {
+    info: (m) => connection.console.info(m),
+    warn: (m) => connection.console.warn(m),
+    error: (m) => connection.console.error(m),
+  };
+  let settings: ModelSettings = modelFromEnv(deps.env);
+  let denyRead: string[] = [];
+  let service: DiscussionService | undefined;
+  let reaper: NodeJS.Timeout | undefined;
+
+  const ready = (): DiscussionService => {
+    if (!service) throw new DiscussError('InvalidParams', 'The server is not initialized yet — send initialize first.');
+    return service;
+  };
+
+  connection.onInitialize(async (params): Promise<InitializeResult> => {
+    const options = (params.initializationOptions ?? {}) as InitializationOptions;
+    settings = mergeModel(settings, options.model);
+    denyRead = stringArray(options.denyRead);
+    const store = await deps.openStore(options.storageDir);
+    const model = deps.createModel(() => settings);
+    service = new DiscussionService(
+      {
+        model,
+        repos: deps.createRepoAccess({ ripgrepPath: options.ripgrepPath }),
+        clock: deps.clock,
+        logger,
+        defaultModel: () => settings.model,
+        denyRead: () => denyRead,
+      },
+      store,
+    );
+    reaper = setInterval(() => void service?.reapIdle(), REAP_INTERVAL_MS);
+    reaper.unref();
+    return {
+      capabilities: {
+        textDocumentSync: TextDocumentSyncKind.None,
+      },
+      serverInfo: { name: 'repo-discuss-server', version: '0.1.0' },
+    };
+  });
+
+  connection.onRequest(StartRequest.method, (p: StartRequest.Params) => handle(() => ready().start(p ?? {})));
+  connection.onRequest(SendRequest.method, (p: SendRequest.Params) =>
+    handle(() => ready().send(p?.discussionId, p?.text)),
+  );
+  connection.onRequest(SubscribeRequest.method, (p: SubscribeRequest.Params) =>
+    handle(() => ({
+      eventsReplayed: ready().subscribe(
+        p?.discussionId,
+        CONNECTION_SUBSCRIBER,
+        { deliver: (event) => connection.sendNotification(EventNotification.method, event) },
+        p?.fromSeq,
+      ),
+    })),
+  );
+  connection.onRequest(UnsubscribeRequest.method, (p: UnsubscribeRequest.Params) =>
+    handle(() => {
+      ready().unsubscribe(p?.discussionId, CONNECTION_SUBSCRIBER);
+      return { ok: true as const };
+    }),
+  );
+  connection.onRequest(CancelRequest.method, (p: CancelRequest.Params) =>
+    handle(() => {
+      ready().cancel(p?.discussionId);
+      return { ok: true as const };
+    }),
+  );
+  connection.onRequest(PromoteRequest.method, (p: PromoteRequest.Params) =>
+    handle(() => ready().promote(p?.discussionId)),
+  );
+  connection.onRequest(CloseRequest.method, (p: CloseRequest.Params) =>
+    handle(async () => {
+      await ready().close(p?.discussionId);
+      return { ok: true as const };
+    }),
+  );
+  connection.onRequest(ListRequest.method, (p: ListRequest.Params) => handle(() => ready().list(p ?? {})));
+  connection.onRequest(ModelsRequest.method, () => handle(async () => ({ models: await ready().models() })));
+  connection.onRequest(RenameRequest.method, (p: RenameRequest.Params) =>
+    handle(() => {
+      ready().rename(p?.discussionId, p?.title);
+      return { ok: true as const };
+    }),
+  );
+  connection.onRequest(ConfigureRequest.method, (p: ConfigureRequest.Params) =>
+    handle(() => {
+      if (p?.model) settings = mergeModel(settings, p.model);
+      if (p?.denyRead) denyRead = stringArray(p.denyRead);
+      return { ok: true as const };
+    }),
+  );
+
+  connection.onShutdown(async () => {
+    if (reaper) clearInterval(reaper);
+    await service?.dispose();
+  });
+
+  connection.listen();
+}
+
+/** Runs a handler, turning a refusal into a JSON-RPC error a person can act on. */
+async function handle<T>(run: () => T | Promise<T>): Promise<T | ResponseError<void>> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof DiscussError) return new ResponseError(err.code, err.message);
+    const message = err instanceof Error ? err.message : String(err);
+    return new ResponseError(ErrorCodes.InternalError, `The server failed: ${message}. See the server log for details.`);
+  }
+}
+
+function modelFromEnv(env: Record<string, string | undefined>): ModelSettings {
+  return {
+    baseUrl: env.OPENAI_BASE_URL || undefined,
+    apiKey: env.OPENAI_API_KEY || undefined,
+    model: env.OPENAI_MODEL || undefined,
+  };
+}
+
+/** Fields given replace the current ones; an empty string clears one. */
+function mergeModel(current: ModelSettings, update: ModelConfig | undefined): ModelSettings {
+  if (!update || typeof update !== 'object') return current;
+  const next = { ...current };
+  for (const key of ['baseUrl', 'apiKey', 'model'] as const) {
+    const value = update[key];
+    if (typeof value === 'string') next[key] = value.trim() === '' ? undefined : value.trim();
+  }
+  return next;
+}
+
+function stringArray(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v.trim() !== '') : [];
+}

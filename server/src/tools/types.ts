@@ -1,0 +1,30 @@
+import type { ToolSpec } from '../model/types';
+
+/** What one tool call produced. `output` goes back to the model verbatim. */
+export interface ToolOutcome {
+  ok: boolean;
+  output: string;
+}
+
+/** Narrowing rules: a project policy file and user settings can only add to these. */
+export interface ReadPolicy {
+  /** Tool names that are neither advertised nor executed. */
+  denyTools: string[];
+  /** Extra globs (relative to the folder root, minimatch, dot-files included) that may not be read. */
+  denyRead: string[];
+}
+
+/**
+ * The read-only tools of one discussion, bound to one folder. Calls to any
+ * name outside the advertised set are answered with a refusal, never run.
+ */
+export interface Toolbox {
+  /** The folder's real path: every read stays inside it. */
+  readonly root: string;
+  /** The read tools advertised to the model (minus any denied by policy). */
+  definitions(): ToolSpec[];
+  /** Whether policy denies this tool name (used for tools the core owns, like prepare_coding_task). */
+  isDenied(name: string): boolean;
+  /** Runs `name` with the raw JSON argument string. Never throws: failures are `ok: false`. */
+  run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome>;
+}
