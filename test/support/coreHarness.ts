@@ -62,9 +62,9 @@ export function makeTempFolder(prefix = 'rd-core-'): string {
 
 export function harness(
   steps: ScriptStep[] = [],
-  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; summary?: string } = {},
+  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }> } = {},
 ): Harness {
-  const folder = makeTempFolder();
+  const folder = options.folder ?? makeTempFolder();
   const model = new ScriptedModel(steps);
   const clock = new ManualClock();
   const toolbox = new FakeToolbox(folder, options.files, options.denied);
@@ -73,7 +73,7 @@ export function harness(
     async bind(): Promise<RepoBinding> {
       h.binds!++;
       if (options.bindGate) await options.bindGate;
-      return { toolbox, summary: options.summary ?? 'a small test folder', instructions: [] };
+      return { toolbox, summary: options.summary ?? 'a small test folder', instructions: options.instructions?.() ?? [] };
     },
   };
   h.service = new DiscussionService(

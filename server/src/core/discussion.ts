@@ -1,4 +1,4 @@
-import type { PreparedTask } from '../protocol';
+import type { DiscussionEvent, PreparedTask } from '../protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
 import { ModelError } from '../model/types';
 import type { Toolbox } from '../tools/types';
@@ -121,6 +121,27 @@ export class Discussion {
       onShed: (subscriber, reason) =>
         this.logger.warn(`discussion ${this.id}: subscriber ${subscriber} shed: ${reason}`),
     });
+    // A save taken mid-turn (the process died in a tool call) can end in
+    // calls with no results; answer them so the next request is valid.
+    if (saved) this.reconcileHistory(false);
+  }
+
+  /**
+   * Puts a saved event log back in the stream. A log whose last turn never
+   * completed (the process died mid-reply) is closed with an `error` and
+   * `turn_complete`, so no client waits for a reply that will never come.
+   */
+  restoreEvents(events: DiscussionEvent[]): void {
+    this.stream.restore(events);
+    const lastUser = events.map((e) => e.type).lastIndexOf('user_message');
+    const lastDone = events.map((e) => e.type).lastIndexOf('turn_complete');
+    if (lastUser > lastDone) {
+      this.stream.emit({
+        type: 'error',
+        message: 'This reply was interrupted when the server stopped. Send your message again to continue.',
+      });
+      this.stream.emit({ type: 'turn_complete' });
+    }
   }
 
   get answering(): boolean {

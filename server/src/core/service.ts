@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type {
+  DiscussionEvent,
   DiscussionSummary,
   ListRequest,
   PreparedTask,
@@ -63,7 +64,7 @@ export class DiscussionService {
     let lease: { release(): Promise<void> } | undefined;
     try {
       let saved: DiscussionSnapshot | undefined;
-      let savedEvents: import('../protocol').DiscussionEvent[] = [];
+      let savedEvents: DiscussionEvent[] = [];
       if (resumeId) {
         const loaded = await this.store.load(resumeId);
         if (!loaded) {
@@ -102,8 +103,8 @@ export class DiscussionService {
         saved,
         onChange: (d) => this.store.save(d.snapshot()),
       });
-      if (savedEvents.length > 0) discussion.stream.restore(savedEvents);
       discussion.stream.onEvent((event) => this.store.appendEvent(id, event));
+      if (savedEvents.length > 0) discussion.restoreEvents(savedEvents);
       this.open.set(id, discussion);
       this.leases.set(id, heldLease);
       lease = undefined;
