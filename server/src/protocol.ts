@@ -28,6 +28,12 @@ export interface InitializationOptions {
   ripgrepPath?: string | null;
 }
 
+/** The prepared task distilled from a discussion: one imperative intent and the agreed constraints. */
+export interface PreparedTask {
+  intent: string;
+  constraints: string[];
+}
+
 // ---------------------------------------------------------------------------
 // Events (server to client, as `discuss/event` notifications)
 // ---------------------------------------------------------------------------
@@ -210,6 +216,55 @@ export namespace RenameRequest {
   }
 }
 
+/** A prepared task that was handed to a coding agent. */
+export interface Handoff {
+  /** Epoch milliseconds. */
+  at: number;
+  target: string;
+  intent: string;
+  constraints: string[];
+}
+
+/** Client → server: mark the prepared task handed off; later turns are told about it. */
+export namespace ConsumeTaskRequest {
+  export const method = 'discuss/consumeTask';
+  export interface Params {
+    discussionId: string;
+    /** Where it went: `chat`, `markdown`, `clipboard`, `command`, or another name. */
+    target?: string;
+    /** The task as the user edited it; defaults to the prepared one. */
+    task?: PreparedTask;
+  }
+  export interface Result {
+    ok: true;
+    handoff: Handoff;
+  }
+}
+
+/** Client → server: delete a saved discussion (closing it here first). */
+export namespace DeleteRequest {
+  export const method = 'discuss/delete';
+  export interface Params {
+    discussionId: string;
+  }
+  export interface Result {
+    ok: true;
+  }
+}
+
+/** Client → server: a discussion, open or saved, as Markdown or JSON text. */
+export namespace ExportRequest {
+  export const method = 'discuss/export';
+  export interface Params {
+    discussionId: string;
+    format?: 'markdown' | 'json';
+  }
+  export interface Result {
+    format: 'markdown' | 'json';
+    text: string;
+  }
+}
+
 /** Server → client: one event of a discussion the connection subscribed to. */
 export namespace EventNotification {
   export const method = 'discuss/event';
@@ -219,12 +274,6 @@ export namespace EventNotification {
 // ---------------------------------------------------------------------------
 // Webview ⇄ extension (postMessage)
 // ---------------------------------------------------------------------------
-
-/** The prepared task as the user edits it before hand-off. */
-export interface PreparedTask {
-  intent: string;
-  constraints: string[];
-}
 
 /** Messages the chat webview posts to the extension. */
 export type WebviewToExtension =

@@ -9,6 +9,9 @@ import {
   CancelRequest,
   CloseRequest,
   ConfigureRequest,
+  ConsumeTaskRequest,
+  DeleteRequest,
+  ExportRequest,
   EventNotification,
   ListRequest,
   ModelsRequest,
@@ -134,6 +137,18 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       ready().rename(p?.discussionId, p?.title);
       return { ok: true as const };
     }),
+  );
+  connection.onRequest(ConsumeTaskRequest.method, (p: ConsumeTaskRequest.Params) =>
+    handle(() => ({ ok: true as const, handoff: ready().consumeTask(p?.discussionId, p?.target, p?.task) })),
+  );
+  connection.onRequest(DeleteRequest.method, (p: DeleteRequest.Params) =>
+    handle(async () => {
+      await ready().delete(p?.discussionId);
+      return { ok: true as const };
+    }),
+  );
+  connection.onRequest(ExportRequest.method, (p: ExportRequest.Params) =>
+    handle(() => ready().export(p?.discussionId, p?.format ?? 'markdown')),
   );
   connection.onRequest(ConfigureRequest.method, (p: ConfigureRequest.Params) =>
     handle(() => {

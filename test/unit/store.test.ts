@@ -185,7 +185,6 @@ describe('saved discussions', () => {
     const { discussionId: id } = await first.service.start({ folder });
     first.service.send(id, 'read a');
     await first.model.waitForCalls(2);
-    await (first.service as unknown as { store: FileStore }).store.flush();
     // The process "dies" here: nothing is closed or released.
     harnesses.splice(harnesses.indexOf(first), 1);
     fs.appendFileSync(path.join(storage, 'discussions', id, 'events.jsonl'), '{"torn":');

@@ -1,4 +1,4 @@
-import type { DiscussionEvent, PreparedTask } from '../protocol';
+import type { DiscussionEvent, Handoff, PreparedTask } from '../protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
 import { ModelError } from '../model/types';
 import type { Toolbox } from '../tools/types';
@@ -35,6 +35,8 @@ export interface DiscussionSnapshot {
   history: ChatMessage[];
   transcript: TranscriptTurn[];
   preparedTask: PreparedTask | null;
+  /** Tasks already handed to a coding agent, oldest first. */
+  handoffs: Handoff[];
   nextSeq: number;
 }
 
@@ -79,6 +81,7 @@ export class Discussion {
   private history: ChatMessage[];
   private transcript: TranscriptTurn[];
   private preparedTask: PreparedTask | null;
+  private handoffs: Handoff[];
   private turnCount: number;
   private updatedAt: number;
   private lastActive: number;
@@ -113,6 +116,7 @@ export class Discussion {
     this.history = saved ? [...saved.history] : [];
     this.transcript = saved ? [...saved.transcript] : [];
     this.preparedTask = saved?.preparedTask ?? null;
+    this.handoffs = saved?.handoffs ? [...saved.handoffs] : [];
     this.turnCount = saved?.turns ?? 0;
     this.stream = new EventStream({
       discussionId: this.id,
@@ -132,7 +136,11 @@ export class Discussion {
    * `turn_complete`, so no client waits for a reply that will never come.
    */
   restoreEvents(events: DiscussionEvent[]): void {
-    this.stream.restore(events);
+    // A handed-off or superseded task is not offered again.
+    const lastTask = events.map((e) => e.type).lastIndexOf('task_prepared');
+    this.stream.restore(
+      events.filter((e, i) => e.type !== 'task_prepared' || (this.preparedTask !== null && i === lastTask)),
+    );
     const lastUser = events.map((e) => e.type).lastIndexOf('user_message');
     const lastDone = events.map((e) => e.type).lastIndexOf('turn_complete');
     if (lastUser > lastDone) {
@@ -185,13 +193,71 @@ export class Discussion {
       history: [...this.history],
       transcript: [...this.transcript],
       preparedTask: this.preparedTask,
+      handoffs: [...this.handoffs],
       nextSeq: this.stream.seqNext,
     };
   }
 
   /** The request the next model call would carry (system prompt first). */
   modelMessages(): ChatMessage[] {
-    return [{ role: 'system', content: this.systemPrompt }, ...this.history];
+    return [{ role: 'system', content: this.systemPrompt + this.handoffNote() }, ...this.history];
+  }
+
+  /**
+   * Tasks already handed off, told to the model on every later turn so it
+   * builds on them instead of proposing the same work again.
+   */
+  private handoffNote(): string {
+    if (this.handoffs.length === 0) return '';
+    const lines = this.handoffs.map((h) => {
+      const constraints = h.constraints.length ? ` Constraints: ${h.constraints.join('; ')}.` : '';
+      return `- ${new Date(h.at).toISOString()} (to ${h.target}): ${h.intent}${constraints}`;
+    });
+    return (
+      '\n\n## Tasks already handed off from this discussion\n' +
+      'These were given to a coding agent and may be done or under way. Build on them; do not propose them again as new work.\n' +
+      lines.join('\n')
+    );
+  }
+
+  get handedOff(): Handoff[] {
+    return [...this.handoffs];
+  }
+
+  /**
+   * Records that the prepared task (as the user edited it) went to a coding
+   * agent. The only step that leads to work, and it is the user's.
+   */
+  consumeTask(target: unknown, edited?: unknown): Handoff {
+    this.assertOpen();
+    const task = edited === undefined || edited === null ? this.preparedTask : validTask(edited);
+    if (!task) {
+      throw new DiscussError(
+        'InvalidParams',
+        'There is no prepared task to hand off — prepare one first (Prepare coding task), or pass the edited task.',
+      );
+    }
+    const handoff: Handoff = {
+      at: this.clock.now(),
+      target: typeof target === 'string' && target.trim() ? target.trim() : 'unspecified',
+      intent: task.intent,
+      constraints: task.constraints,
+    };
+    this.handoffs.push(handoff);
+    this.clearTask();
+    this.touch();
+    this.changed();
+    return handoff;
+  }
+
+  /**
+   * Forgets the pending task and takes its card out of the replay buffer, so
+   * a reloaded panel does not offer to hand off a task that is used or stale.
+   */
+  private clearTask(): void {
+    if (!this.preparedTask) return;
+    this.preparedTask = null;
+    this.stream.drop((e) => e.type === 'task_prepared');
   }
 
   rename(title: string): void {
@@ -237,6 +303,9 @@ export class Discussion {
 
     const abort = new AbortController();
     this.touch();
+    // A new turn moves the conversation on: a task prepared before it no
+    // longer says what was agreed.
+    this.clearTask();
     if (!this.title) this.title = bound(firstLine(text), TITLE_MAX_CHARS);
     this.history.push({ role: 'user', content: text });
     this.recordTranscript('User', text);
@@ -303,6 +372,8 @@ export class Discussion {
   }
 
   private setTask(task: PreparedTask): void {
+    // Only the newest card is worth replaying.
+    this.stream.drop((e) => e.type === 'task_prepared');
     this.preparedTask = task;
     this.stream.emit({ type: 'task_prepared', proposedIntent: task.intent, constraints: task.constraints });
     this.changed();
@@ -504,6 +575,16 @@ export class Discussion {
       break;
     }
   }
+}
+
+function validTask(value: unknown): PreparedTask {
+  const record = (value ?? {}) as { intent?: unknown; constraints?: unknown };
+  const intent = typeof record.intent === 'string' ? record.intent.trim() : '';
+  if (!intent) throw new DiscussError('InvalidParams', 'The task has no intent — write what should change before handing it off.');
+  const constraints = Array.isArray(record.constraints)
+    ? record.constraints.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter(Boolean)
+    : [];
+  return { intent, constraints };
 }
 
 function firstLine(text: string): string {

@@ -184,6 +184,19 @@ export class EventStream {
     return true;
   }
 
+  /**
+   * Removes retained events matching `test` (a superseded task card). Their
+   * seqs are not reused; a replay just skips them.
+   */
+  drop(test: (event: DiscussionEvent) => boolean): void {
+    let write = this.bufferHead;
+    for (let read = this.bufferHead; read < this.buffer.length; read++) {
+      const event = this.buffer[read];
+      if (!test(event)) this.buffer[write++] = event;
+    }
+    this.buffer.length = write;
+  }
+
   /** In-process observers (persistence, tests). Called synchronously after each emit. */
   onEvent(listener: (event: DiscussionEvent) => void): () => void {
     this.listeners.add(listener);

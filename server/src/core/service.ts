@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type {
   DiscussionEvent,
   DiscussionSummary,
+  Handoff,
   ListRequest,
   PreparedTask,
   StartRequest,
@@ -15,6 +16,7 @@ import { Discussion, errorText, type DiscussionSnapshot } from './discussion';
 import { DiscussError } from './errors';
 import { IDLE_TTL_MS, MAX_OPEN_DISCUSSIONS } from './limits';
 import { buildSystemPrompt } from './prompt';
+import { exportMarkdown } from './export';
 import type { DiscussionStore } from '../store/types';
 import { memoryStore } from '../store/memoryStore';
 
@@ -82,12 +84,13 @@ export class DiscussionService {
         saved = loaded.snapshot;
         savedEvents = loaded.events;
       }
+      const modelId = chooseModel(params.model, saved?.model ?? null);
+      if (modelId) await this.assertModelOffered(modelId);
       const id = saved?.id ?? this.newId();
       lease = await this.store.acquire(id);
 
       const binding = await this.deps.repos.bind(repo, this.deps.denyRead());
       const systemPrompt = buildSystemPrompt(repo, binding);
-      const modelId = chooseModel(params.model, saved?.model ?? null);
       const heldLease = lease;
       const discussion = new Discussion({
         id,
@@ -156,6 +159,32 @@ export class DiscussionService {
     return { discussionId: discussion.id, proposedIntent: task.intent, constraints: task.constraints };
   }
 
+  consumeTask(discussionId: unknown, target?: unknown, task?: unknown): Handoff {
+    return this.get(discussionId).consumeTask(target, task);
+  }
+
+  /** Deletes a saved discussion, closing it first if it is open here. */
+  async delete(discussionId: unknown): Promise<void> {
+    const id = typeof discussionId === 'string' ? discussionId : '';
+    const open = this.open.get(id);
+    if (open) await this.closeDiscussion(open);
+    const found = await this.store.delete(id);
+    if (!found && !open) {
+      throw new DiscussError('NotFound', `No saved discussion "${id}" to delete — it may already be gone.`);
+    }
+  }
+
+  /** A discussion, open or saved, as text a person can keep. */
+  async export(discussionId: unknown, format: unknown = 'markdown'): Promise<{ format: 'markdown' | 'json'; text: string }> {
+    if (format !== 'markdown' && format !== 'json') {
+      throw new DiscussError('InvalidParams', `Unknown export format "${String(format)}" — use "markdown" or "json".`);
+    }
+    const id = typeof discussionId === 'string' ? discussionId : '';
+    const snapshot = this.open.get(id)?.snapshot() ?? (await this.store.load(id))?.snapshot;
+    if (!snapshot) throw new DiscussError('NotFound', `No discussion "${id}" to export — pick one from discuss/list.`);
+    return { format, text: format === 'json' ? JSON.stringify(snapshot, null, 2) : exportMarkdown(snapshot) };
+  }
+
   rename(discussionId: unknown, title: unknown): void {
     if (typeof title !== 'string') throw new DiscussError('InvalidParams', 'Give the new title as a string.');
     const id = typeof discussionId === 'string' ? discussionId : '';
@@ -201,6 +230,25 @@ export class DiscussionService {
     } catch (err) {
       throw new DiscussError('ModelFailed', errorText(err));
     }
+  }
+
+  /**
+   * Refuses a model the endpoint does not offer, before anything is saved. An
+   * endpoint that cannot list its models gets the benefit of the doubt.
+   */
+  private async assertModelOffered(modelId: string): Promise<void> {
+    let offered: string[];
+    try {
+      offered = await this.deps.model.listModels();
+    } catch {
+      return;
+    }
+    if (offered.length === 0 || offered.includes(modelId)) return;
+    const some = offered.slice(0, 8).join(', ') + (offered.length > 8 ? ', …' : '');
+    throw new DiscussError(
+      'InvalidParams',
+      `The endpoint does not offer model "${modelId}" — pick one it lists (${some}), or "auto" for its default.`,
+    );
   }
 
   /** The discussion with this id, for in-process callers (tests, the code action). */

@@ -1,10 +1,12 @@
-import { promises as fs } from 'node:fs';
+import { appendFileSync, mkdirSync, promises as fs, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DiscussionEvent, DiscussionSummary } from '../protocol';
 import type { DiscussionSnapshot } from '../core/discussion';
+import type { ChatMessage } from '../model/types';
 import { DiscussError } from '../core/errors';
 import type { DiscussionStore, Lease, LoadedDiscussion } from './types';
+import { EVENT_BUFFER_MAX } from '../core/limits';
 
 /**
  * The platform's per-user data folder for discussions, shared by the VS Code
@@ -22,8 +24,20 @@ export function defaultStorageDir(env: NodeJS.ProcessEnv = process.env, platform
 const ID_PATTERN = /^disc-[A-Za-z0-9_-]{1,64}$/;
 const RECORD_FILE = 'record.json';
 const EVENTS_FILE = 'events.jsonl';
+const HISTORY_FILE = 'history.jsonl';
 const LEASE_FILE = 'lease.json';
+/** Bumped on an incompatible change; a reader accepts every version up to its own. */
 const RECORD_VERSION = 1;
+
+/** `record.json`'s payload: the snapshot minus its history, which has its own file. */
+type SavedRecord = Omit<DiscussionSnapshot, 'history'> & { historyLength: number };
+
+/**
+ * The event log is rewritten down to the newest EVENT_BUFFER_MAX events once
+ * it holds twice that: a resume replays no more than the live buffer holds,
+ * so older lines are dead weight that would grow without bound.
+ */
+const COMPACT_AT = EVENT_BUFFER_MAX * 2;
 
 /**
  * Streaming deltas are not written: a finished reply is kept whole in its
@@ -39,17 +53,24 @@ interface LeaseRecord {
 }
 
 /**
- * Discussions on disk, one folder each: `record.json` (the model history,
- * transcript, task and title; replaced atomically, so a crash mid-write leaves
- * the previous whole version) and `events.jsonl` (the event log, appended;
- * a torn last line from a crash is skipped on load).
+ * Discussions on disk, one folder each:
+ * - `history.jsonl`: the model history, one message per line, append-only;
+ * - `events.jsonl`: the event log, append-only (deltas left out);
+ * - `record.json`: everything else (title, model, transcript, task, hand-offs),
+ *   replaced atomically by write-then-rename.
+ *
+ * Writes are synchronous and small. An async write queue lagged behind the
+ * turn, so a process killed right after `turn_complete` reached the client
+ * could lose that turn; now an event is on disk before any client sees it.
+ * A crash can tear only the last line of an append-only file, and the reader
+ * skips a torn line, so no crash makes a discussion unreadable.
  */
 export class FileStore implements DiscussionStore {
   readonly persistent = true;
-  /** Per-discussion write chain: writes land in the order they were asked for. */
-  private readonly chains = new Map<string, Promise<void>>();
-  private readonly pendingEvents = new Map<string, string[]>();
-  private readonly pendingRecords = new Map<string, DiscussionSnapshot>();
+  /** History messages already on disk per discussion: saves append only the tail. */
+  private readonly historyWritten = new Map<string, number>();
+  /** Lines in each event log this process knows of, to decide when to compact. */
+  private readonly eventCounts = new Map<string, number>();
 
   private constructor(
     readonly root: string,
@@ -80,48 +101,82 @@ export class FileStore implements DiscussionStore {
 
   async load(id: string): Promise<LoadedDiscussion | undefined> {
     const dir = this.dir(id);
-    await this.flushOne(id);
     let raw: string;
     try {
       raw = await fs.readFile(path.join(dir, RECORD_FILE), 'utf8');
     } catch {
       return undefined;
     }
-    let snapshot: DiscussionSnapshot;
+    let record: SavedRecord;
     try {
-      const parsed = JSON.parse(raw) as { version: number; snapshot: DiscussionSnapshot };
-      snapshot = parsed.snapshot;
-      if (!snapshot || snapshot.id !== id || !Array.isArray(snapshot.history)) throw new Error('missing fields');
+      const parsed = JSON.parse(raw) as { version: number; record: SavedRecord };
+      if (typeof parsed.version !== 'number' || parsed.version > RECORD_VERSION) {
+        throw new Error(`format version ${String(parsed.version)} is newer than this version reads; update the extension`);
+      }
+      record = parsed.record;
+      if (!record || record.id !== id || typeof record.repo !== 'string') throw new Error('missing fields');
     } catch (err) {
       throw new DiscussError(
         'StorageFailed',
         `The saved discussion ${id} is unreadable (${(err as Error).message}); its files are in ${dir}. Start a new discussion.`,
       );
     }
-    const events = await readEventLog(path.join(dir, EVENTS_FILE));
-    return { snapshot, events };
+    const history = await readJsonLines<ChatMessage>(path.join(dir, HISTORY_FILE), isMessage);
+    const events = (await readJsonLines<DiscussionEvent>(path.join(dir, EVENTS_FILE), isEvent)).filter(
+      // A repeated or out-of-order line never breaks the seq order a client relies on.
+      (event, i, all) => i === 0 || event.seq > all[i - 1].seq,
+    );
+    this.historyWritten.set(id, history.length);
+    this.eventCounts.set(id, events.length);
+    return { snapshot: { ...record, history }, events: events.slice(-EVENT_BUFFER_MAX) };
   }
 
   save(snapshot: DiscussionSnapshot): void {
     const id = snapshot.id;
-    this.dir(id);
-    // Only the newest snapshot matters: coalesce saves queued behind a write.
-    const queued = this.pendingRecords.has(id);
-    this.pendingRecords.set(id, snapshot);
-    if (!queued) this.enqueue(id, () => this.writeRecord(id));
+    try {
+      const dir = this.dir(id);
+      mkdirSync(dir, { recursive: true });
+      const written = this.historyWritten.get(id) ?? 0;
+      if (snapshot.history.length > written) {
+        const tail = snapshot.history.slice(written).map((m) => JSON.stringify(m) + '\n').join('');
+        appendFileSync(path.join(dir, HISTORY_FILE), tail);
+        this.historyWritten.set(id, snapshot.history.length);
+      }
+      const { history, ...rest } = snapshot;
+      const record: SavedRecord = { ...rest, historyLength: history.length };
+      const target = path.join(dir, RECORD_FILE);
+      const temp = `${target}.${process.pid}.tmp`;
+      writeFileSync(temp, JSON.stringify({ version: RECORD_VERSION, record }));
+      renameSync(temp, target);
+    } catch (err) {
+      this.onError(`saving discussion ${id} failed: ${(err as Error).message}`);
+    }
   }
 
   appendEvent(id: string, event: DiscussionEvent): void {
     if (UNSAVED_EVENTS.has(event.type)) return;
-    let lines = this.pendingEvents.get(id);
-    const first = !lines;
-    if (!lines) this.pendingEvents.set(id, (lines = []));
-    lines.push(JSON.stringify(event) + '\n');
-    if (first) this.enqueue(id, () => this.writeEvents(id));
+    try {
+      const dir = this.dir(id);
+      const file = path.join(dir, EVENTS_FILE);
+      appendFileSync(file, JSON.stringify(event) + '\n');
+      const count = (this.eventCounts.get(id) ?? 0) + 1;
+      this.eventCounts.set(id, count);
+      if (count >= COMPACT_AT) this.compactEvents(id, file);
+    } catch (err) {
+      this.onError(`saving an event of discussion ${id} failed: ${(err as Error).message}`);
+    }
+  }
+
+  private compactEvents(id: string, file: string): void {
+    const lines = readFileSync(file, 'utf8').split('\n').filter((line) => line.trim());
+    const kept = lines.slice(-EVENT_BUFFER_MAX);
+    const temp = `${file}.${process.pid}.tmp`;
+    writeFileSync(temp, kept.join('\n') + '\n');
+    renameSync(temp, file);
+    this.eventCounts.set(id, kept.length);
   }
 
   async list(): Promise<DiscussionSummary[]> {
-    await this.flush();
     const base = path.join(this.root, 'discussions');
     let names: string[];
     try {
@@ -134,7 +189,7 @@ export class FileStore implements DiscussionStore {
       if (!ID_PATTERN.test(name)) continue;
       try {
         const raw = await fs.readFile(path.join(base, name, RECORD_FILE), 'utf8');
-        const s = (JSON.parse(raw) as { snapshot: DiscussionSnapshot }).snapshot;
+        const s = (JSON.parse(raw) as { record: SavedRecord }).record;
         rows.push({
           discussionId: s.id,
           repo: s.repo,
@@ -180,70 +235,59 @@ export class FileStore implements DiscussionStore {
     throw new DiscussError('Conflict', `Discussion ${id} is already open elsewhere — try again in a moment.`);
   }
 
+  async delete(id: string): Promise<boolean> {
+    const dir = this.dir(id);
+    try {
+      await fs.access(path.join(dir, RECORD_FILE));
+    } catch {
+      return false;
+    }
+    // Taking the lease first is what refuses a delete under another window's feet.
+    const lease = await this.acquire(id);
+    await lease.release();
+    await fs.rm(dir, { recursive: true, force: true });
+    this.historyWritten.delete(id);
+    this.eventCounts.delete(id);
+    return true;
+  }
+
   async flush(): Promise<void> {
-    await Promise.all([...this.chains.keys()].map((id) => this.flushOne(id)));
-  }
-
-  private async flushOne(id: string): Promise<void> {
-    while (this.chains.has(id)) await this.chains.get(id);
-  }
-
-  private enqueue(id: string, work: () => Promise<void>): void {
-    const previous = this.chains.get(id) ?? Promise.resolve();
-    const next = previous
-      .then(work)
-      .catch((err: Error) => this.onError(`saving discussion ${id} failed: ${err.message}`))
-      .finally(() => {
-        if (this.chains.get(id) === next) this.chains.delete(id);
-      });
-    this.chains.set(id, next);
-  }
-
-  private async writeRecord(id: string): Promise<void> {
-    const snapshot = this.pendingRecords.get(id);
-    this.pendingRecords.delete(id);
-    if (!snapshot) return;
-    const dir = this.dir(id);
-    await fs.mkdir(dir, { recursive: true });
-    const target = path.join(dir, RECORD_FILE);
-    const temp = `${target}.${process.pid}.tmp`;
-    await fs.writeFile(temp, JSON.stringify({ version: RECORD_VERSION, snapshot }));
-    await fs.rename(temp, target);
-  }
-
-  private async writeEvents(id: string): Promise<void> {
-    const lines = this.pendingEvents.get(id);
-    this.pendingEvents.delete(id);
-    if (!lines?.length) return;
-    const dir = this.dir(id);
-    await fs.mkdir(dir, { recursive: true });
-    await fs.appendFile(path.join(dir, EVENTS_FILE), lines.join(''));
+    // Writes are synchronous: there is never anything queued.
   }
 }
 
-async function readEventLog(file: string): Promise<DiscussionEvent[]> {
+/**
+ * The valid lines of an append-only JSON-lines file. A crash mid-append
+ * leaves a torn last line; it is skipped, never a reason to refuse the rest.
+ */
+async function readJsonLines<T>(file: string, valid: (value: unknown) => value is T): Promise<T[]> {
   let raw: string;
   try {
     raw = await fs.readFile(file, 'utf8');
   } catch {
     return [];
   }
-  const events: DiscussionEvent[] = [];
-  let lastSeq = -1;
+  const out: T[] = [];
   for (const line of raw.split('\n')) {
     if (!line.trim()) continue;
     try {
-      const event = JSON.parse(line) as DiscussionEvent;
-      // A torn or repeated line never breaks the seq order a client relies on.
-      if (typeof event.seq === 'number' && event.seq > lastSeq) {
-        events.push(event);
-        lastSeq = event.seq;
-      }
+      const value: unknown = JSON.parse(line);
+      if (valid(value)) out.push(value);
     } catch {
-      // A crash mid-append leaves a partial last line: skip it.
+      // torn line
     }
   }
-  return events;
+  return out;
+}
+
+function isMessage(value: unknown): value is ChatMessage {
+  const role = (value as { role?: unknown } | null)?.role;
+  return role === 'user' || role === 'assistant' || role === 'tool' || role === 'system';
+}
+
+function isEvent(value: unknown): value is DiscussionEvent {
+  const v = value as { seq?: unknown; type?: unknown } | null;
+  return typeof v?.seq === 'number' && typeof v.type === 'string';
 }
 
 async function readLease(file: string): Promise<LeaseRecord | undefined> {

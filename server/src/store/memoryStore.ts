@@ -9,6 +9,7 @@ export function memoryStore(): DiscussionStore {
     appendEvent: () => undefined,
     list: async () => [],
     acquire: async () => ({ release: async () => undefined }),
+    delete: async () => false,
     flush: async () => undefined,
   };
 }

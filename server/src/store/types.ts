@@ -24,5 +24,7 @@ export interface DiscussionStore {
   list(): Promise<DiscussionSummary[]>;
   /** Refuses ("already open") when another live process holds the discussion. */
   acquire(discussionId: string): Promise<Lease>;
+  /** Removes a saved discussion; false when there was none. Refused while another process holds it. */
+  delete(discussionId: string): Promise<boolean>;
   flush(): Promise<void>;
 }

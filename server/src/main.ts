@@ -1,0 +1,34 @@
+#!/usr/bin/env node
+/**
+ * The discussion server's entry point: builds the real collaborators and hands
+ * them to the server. `--stdio` speaks the protocol on stdin/stdout (LSP
+ * framing); `--node-ipc` is what the VS Code client uses.
+ */
+import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
+import { systemClock } from './core/deps';
+import { createOpenAIModel } from './model/openaiModel';
+import { startServer } from './server';
+import { FileStore, defaultStorageDir } from './store/fileStore';
+import { createRepoAccess } from './tools/repoAccess';
+
+const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
+if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWith(`${t}=`)))) {
+  process.stderr.write(
+    'repo-discuss-server speaks JSON-RPC (LSP framing) to one client.\n' +
+      'Usage: repo-discuss-server --stdio      (stdin/stdout)\n' +
+      '       repo-discuss-server --node-ipc   (when spawned by the VS Code extension)\n' +
+      'Model settings come from initializationOptions, or OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL.\n',
+  );
+  process.exit(2);
+}
+
+const connection = createConnection(ProposedFeatures.all);
+
+startServer(connection, {
+  createModel: (settings) => createOpenAIModel(settings),
+  createRepoAccess: () => createRepoAccess(),
+  openStore: (storageDir) =>
+    FileStore.open(storageDir || defaultStorageDir(), (message) => connection.console.error(message)),
+  clock: systemClock,
+  env: process.env,
+});

@@ -1,0 +1,145 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ReadPolicy } from './types';
+import { ReadBoundary } from './boundary';
+import { normalizeDenyGlob } from './secrets';
+
+/**
+ * A project can narrow what a discussion may do with `.repo-discuss/policy.json`:
+ *
+ *   { "denyTools": ["grep_files"], "denyRead": ["secrets/**", "*.sqlite"] }
+ *
+ * User settings add to it. Nothing here can widen access: there is no allow
+ * list, and negated globs are rejected.
+ */
+
+export const POLICY_FILE = '.repo-discuss/policy.json';
+const MAX_POLICY_BYTES = 256 * 1024;
+const EXAMPLE = '{ "denyTools": ["grep_files"], "denyRead": ["secrets/**"] }';
+
+export interface ExtraReadRestrictions {
+  denyTools?: readonly string[];
+  denyRead?: readonly string[];
+}
+
+/** A policy that cannot be used. `message` names the source and says what to fix. */
+export class PolicyError extends Error {
+  constructor(
+    readonly source: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'PolicyError';
+  }
+}
+
+export const EMPTY_POLICY: ReadPolicy = Object.freeze({ denyTools: [], denyRead: [] }) as ReadPolicy;
+
+function fail(source: string, problem: string): never {
+  throw new PolicyError(
+    source,
+    `Invalid read policy in ${source}: ${problem}. Expected ${EXAMPLE}. Fix or remove it, then start the discussion again.`,
+  );
+}
+
+function validateStringList(source: string, key: string, value: unknown, kind: 'tool' | 'glob'): string[] {
+  if (!Array.isArray(value)) fail(source, `"${key}" must be an array of strings, got ${describeType(value)}`);
+  return value.map((item, index) => {
+    if (typeof item !== 'string' || item.trim() === '') {
+      fail(source, `"${key}"[${index}] must be a non-empty string, got ${describeType(item)}`);
+    }
+    if (item.includes('\0')) fail(source, `"${key}"[${index}] contains a NUL byte`);
+    if (kind === 'glob') {
+      if (item.trim().startsWith('!')) {
+        // In a deny list a negation would mean "deny everything but", or be read as an allow rule.
+        fail(source, `"${key}"[${index}] ("${item}") starts with "!": a policy can only deny paths, list the paths to deny instead`);
+      }
+      if (normalizeDenyGlob(item) === '') fail(source, `"${key}"[${index}] ("${item}") names no path`);
+    }
+    return item.trim();
+  });
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'string' ? `the string ${JSON.stringify(value.slice(0, 40))}` : `a ${typeof value}`;
+}
+
+/** Parses and validates policy JSON. Throws `PolicyError` naming `source`. */
+export function parsePolicy(text: string, source: string = POLICY_FILE): ReadPolicy {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    fail(source, `it is not valid JSON (${(error as Error).message})`);
+  }
+  return validatePolicyObject(parsed, source);
+}
+
+function validatePolicyObject(parsed: unknown, source: string): ReadPolicy {
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    fail(source, `the top level must be a JSON object, got ${describeType(parsed)}`);
+  }
+  const record = parsed as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (key !== 'denyTools' && key !== 'denyRead' && key !== '$schema') {
+      fail(source, `unknown key "${key}"; only "denyTools" and "denyRead" are allowed, and they can only narrow access`);
+    }
+  }
+  return {
+    denyTools: record.denyTools === undefined ? [] : validateStringList(source, 'denyTools', record.denyTools, 'tool'),
+    denyRead: record.denyRead === undefined ? [] : validateStringList(source, 'denyRead', record.denyRead, 'glob'),
+  };
+}
+
+/** Union of all restrictions, de-duplicated, order kept. */
+export function mergePolicies(...parts: ReadonlyArray<ExtraReadRestrictions | undefined>): ReadPolicy {
+  const denyTools = new Set<string>();
+  const denyRead = new Set<string>();
+  for (const part of parts) {
+    for (const tool of part?.denyTools ?? []) denyTools.add(tool);
+    for (const glob of part?.denyRead ?? []) denyRead.add(glob);
+  }
+  return { denyTools: [...denyTools], denyRead: [...denyRead] };
+}
+
+/**
+ * Reads `<root>/.repo-discuss/policy.json` (absent means no restrictions) and
+ * adds the user's extra restrictions. Throws `PolicyError` when the file or
+ * the settings are malformed: the caller must refuse to start rather than
+ * run with a policy it misread.
+ */
+export async function loadPolicy(root: string, extra?: ExtraReadRestrictions): Promise<ReadPolicy> {
+  const userPolicy = extra
+    ? validatePolicyObject(
+        {
+          ...(extra.denyTools !== undefined ? { denyTools: extra.denyTools } : {}),
+          ...(extra.denyRead !== undefined ? { denyRead: extra.denyRead } : {}),
+        },
+        'the user settings',
+      )
+    : EMPTY_POLICY;
+
+  // Read through the boundary: a committed symlink must not make us parse (and echo) an outside file.
+  const source = path.join(path.resolve(root), POLICY_FILE);
+  const boundary = await ReadBoundary.create(root);
+  const resolved = await boundary.resolve(POLICY_FILE);
+  if (!resolved.ok) {
+    if (resolved.kind === 'not_found') return mergePolicies(userPolicy);
+    if (resolved.kind === 'outside') {
+      fail(source, 'it is a symbolic link leading outside the folder; make it a regular file inside the folder');
+    }
+    fail(source, `it could not be opened (${resolved.kind === 'loop' ? 'symbolic link loop' : resolved.kind})`);
+  }
+  if (resolved.kind !== 'file') fail(source, 'it is not a regular file');
+  if (resolved.size > MAX_POLICY_BYTES) fail(source, `it is larger than ${MAX_POLICY_BYTES / 1024} KiB`);
+
+  let text: string;
+  try {
+    text = await fs.promises.readFile(resolved.realPath, 'utf8');
+  } catch (error) {
+    fail(source, `it could not be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  return mergePolicies(parsePolicy(text, source), userPolicy);
+}

@@ -1,0 +1,317 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ResponseError } from 'vscode-jsonrpc';
+import type {
+  ExportRequest,
+  ListRequest,
+  ModelsRequest,
+  PromoteRequest,
+  SendRequest,
+  StartRequest,
+  SubscribeRequest,
+} from '../../server/src/protocol';
+import { DiscussErrorCode } from '../../server/src/protocol';
+import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
+import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
+
+const SENTINEL = 'SENTINEL-outside-7f3a9c';
+
+function tempDir(prefix: string): string {
+  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+}
+
+async function refusal(promise: Promise<unknown>): Promise<ResponseError<unknown>> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as ResponseError<unknown>;
+  }
+  assert.fail('the request was expected to be refused');
+}
+
+describe('the server process over stdio', function () {
+  this.timeout(30_000);
+  let fake: FakeOpenAI;
+  let repo: string;
+  let outside: string;
+  let storage: string;
+  const servers: ServerProcess[] = [];
+
+  beforeEach(async () => {
+    fake = await startFakeOpenAI({ models: ['fake-small', 'fake-large'] });
+    repo = tempDir('rd-repo-');
+    outside = tempDir('rd-outside-');
+    storage = tempDir('rd-storage-');
+    fs.mkdirSync(path.join(repo, 'src'));
+    fs.writeFileSync(path.join(repo, 'src', 'app.ts'), 'export const answer = 42;\n');
+    fs.writeFileSync(path.join(repo, 'README.md'), '# Demo\n');
+    fs.writeFileSync(path.join(repo, '.env'), `TOKEN=${SENTINEL}\n`);
+    fs.writeFileSync(path.join(outside, 'secret.txt'), SENTINEL);
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(repo, 'notes.txt'));
+  });
+
+  afterEach(async () => {
+    for (const server of servers.splice(0)) await server.stop().catch(() => server.kill());
+    await fake.close();
+    for (const dir of [repo, outside, storage]) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function server(extra: { model?: string } = {}): Promise<ServerProcess> {
+    const s = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test-key', model: extra.model ?? 'fake-small' } });
+    servers.push(s);
+    return s;
+  }
+
+  async function open(s: ServerProcess, params: Partial<StartRequest.Params> = {}): Promise<string> {
+    const started = await s.request<StartRequest.Result>('discuss/start', { folder: repo, ...params });
+    await s.request<SubscribeRequest.Result>('discuss/subscribe', { discussionId: started.discussionId });
+    return started.discussionId;
+  }
+
+  it('prints its usage and exits when started without a transport', () => {
+    const result = spawnSync(process.execPath, [SERVER_ENTRY], { encoding: 'utf8' });
+    assert.equal(result.status, 2);
+    assert.match(result.stderr, /--stdio/);
+  });
+
+  it('streams a grounded reply from the endpoint as numbered events', async () => {
+    fake.push({ kind: 'text', deltas: ['The answer ', 'is 42.'] });
+    const s = await server();
+    const started = await s.request<StartRequest.Result>('discuss/start', { folder: repo });
+    assert.equal(started.repo, repo);
+    assert.equal(started.persistent, true);
+    assert.equal(started.model, 'fake-small');
+    assert.match(started.repoSummary, /src/);
+    await s.request('discuss/subscribe', { discussionId: started.discussionId, fromSeq: 0 });
+    const sent = await s.request<SendRequest.Result>('discuss/send', { discussionId: started.discussionId, text: 'What is the answer?' });
+    assert.deepEqual(sent, { ok: true, seq: 0 });
+    await s.turnsComplete(started.discussionId, 1);
+    const types = s.events.map((e) => e.type);
+    assert.deepEqual(types, ['user_message', 'assistant_delta', 'assistant_delta', 'assistant_message', 'turn_complete']);
+    assert.deepEqual(s.events.map((e) => e.seq), [0, 1, 2, 3, 4]);
+    assert.equal(s.of(started.discussionId, 'assistant_message')[0].text, 'The answer is 42.');
+    const body = fake.completionRequests[0].body!;
+    assert.equal(body.model, 'fake-small');
+    const toolNames = (body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name).sort();
+    assert.deepEqual(toolNames, ['find_files', 'grep_files', 'list_dir', 'prepare_coding_task', 'read_file']);
+    const system = (body.messages as Array<{ role: string; content: string }>)[0];
+    assert.equal(system.role, 'system');
+    assert.match(system.content, /read-only/);
+  });
+
+  it('reads inside the folder, refuses reads outside it and of secrets, and nothing of them reaches the events, the model or the logs', async () => {
+    fake.push(
+      {
+        kind: 'toolCalls',
+        calls: [
+          { id: 'a', name: 'read_file', arguments: '{"path":"src/app.ts"}' },
+          { id: 'b', name: 'read_file', arguments: JSON.stringify({ path: path.join(outside, 'secret.txt') }) },
+          { id: 'c', name: 'read_file', arguments: '{"path":"notes.txt"}' },
+          { id: 'd', name: 'read_file', arguments: '{"path":".env"}' },
+          { id: 'e', name: 'grep_files', arguments: JSON.stringify({ pattern: 'SENTINEL', path: '..' }) },
+          { id: 'f', name: 'grep_files', arguments: '{"pattern":"SENTINEL"}' },
+          { id: 'g', name: 'list_dir', arguments: '{"path":"../"}' },
+        ],
+      },
+      { kind: 'text', text: 'Only src/app.ts was readable.' },
+    );
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'read everything you can' });
+    await s.turnsComplete(id, 1);
+    const results = s.of(id, 'tool_result');
+    assert.equal(results.length, 7);
+    assert.equal(results[0].ok, true);
+    assert.match(results[0].preview, /answer = 42/);
+    assert.ok(results.slice(1, 5).every((r) => !r.ok), 'outside, symlinked-out and secret reads are refused');
+    const everything = JSON.stringify(s.events) + JSON.stringify(fake.requests.map((r) => r.rawBody)) + s.stderr.join('');
+    assert.ok(!everything.includes(SENTINEL), 'the sentinel leaked');
+  });
+
+  it('refuses every attempt to write or run, on the spot, and the folder is unchanged', async () => {
+    const before = spawnSync('find', [repo, '-printf', '%p %m %s\n'], { encoding: 'utf8' }).stdout;
+    fake.push(
+      {
+        kind: 'toolCalls',
+        calls: [
+          { id: 'w', name: 'write_file', arguments: '{"path":"src/app.ts","content":"hacked"}' },
+          { id: 'x', name: 'shell', arguments: '{"command":"rm -rf ."}' },
+          { id: 'y', name: 'apply_patch', arguments: 'not even json' },
+        ],
+      },
+      { kind: 'text', text: 'I cannot change anything here; shall I prepare a task?' },
+    );
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'just fix it' });
+    await s.turnsComplete(id, 1);
+    const results = s.of(id, 'tool_result');
+    assert.equal(results.length, 3);
+    assert.ok(results.every((r) => !r.ok && /read-only/.test(r.preview) && /prepare_coding_task/.test(r.preview)));
+    const toolMessages = (fake.completionRequests[1].body!.messages as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool');
+    assert.equal(toolMessages.length, 3);
+    const after = spawnSync('find', [repo, '-printf', '%p %m %s\n'], { encoding: 'utf8' }).stdout;
+    assert.equal(after, before);
+    assert.equal(fs.readFileSync(path.join(repo, 'src', 'app.ts'), 'utf8'), 'export const answer = 42;\n');
+  });
+
+  it('cancel aborts the HTTP stream, ends the turn, and the next message is answered', async () => {
+    fake.push({ kind: 'hang', deltas: ['Thinking about '] }, { kind: 'text', text: 'Second answer.' });
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'a slow one' });
+    await s.until((events) => events.some((e) => e.type === 'assistant_delta'));
+    const disconnected = fake.waitForDisconnect();
+    assert.deepEqual(await s.request('discuss/cancel', { discussionId: id }), { ok: true });
+    await disconnected;
+    await s.turnsComplete(id, 1);
+    await s.request('discuss/send', { discussionId: id, text: 'next' });
+    await s.turnsComplete(id, 2);
+    assert.equal(s.of(id, 'assistant_message').pop()!.text, 'Second answer.');
+  });
+
+  it('close aborts the HTTP stream of a running turn', async () => {
+    fake.push({ kind: 'hang' });
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'a slow one' });
+    await fake.waitForCompletionRequests(1);
+    const disconnected = fake.waitForDisconnect();
+    await s.request('discuss/close', { discussionId: id });
+    await disconnected;
+    const err = await refusal(s.request('discuss/send', { discussionId: id, text: 'more' }));
+    assert.equal(err.code, DiscussErrorCode.NotFound);
+    assert.ok(err.message.includes(id));
+  });
+
+  it('a rejected key ends the turn with an error that says how to set one, and the discussion goes on', async () => {
+    fake.push({ kind: 'error', status: 401, message: 'Incorrect API key provided' }, { kind: 'text', text: 'Now it works.' });
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'hello' });
+    await s.turnsComplete(id, 1);
+    const types = s.events.filter((e) => e.discussionId === id).map((e) => e.type);
+    assert.deepEqual(types.slice(-2), ['error', 'turn_complete']);
+    assert.match(s.of(id, 'error')[0].message, /API key/i);
+    assert.ok(!s.of(id, 'error')[0].message.includes('sk-test-key'));
+    await s.request('discuss/send', { discussionId: id, text: 'again' });
+    await s.turnsComplete(id, 2);
+  });
+
+  it('refuses bad requests with the documented phrases', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'gate', gate, deltas: ['Working'], then: { kind: 'text', text: ' done.' } });
+    const s = await server();
+    const id = await open(s);
+    assert.match((await refusal(s.request('discuss/send', { discussionId: id, text: '  ' }))).message, /empty/);
+    assert.match((await refusal(s.request('discuss/send', { discussionId: id, text: 'x'.repeat(70_000) }))).message, /the limit is/);
+    await s.request('discuss/send', { discussionId: id, text: 'first' });
+    await gate.reached;
+    assert.match((await refusal(s.request('discuss/send', { discussionId: id, text: 'second' }))).message, /still answering/);
+    assert.match((await refusal(s.request('discuss/promote', { discussionId: id }))).message, /still answering/);
+    gate.release();
+    await s.turnsComplete(id, 1);
+    const unknown = await refusal(s.request('discuss/send', { discussionId: 'disc-missing', text: 'x' }));
+    assert.ok(unknown.message.includes('disc-missing'));
+    assert.match((await refusal(s.request('discuss/start', { folder: path.join(repo, 'nope') }))).message, /does not exist/);
+    for (let i = 1; i < 8; i++) await s.request('discuss/start', { folder: repo });
+    assert.match((await refusal(s.request('discuss/start', { folder: repo }))).message, /already open/);
+    assert.equal(s.events.filter((e) => e.type === 'user_message').length, 1);
+  });
+
+  it('promotes a discussion into an intent and constraints, and lists, exports and lists models', async () => {
+    fake.push(
+      { kind: 'text', text: 'Add a cache in src/app.ts.' },
+      { kind: 'text', text: '{"proposed_intent":"Cache the answer in src/app.ts.","constraints":["Keep the export name"]}' },
+    );
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'How would we cache this?' });
+    await s.turnsComplete(id, 1);
+    const promoted = await s.request<PromoteRequest.Result>('discuss/promote', { discussionId: id });
+    assert.deepEqual(promoted, { discussionId: id, proposedIntent: 'Cache the answer in src/app.ts.', constraints: ['Keep the export name'] });
+    assert.equal(fake.completionRequests[1].body!.temperature, 0);
+    const list = await s.request<ListRequest.Result>('discuss/list', {});
+    assert.equal(list.discussions[0].discussionId, id);
+    assert.equal(list.discussions[0].turns, 1);
+    assert.equal(list.discussions[0].title, 'How would we cache this?');
+    const exported = await s.request<ExportRequest.Result>('discuss/export', { discussionId: id, format: 'markdown' });
+    assert.match(exported.text, /How would we cache this\?/);
+    assert.match(exported.text, /Cache the answer/);
+    const models = await s.request<ModelsRequest.Result>('discuss/models', {});
+    assert.deepEqual(models.models, [{ id: 'fake-small' }, { id: 'fake-large' }]);
+    const badModel = await refusal(s.request('discuss/start', { folder: repo, model: 'no-such-model' }));
+    assert.match(badModel.message, /does not offer model "no-such-model"/);
+  });
+
+  it('falls back to OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL when initialization gives no model settings', async () => {
+    fake.push({ kind: 'text', text: 'From the environment.' });
+    const s = await ServerProcess.start({ storageDir: storage }, { OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-env', OPENAI_MODEL: 'fake-large' });
+    servers.push(s);
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'hi' });
+    await s.turnsComplete(id, 1);
+    assert.equal(fake.completionRequests[0].body!.model, 'fake-large');
+    assert.equal(fake.completionRequests[0].headers.authorization, 'Bearer sk-env');
+  });
+
+  it('survives SIGKILL mid-turn: a new process resumes with every completed turn and goes on', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'text', text: 'First answer.' }, { kind: 'gate', gate, deltas: ['Half an ans'], then: { kind: 'text', text: 'wer.' } });
+    const first = await server();
+    const id = await open(first);
+    await first.request('discuss/send', { discussionId: id, text: 'first question' });
+    await first.turnsComplete(id, 1);
+    await first.request('discuss/send', { discussionId: id, text: 'second question' });
+    await gate.reached;
+    await first.kill();
+    servers.splice(servers.indexOf(first), 1);
+    gate.release();
+
+    fake.push({ kind: 'text', text: 'Third answer.' });
+    const second = await server();
+    const resumed = await second.request<StartRequest.Result>('discuss/start', { folder: repo, resumeId: id });
+    assert.equal(resumed.resumed, true);
+    assert.equal(resumed.discussionId, id);
+    await second.request('discuss/subscribe', { discussionId: id, fromSeq: 0 });
+    await second.until((events) => events.filter((e) => e.type === 'turn_complete').length >= 2);
+    const texts = second.events.filter((e) => e.type === 'user_message' || e.type === 'assistant_message').map((e) => (e as { text: string }).text);
+    assert.deepEqual(texts, ['first question', 'First answer.', 'second question']);
+    assert.equal(second.of(id, 'error').length, 1, 'the interrupted reply is reported');
+    await second.request('discuss/send', { discussionId: id, text: 'third question' });
+    await second.turnsComplete(id, 3);
+    const messages = fake.completionRequests[fake.completionRequests.length - 1].body!.messages as Array<{ role: string; content: string }>;
+    assert.deepEqual(
+      messages.filter((m) => m.role === 'user').map((m) => m.content),
+      ['first question', 'second question', 'third question'],
+    );
+  });
+
+  it('refuses to resume a discussion another live server process holds', async () => {
+    const a = await server();
+    const id = await open(a);
+    await a.request('discuss/send', { discussionId: id, text: 'hi' }).catch(() => undefined);
+    const b = await server();
+    const err = await refusal(b.request('discuss/start', { folder: repo, resumeId: id }));
+    assert.match(err.message, /already open/);
+    await a.stop();
+    servers.splice(servers.indexOf(a), 1);
+    const resumed = await b.request<StartRequest.Result>('discuss/start', { folder: repo, resumeId: id });
+    assert.equal(resumed.resumed, true);
+  });
+
+  it('writes nothing inside the folder under discussion', async () => {
+    fake.push({ kind: 'text', text: 'ok' });
+    const before = fs.readdirSync(repo).sort();
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'hi' });
+    await s.turnsComplete(id, 1);
+    await s.request('discuss/close', { discussionId: id });
+    assert.deepEqual(fs.readdirSync(repo).sort(), before);
+    assert.ok(fs.readdirSync(path.join(storage, 'discussions')).includes(id));
+  });
+});

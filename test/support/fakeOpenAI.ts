@@ -1,0 +1,668 @@
+/**
+ * A fake OpenAI-compatible endpoint for tests: a real HTTP server on
+ * 127.0.0.1 that answers chat completions with real SSE, scripted step by
+ * step, so the official SDK and our server process talk to it exactly as they
+ * would to a provider. Every wait is driven by server events, never by timers.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// ---------------------------------------------------------------------------
+// Steps
+
+export interface FakeToolCall {
+  id: string;
+  name: string;
+  /** A string is streamed in fragments; an object is sent whole and unencoded, as some servers do. */
+  arguments: string | Record<string, unknown>;
+  /** Explicit argument fragments (their concatenation should equal `arguments`); default: three pieces. */
+  fragments?: string[];
+  /** Leave `index` out of this call's fragments, as some servers do. */
+  omitIndex?: boolean;
+}
+
+/** A text reply, streamed as `deltas`, or `text` cut per word. */
+export interface TextStep {
+  kind: 'text';
+  text?: string;
+  deltas?: string[];
+  /** Default `stop`; null sends no finish_reason (but still `[DONE]`). */
+  finishReason?: string | null;
+}
+
+/** A reply that calls tools; several calls are parallel calls with distinct `index`. */
+export interface ToolCallsStep {
+  kind: 'toolCalls';
+  calls: FakeToolCall[];
+  /** Text streamed before the calls. */
+  content?: string;
+  /** Alternate the calls' fragments instead of finishing one call before the next. */
+  interleave?: boolean;
+  /** Default `tool_calls`; null sends none. */
+  finishReason?: string | null;
+}
+
+/**
+ * An HTTP error with an OpenAI-shaped JSON body. Reached after the stream has
+ * started (as a gate's continuation), it is sent in-stream as `data: {"error": …}`.
+ */
+export interface HttpErrorStep {
+  kind: 'error';
+  status: number;
+  message?: string;
+  type?: string;
+  code?: string | null;
+  param?: string | null;
+  /** e.g. `retry-after`, `retry-after-ms`. */
+  headers?: Record<string, string>;
+  /** Sent verbatim instead of the JSON error body (e.g. a proxy's HTML page). */
+  rawBody?: string;
+}
+
+/** Sends headers and `deltas`, then never ends until the client goes away. */
+export interface HangStep {
+  kind: 'hang';
+  deltas?: string[];
+}
+
+/** Sends `deltas`, waits until the test releases `gate`, then continues the same response with `then`. */
+export interface GateStep {
+  kind: 'gate';
+  deltas?: string[];
+  gate: FakeGate;
+  then: FakeStep;
+}
+
+/** Sends `deltas`, then destroys the socket. */
+export interface ResetStep {
+  kind: 'reset';
+  deltas?: string[];
+}
+
+/** Sends `deltas`, then ends the response cleanly but without finish_reason or `[DONE]`. */
+export interface TruncatedStep {
+  kind: 'truncated';
+  deltas?: string[];
+}
+
+/** Sends `deltas`, then an event whose data is not JSON. */
+export interface MalformedStep {
+  kind: 'malformed';
+  deltas?: string[];
+  /** The broken event data; default a cut-off JSON object. */
+  raw?: string;
+}
+
+export type FakeStep =
+  | TextStep
+  | ToolCallsStep
+  | HttpErrorStep
+  | HangStep
+  | GateStep
+  | ResetStep
+  | TruncatedStep
+  | MalformedStep;
+
+/** A step chosen by looking at the request, for deterministic replies without a script. */
+export type FakeStepScript = (request: RecordedRequest) => FakeStep;
+
+// ---------------------------------------------------------------------------
+// Gates
+
+/** Holds a `gate` step mid-stream until the test calls `release()`. */
+export class FakeGate {
+  /** Resolves once the gated response has written its deltas and is waiting. */
+  readonly reached: Promise<void>;
+  /** Resolves on `release()`. */
+  readonly released: Promise<void>;
+  private markReached!: () => void;
+  private markReleased!: () => void;
+
+  constructor() {
+    this.reached = new Promise((resolve) => (this.markReached = resolve));
+    this.released = new Promise((resolve) => (this.markReleased = resolve));
+  }
+
+  release(): void {
+    this.markReleased();
+  }
+
+  /** Called by the server when a response arrives at the gate. */
+  arrive(): void {
+    this.markReached();
+  }
+}
+
+export function createGate(): FakeGate {
+  return new FakeGate();
+}
+
+// ---------------------------------------------------------------------------
+// Recorded traffic
+
+/** The JSON body of a chat-completions request, loosely typed for assertions. */
+export interface RecordedBody {
+  model?: string;
+  messages?: Array<Record<string, unknown>>;
+  tools?: Array<Record<string, unknown>>;
+  stream?: boolean;
+  temperature?: number;
+  max_tokens?: number;
+  [key: string]: unknown;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without query string, e.g. `/v1/chat/completions`. */
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  /** Parsed JSON body; undefined when empty or not JSON. */
+  body: RecordedBody | undefined;
+  rawBody: string;
+}
+
+/** Text of the last user message in a recorded request ('' when none). */
+export function lastUserMessage(request: RecordedRequest): string {
+  const messages = request.body?.messages ?? [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i];
+    if (message.role === 'user' && typeof message.content === 'string') return message.content;
+  }
+  return '';
+}
+
+/** A fallback that answers every request with `Echo: <last user message>`. */
+export const echoLastUserMessage: FakeStepScript = (request) => ({
+  kind: 'text',
+  text: `Echo: ${lastUserMessage(request)}`,
+});
+
+// ---------------------------------------------------------------------------
+// Server
+
+export interface FakeOpenAIOptions {
+  /** Answers for chat-completion requests, consumed in order. */
+  steps?: FakeStep[];
+  /** Ids served by `GET /v1/models`, or an error to answer it with. Default `['fake-model']`. */
+  models?: string[] | HttpErrorStep;
+  /** Answer once `steps` runs out; without it such a request gets a 400 naming the problem. */
+  fallback?: FakeStep | FakeStepScript;
+}
+
+export interface FakeOpenAI {
+  /** e.g. `http://127.0.0.1:PORT/v1`. */
+  readonly baseUrl: string;
+  /** Every request received, in arrival order. */
+  readonly requests: readonly RecordedRequest[];
+  /** Only the chat-completion requests. */
+  readonly completionRequests: readonly RecordedRequest[];
+  /** Streaming responses currently open. */
+  readonly openStreams: number;
+  /** Responses the client dropped before they ended. */
+  readonly disconnects: number;
+  /** Scripted steps not yet consumed. */
+  readonly pendingSteps: number;
+  push(...steps: FakeStep[]): void;
+  setModels(models: string[] | HttpErrorStep): void;
+  setFallback(fallback: FakeStep | FakeStepScript | undefined): void;
+  /** Resolves once at least `count` requests of any kind have arrived. */
+  waitForRequests(count: number): Promise<void>;
+  /** Resolves once at least `count` chat-completion requests have arrived. */
+  waitForCompletionRequests(count: number): Promise<void>;
+  /** Resolves once at least `count` (default 1) responses have been dropped by their client mid-way. */
+  waitForDisconnect(count?: number): Promise<void>;
+  /** Resolves once no streaming response is open. */
+  waitForStreamsClosed(): Promise<void>;
+  /** Stops listening and cuts every open connection, including hanging streams. */
+  close(): Promise<void>;
+}
+
+export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const fake = new FakeOpenAIServer(options);
+  await fake.listen();
+  return fake;
+}
+
+const COMPLETIONS_PATH = '/v1/chat/completions';
+const MODELS_PATH = '/v1/models';
+
+class FakeOpenAIServer implements FakeOpenAI {
+  private readonly server: http.Server;
+  private readonly steps: FakeStep[];
+  private models: string[] | HttpErrorStep;
+  private fallback: FakeStep | FakeStepScript | undefined;
+  private readonly recorded: RecordedRequest[] = [];
+  private waiters: Array<{ ready: () => boolean; resolve: () => void }> = [];
+  private port = 0;
+  private chunkCounter = 0;
+  private closing = false;
+  openStreams = 0;
+  disconnects = 0;
+
+  constructor(options: FakeOpenAIOptions) {
+    this.steps = [...(options.steps ?? [])];
+    this.models = options.models ?? ['fake-model'];
+    this.fallback = options.fallback;
+    this.server = http.createServer((req, res) => {
+      this.handle(req, res).catch((error: unknown) => {
+        // A bug in a script should fail the test loudly, not hang it.
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'text/plain' });
+          res.end(`fake OpenAI server failed: ${String(error)}`);
+        } else {
+          res.destroy();
+        }
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(0, '127.0.0.1', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    this.port = (this.server.address() as AddressInfo).port;
+  }
+
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}/v1`;
+  }
+
+  get requests(): readonly RecordedRequest[] {
+    return this.recorded;
+  }
+
+  get completionRequests(): readonly RecordedRequest[] {
+    return this.recorded.filter((request) => request.path === COMPLETIONS_PATH);
+  }
+
+  get pendingSteps(): number {
+    return this.steps.length;
+  }
+
+  push(...steps: FakeStep[]): void {
+    this.steps.push(...steps);
+  }
+
+  setModels(models: string[] | HttpErrorStep): void {
+    this.models = models;
+  }
+
+  setFallback(fallback: FakeStep | FakeStepScript | undefined): void {
+    this.fallback = fallback;
+  }
+
+  waitForRequests(count: number): Promise<void> {
+    return this.until(() => this.recorded.length >= count);
+  }
+
+  waitForCompletionRequests(count: number): Promise<void> {
+    return this.until(() => this.completionRequests.length >= count);
+  }
+
+  waitForDisconnect(count = 1): Promise<void> {
+    return this.until(() => this.disconnects >= count);
+  }
+
+  waitForStreamsClosed(): Promise<void> {
+    return this.until(() => this.openStreams === 0);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  private until(ready: () => boolean): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ ready, resolve }));
+  }
+
+  private notify(): void {
+    this.waiters = this.waiters.filter((waiter) => {
+      if (!waiter.ready()) return true;
+      waiter.resolve();
+      return false;
+    });
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const rawBody = await readBody(req);
+    const request: RecordedRequest = {
+      method: req.method ?? 'GET',
+      path: (req.url ?? '/').split('?')[0],
+      headers: req.headers,
+      body: parseJsonObject(rawBody),
+      rawBody,
+    };
+    this.recorded.push(request);
+    this.notify();
+
+    if (request.path === MODELS_PATH && request.method === 'GET') {
+      this.answerModels(res);
+    } else if (request.path === COMPLETIONS_PATH && request.method === 'POST') {
+      await this.answerCompletion(request, res);
+    } else {
+      sendHttpError(res, {
+        kind: 'error',
+        status: 404,
+        message: `Unknown request: ${request.method} ${request.path}`,
+        type: 'invalid_request_error',
+        code: 'unknown_url',
+      });
+    }
+  }
+
+  private answerModels(res: http.ServerResponse): void {
+    if (!Array.isArray(this.models)) {
+      sendHttpError(res, this.models);
+      return;
+    }
+    sendJson(res, 200, {
+      object: 'list',
+      data: this.models.map((id) => ({ id, object: 'model', created: 0, owned_by: 'fake' })),
+    });
+  }
+
+  private nextStep(request: RecordedRequest): FakeStep {
+    const scripted = this.steps.shift();
+    if (scripted) return scripted;
+    if (typeof this.fallback === 'function') return this.fallback(request);
+    if (this.fallback) return this.fallback;
+    // A 400 is not retried, so a missing script shows up as one clear failure.
+    return {
+      kind: 'error',
+      status: 400,
+      message: 'fake OpenAI server: no scripted step left for this request',
+      type: 'invalid_request_error',
+      code: 'fake_script_exhausted',
+    };
+  }
+
+  private async answerCompletion(request: RecordedRequest, res: http.ServerResponse): Promise<void> {
+    const step = this.nextStep(request);
+    const model = request.body?.model ?? 'fake-model';
+    if (request.body?.stream !== true && (step.kind === 'text' || step.kind === 'toolCalls')) {
+      sendJson(res, 200, wholeCompletion(step, model, this.nextId()));
+      return;
+    }
+    if (step.kind === 'error') {
+      sendHttpError(res, step);
+      return;
+    }
+    const stream = new SseResponse(res, model, this.nextId(), {
+      opened: () => {
+        this.openStreams++;
+        this.notify();
+      },
+      closed: (droppedByClient) => {
+        this.openStreams--;
+        // Cutting connections in close() is teardown, not a client going away.
+        if (droppedByClient && !this.closing) this.disconnects++;
+        this.notify();
+      },
+    });
+    await this.stream(step, stream);
+  }
+
+  private nextId(): string {
+    return `chatcmpl-fake-${++this.chunkCounter}`;
+  }
+
+  private async stream(step: FakeStep, out: SseResponse): Promise<void> {
+    switch (step.kind) {
+      case 'text': {
+        await out.open();
+        await out.contentDeltas(step.deltas ?? splitPerWord(step.text ?? ''));
+        await out.finish(step.finishReason === undefined ? 'stop' : step.finishReason);
+        return;
+      }
+      case 'toolCalls': {
+        await out.open();
+        await out.contentDeltas(splitPerWord(step.content ?? ''));
+        for (const fragment of toolCallFragments(step.calls, step.interleave ?? false)) {
+          await out.delta({ tool_calls: [fragment] });
+        }
+        await out.finish(step.finishReason === undefined ? 'tool_calls' : step.finishReason);
+        return;
+      }
+      case 'error': {
+        // Headers are already out, so the error travels in-stream, as providers do.
+        await out.open();
+        await out.event(JSON.stringify({ error: errorBody(step).error }));
+        out.end();
+        return;
+      }
+      case 'hang': {
+        await out.open();
+        await out.contentDeltas(step.deltas ?? []);
+        await out.closed;
+        return;
+      }
+      case 'gate': {
+        await out.open();
+        await out.contentDeltas(step.deltas ?? []);
+        step.gate.arrive();
+        await Promise.race([step.gate.released, out.closed]);
+        if (out.gone) return;
+        await this.stream(step.then, out);
+        return;
+      }
+      case 'reset': {
+        await out.open();
+        await out.contentDeltas(step.deltas ?? []);
+        out.reset();
+        return;
+      }
+      case 'truncated': {
+        await out.open();
+        await out.contentDeltas(step.deltas ?? []);
+        out.end();
+        return;
+      }
+      case 'malformed': {
+        await out.open();
+        await out.contentDeltas(step.deltas ?? []);
+        await out.event(step.raw ?? '{"id": "chatcmpl-broken", "choices": [{"delta": {"content": "cut');
+        await out.done();
+        return;
+      }
+    }
+  }
+}
+
+/** One streaming response: SSE framing, chunk shape, and who ended it. */
+class SseResponse {
+  /** Resolves when the connection is gone, whoever ended it. */
+  readonly closed: Promise<void>;
+  private started = false;
+  private resetByServer = false;
+
+  constructor(
+    private readonly res: http.ServerResponse,
+    private readonly model: string,
+    private readonly id: string,
+    private readonly hooks: { opened: () => void; closed: (droppedByClient: boolean) => void },
+  ) {
+    this.closed = new Promise((resolve) => {
+      res.on('close', () => {
+        if (this.started) hooks.closed(!res.writableFinished && !this.resetByServer);
+        resolve();
+      });
+    });
+  }
+
+  /** True once the client (or a reset) has closed the connection. */
+  get gone(): boolean {
+    return this.res.destroyed;
+  }
+
+  async open(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    this.res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
+    this.hooks.opened();
+    // Providers open with a role-only delta and empty content.
+    await this.delta({ role: 'assistant', content: '' });
+  }
+
+  async contentDeltas(pieces: string[]): Promise<void> {
+    for (const content of pieces) await this.delta({ content });
+  }
+
+  async delta(delta: Record<string, unknown>, finishReason: string | null = null): Promise<void> {
+    await this.event(
+      JSON.stringify({
+        id: this.id,
+        object: 'chat.completion.chunk',
+        created: Math.floor(Date.now() / 1000),
+        model: this.model,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
+      }),
+    );
+  }
+
+  /** Sends the finish chunk (unless null) and `[DONE]`, and ends the response. */
+  async finish(finishReason: string | null): Promise<void> {
+    if (finishReason !== null) await this.delta({}, finishReason);
+    await this.done();
+  }
+
+  async done(): Promise<void> {
+    await this.event('[DONE]');
+    this.end();
+  }
+
+  /** Resolves when the bytes are handed to the socket, so a later reset cannot swallow them. */
+  event(data: string): Promise<void> {
+    if (this.gone) return Promise.resolve();
+    return new Promise((resolve) => this.res.write(`data: ${data}\n\n`, () => resolve()));
+  }
+
+  end(): void {
+    if (!this.gone) this.res.end();
+  }
+
+  reset(): void {
+    this.resetByServer = true;
+    this.res.socket?.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Helpers
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseJsonObject(text: string): RecordedBody | undefined {
+  if (!text) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' ? (value as RecordedBody) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function errorBody(step: HttpErrorStep): { error: Record<string, unknown> } {
+  return {
+    error: {
+      message: step.message ?? `fake error ${step.status}`,
+      type: step.type ?? (step.status >= 500 ? 'server_error' : 'invalid_request_error'),
+      param: step.param ?? null,
+      code: step.code ?? null,
+    },
+  };
+}
+
+function sendHttpError(res: http.ServerResponse, step: HttpErrorStep): void {
+  if (step.rawBody !== undefined) {
+    res.writeHead(step.status, { 'content-type': 'text/html', ...step.headers });
+    res.end(step.rawBody);
+    return;
+  }
+  sendJson(res, step.status, errorBody(step), step.headers);
+}
+
+/** Cuts text into words that keep their trailing whitespace, so the pieces rejoin exactly. */
+export function splitPerWord(text: string): string[] {
+  return text === '' ? [] : text.split(/(?<=\s)(?=\S)/);
+}
+
+function splitInThree(text: string): string[] {
+  if (text.length < 3) return [text];
+  const third = Math.ceil(text.length / 3);
+  return [text.slice(0, third), text.slice(third, 2 * third), text.slice(2 * third)];
+}
+
+/** The `tool_calls` delta entries for the calls: id and name first, then argument pieces. */
+function toolCallFragments(calls: FakeToolCall[], interleave: boolean): Array<Record<string, unknown>> {
+  const perCall = calls.map((call, index) => {
+    const withIndex = (fragment: Record<string, unknown>) => (call.omitIndex ? fragment : { index, ...fragment });
+    const head = withIndex({ id: call.id, type: 'function', function: { name: call.name, arguments: '' } });
+    const pieces =
+      typeof call.arguments === 'string' ? (call.fragments ?? splitInThree(call.arguments)) : [call.arguments];
+    return [head, ...pieces.map((piece) => withIndex({ function: { arguments: piece } }))];
+  });
+  if (!interleave) return perCall.flat();
+  const alternated: Array<Record<string, unknown>> = [];
+  for (let round = 0; perCall.some((fragments) => round < fragments.length); round++) {
+    for (const fragments of perCall) if (round < fragments.length) alternated.push(fragments[round]);
+  }
+  return alternated;
+}
+
+/** A non-streamed `chat.completion`, for clients that do not ask to stream. */
+function wholeCompletion(step: TextStep | ToolCallsStep, model: string, id: string): unknown {
+  const message =
+    step.kind === 'text'
+      ? { role: 'assistant', content: step.deltas?.join('') ?? step.text ?? '' }
+      : {
+          role: 'assistant',
+          content: step.content ?? null,
+          tool_calls: step.calls.map((call) => ({
+            id: call.id,
+            type: 'function',
+            function: {
+              name: call.name,
+              arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+            },
+          })),
+        };
+  const defaultFinish = step.kind === 'text' ? 'stop' : 'tool_calls';
+  return {
+    id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [
+      {
+        index: 0,
+        message,
+        logprobs: null,
+        finish_reason: step.finishReason === undefined ? defaultFinish : step.finishReason,
+      },
+    ],
+  };
+}

@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+import {
+  StreamMessageReader,
+  StreamMessageWriter,
+  createMessageConnection,
+  type MessageConnection,
+} from 'vscode-jsonrpc/node';
+import { EventNotification, type DiscussionEvent, type InitializationOptions } from '../../server/src/protocol';
+
+/** The built server entry, as `package.json`'s bin names it. */
+export const SERVER_ENTRY = path.resolve(__dirname, '../../server/src/main.js');
+
+/**
+ * The real server process, driven over stdio with vscode-jsonrpc exactly as a
+ * client would, with every `discuss/event` it sends collected for waiting on.
+ */
+export class ServerProcess {
+  readonly events: DiscussionEvent[] = [];
+  readonly stderr: string[] = [];
+  private readonly waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
+  readonly exited: Promise<number | null>;
+
+  private constructor(
+    readonly child: ChildProcess,
+    readonly rpc: MessageConnection,
+  ) {
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    rpc.onNotification(EventNotification.method, (event: DiscussionEvent) => {
+      this.events.push(event);
+      this.check();
+    });
+    rpc.onNotification('window/logMessage', (p: { message: string }) => {
+      this.stderr.push(p.message);
+    });
+    child.stderr!.on('data', (chunk: Buffer) => this.stderr.push(chunk.toString()));
+  }
+
+  static async start(options: InitializationOptions = {}, env: Record<string, string | undefined> = {}): Promise<ServerProcess> {
+    const child = spawn(process.execPath, [SERVER_ENTRY, '--stdio'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const rpc = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
+    rpc.onError(() => undefined);
+    rpc.onClose(() => undefined);
+    rpc.listen();
+    const server = new ServerProcess(child, rpc);
+    await rpc.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {}, initializationOptions: options });
+    await rpc.sendNotification('initialized', {});
+    return server;
+  }
+
+  request<R>(method: string, params: unknown): Promise<R> {
+    return this.rpc.sendRequest(method, params) as Promise<R>;
+  }
+
+  /** Resolves when the collected events satisfy `test`. */
+  until(test: (events: DiscussionEvent[]) => boolean): Promise<void> {
+    const check = () => test(this.events);
+    if (check()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ test: check, resolve }));
+  }
+
+  of<T extends DiscussionEvent['type']>(discussionId: string, type: T): Array<Extract<DiscussionEvent, { type: T }>> {
+    return this.events.filter((e) => e.discussionId === discussionId && e.type === type) as Array<Extract<DiscussionEvent, { type: T }>>;
+  }
+
+  turnsComplete(discussionId: string, n: number): Promise<void> {
+    return this.until((events) => events.filter((e) => e.discussionId === discussionId && e.type === 'turn_complete').length >= n);
+  }
+
+  /** Polite stop: shutdown then exit, as a client does. */
+  async stop(): Promise<void> {
+    if (this.child.exitCode !== null) return;
+    try {
+      await this.rpc.sendRequest('shutdown');
+      await this.rpc.sendNotification('exit');
+    } catch {
+      this.child.kill('SIGKILL');
+    }
+    await this.exited;
+    this.rpc.dispose();
+  }
+
+  /** A crash: no shutdown, no chance to save anything more. */
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await this.exited;
+    this.rpc.dispose();
+  }
+
+  private check(): void {
+    for (const w of [...this.waiters]) {
+      if (w.test()) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  }
+}
