@@ -277,7 +277,8 @@ export namespace EventNotification {
 
 /** Messages the chat webview posts to the extension. */
 export type WebviewToExtension =
-  | { type: 'ready'; lastSeq: number }
+  /** The webview (re)loaded; it holds events of `discussionId` up to `lastSeq`. */
+  | { type: 'ready'; discussionId?: string; lastSeq: number }
   | { type: 'send'; text: string }
   | { type: 'cancel' }
   | { type: 'promote' }

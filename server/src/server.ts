@@ -1,10 +1,16 @@
 import {
+  CodeActionKind,
   ErrorCodes,
   ResponseError,
   TextDocumentSyncKind,
+  TextDocuments,
+  type CodeAction,
   type Connection,
   type InitializeResult,
 } from 'vscode-languageserver';
+import { TextDocument } from 'vscode-languageserver-textdocument';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { codeActionsFor } from './codeActions';
 import {
   CancelRequest,
   CloseRequest,
@@ -68,7 +74,11 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     return service;
   };
 
+  const documents = new TextDocuments(TextDocument);
+  let workspaceFolders: string[] = [];
+
   connection.onInitialize(async (params): Promise<InitializeResult> => {
+    workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
     const options = (params.initializationOptions ?? {}) as InitializationOptions;
     settings = mergeModel(settings, options.model);
     denyRead = stringArray(options.denyRead);
@@ -89,7 +99,9 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     reaper.unref();
     return {
       capabilities: {
-        textDocumentSync: TextDocumentSyncKind.None,
+        textDocumentSync: TextDocumentSyncKind.Incremental,
+        codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: 'repo-discuss-server', version: '0.1.0' },
     };
@@ -158,6 +170,27 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     }),
   );
 
+  connection.onInitialized(() => {
+    if (workspaceFolders.length === 0) return;
+    connection.workspace.onDidChangeWorkspaceFolders((change) => {
+      const removed = new Set(change.removed.map((f) => f.uri));
+      const kept = workspaceFolders.filter((f) => !removed.has(pathToUri(f)));
+      workspaceFolders = [...kept, ...change.added.flatMap((f) => safePath(f.uri))];
+    });
+  });
+
+  // "Discuss selection" and "Promote to task", on selections and TODO comments.
+  connection.onCodeAction((params): CodeAction[] => {
+    const document = documents.get(params.textDocument.uri);
+    if (!document) return [];
+    return codeActionsFor(params.textDocument.uri, document.getText(), params.range, workspaceFolders).map((action) => ({
+      title: action.title,
+      kind: CodeActionKind.QuickFix,
+      command: { title: action.title, command: action.command, arguments: [action.location] },
+    }));
+  });
+  documents.listen(connection);
+
   connection.onShutdown(async () => {
     if (reaper) clearInterval(reaper);
     await service?.dispose();
@@ -175,6 +208,18 @@ async function handle<T>(run: () => T | Promise<T>): Promise<T | ResponseError<v
     const message = err instanceof Error ? err.message : String(err);
     return new ResponseError(ErrorCodes.InternalError, `The server failed: ${message}. See the server log for details.`);
   }
+}
+
+function safePath(uri: string): string[] {
+  try {
+    return [fileURLToPath(uri)];
+  } catch {
+    return [];
+  }
+}
+
+function pathToUri(file: string): string {
+  return pathToFileURL(file).href;
 }
 
 function modelFromEnv(env: Record<string, string | undefined>): ModelSettings {

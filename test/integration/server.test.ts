@@ -303,6 +303,24 @@ describe('the server process over stdio', function () {
     assert.equal(resumed.resumed, true);
   });
 
+  it('serves Promote to task on a TODO comment of an open document inside the workspace', async () => {
+    const { pathToFileURL } = await import('node:url');
+    const s = await ServerProcess.start({ storageDir: storage }, {}, [{ uri: pathToFileURL(repo).href, name: 'repo' }]);
+    servers.push(s);
+    const uri = pathToFileURL(path.join(repo, 'src', 'app.ts')).href;
+    await s.rpc.sendNotification('textDocument/didOpen', {
+      textDocument: { uri, languageId: 'typescript', version: 1, text: 'export const answer = 42;\n// TODO: explain 42\n' },
+    });
+    const actions = await s.request<Array<{ title: string; command: { command: string; arguments: unknown[] } }>>('textDocument/codeAction', {
+      textDocument: { uri },
+      range: { start: { line: 1, character: 3 }, end: { line: 1, character: 3 } },
+      context: { diagnostics: [] },
+    });
+    assert.deepEqual(actions.map((a) => a.title), ['Promote TODO to task']);
+    assert.equal(actions[0].command.command, 'repoDiscuss.promoteLocation');
+    assert.equal((actions[0].command.arguments[0] as { text: string }).text, '// TODO: explain 42');
+  });
+
   it('writes nothing inside the folder under discussion', async () => {
     fake.push({ kind: 'text', text: 'ok' });
     const before = fs.readdirSync(repo).sort();

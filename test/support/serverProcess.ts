@@ -36,7 +36,11 @@ export class ServerProcess {
     child.stderr!.on('data', (chunk: Buffer) => this.stderr.push(chunk.toString()));
   }
 
-  static async start(options: InitializationOptions = {}, env: Record<string, string | undefined> = {}): Promise<ServerProcess> {
+  static async start(
+    options: InitializationOptions = {},
+    env: Record<string, string | undefined> = {},
+    workspaceFolders: Array<{ uri: string; name: string }> | null = null,
+  ): Promise<ServerProcess> {
     const child = spawn(process.execPath, [SERVER_ENTRY, '--stdio'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -46,7 +50,7 @@ export class ServerProcess {
     rpc.onClose(() => undefined);
     rpc.listen();
     const server = new ServerProcess(child, rpc);
-    await rpc.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {}, initializationOptions: options });
+    await rpc.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders, initializationOptions: options });
     await rpc.sendNotification('initialized', {});
     return server;
   }
