@@ -55,7 +55,11 @@ export type DiscussionEventBody =
   | { type: 'tool_result'; tool: string; ok: boolean; preview: string }
   | { type: 'task_prepared'; proposedIntent: string; constraints: string[] }
   | { type: 'turn_complete' }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /** The model's reasoning, streamed; shown collapsed and never part of the answer. */
+  | { type: 'reasoning_delta'; text: string }
+  /** Tokens one turn used, when the endpoint reports them. */
+  | { type: 'usage'; promptTokens: number; completionTokens: number };
 
 export type DiscussionEvent = EventBase & DiscussionEventBody;
 export type DiscussionEventType = DiscussionEventBody['type'];

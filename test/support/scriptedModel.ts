@@ -1,9 +1,16 @@
-import type { ChatModel, ChatRequest, ChatResponse, ToolCall } from '../../server/src/model/types';
+import type { ChatModel, ChatRequest, ChatResponse, StreamObserver, TokenUsage, ToolCall } from '../../server/src/model/types';
 import { ModelError } from '../../server/src/model/types';
 
 /** One scripted answer: prose, tool calls, a failure, or a turn held open until released. */
 export type ScriptStep =
-  | { text: string; deltas?: string[]; toolCalls?: Array<Omit<ToolCall, 'id'> & { id?: string }>; finishReason?: string }
+  | {
+      text: string;
+      deltas?: string[];
+      toolCalls?: Array<Omit<ToolCall, 'id'> & { id?: string }>;
+      finishReason?: string;
+      reasoning?: string[];
+      usage?: TokenUsage;
+    }
   | { fail: Error }
   | { block: Gate; deltasBefore?: string[]; then?: ScriptStep };
 
@@ -56,17 +63,17 @@ export class ScriptedModel implements ChatModel {
     return this.models;
   }
 
-  async complete(request: ChatRequest, onDelta: (text: string) => void): Promise<ChatResponse> {
+  async complete(request: ChatRequest, onDelta: (text: string) => void, observer?: StreamObserver): Promise<ChatResponse> {
     this.requests.push({ ...request, messages: structuredClone(request.messages) });
     for (const waiter of this.waiters.filter((w) => this.requests.length >= w.count)) {
       this.waiters.splice(this.waiters.indexOf(waiter), 1);
       waiter.resolve();
     }
     const step = this.steps.shift() ?? this.fallback;
-    return this.play(step, request, onDelta);
+    return this.play(step, request, onDelta, observer);
   }
 
-  private async play(step: ScriptStep, request: ChatRequest, onDelta: (text: string) => void): Promise<ChatResponse> {
+  private async play(step: ScriptStep, request: ChatRequest, onDelta: (text: string) => void, observer?: StreamObserver): Promise<ChatResponse> {
     if ('fail' in step) throw step.fail;
     if ('block' in step) {
       for (const delta of step.deltasBefore ?? []) onDelta(delta);
@@ -83,8 +90,9 @@ export class ScriptedModel implements ChatModel {
           resolve();
         });
       });
-      return this.play(step.then ?? { text: (step.deltasBefore ?? []).join('') }, request, onDelta);
+      return this.play(step.then ?? { text: (step.deltasBefore ?? []).join('') }, request, onDelta, observer);
     }
+    for (const r of step.reasoning ?? []) observer?.onReasoning?.(r);
     const deltas = step.deltas ?? (step.text ? [step.text] : []);
     for (const delta of deltas) onDelta(delta);
     const toolCalls = (step.toolCalls ?? []).map((call, i) => ({
@@ -96,6 +104,7 @@ export class ScriptedModel implements ChatModel {
       content: step.text,
       toolCalls,
       finishReason: step.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop'),
+      ...(step.usage ? { usage: step.usage } : {}),
     };
   }
 }

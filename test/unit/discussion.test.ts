@@ -271,6 +271,39 @@ describe('a discussion', () => {
       assert.equal(log.of('assistant_message')[0].text, 'fine now');
     });
 
+    it('shows reasoning as reasoning_delta and keeps it out of the answer, the history and the transcript', async () => {
+      h = harness([{ text: 'Use a cache.', reasoning: ['The user wants ', 'speed.'] }]);
+      const { id, log } = await open();
+      h.service.send(id, 'faster?');
+      await log.turnsComplete(1);
+      assert.deepEqual(log.of('reasoning_delta').map((e) => e.text), ['The user wants ', 'speed.']);
+      assert.equal(log.of('assistant_message')[0].text, 'Use a cache.');
+      const snapshot = h.service.find(id)!.snapshot();
+      assert.ok(!JSON.stringify(snapshot.history).includes('The user wants'));
+      assert.ok(!JSON.stringify(snapshot.transcript).includes('The user wants'));
+    });
+
+    it('reports one usage event per turn, summed over its model calls, only when the endpoint reports usage', async () => {
+      h = harness(
+        [
+          { text: '', toolCalls: [{ name: 'read_file', arguments: '{"path":"a.txt"}' }], usage: { promptTokens: 100, completionTokens: 10 } },
+          { text: 'A.', usage: { promptTokens: 150, completionTokens: 5 } },
+          { text: 'no usage here' },
+        ],
+        { files: { 'a.txt': 'A' } },
+      );
+      const { id, log } = await open();
+      h.service.send(id, 'read a');
+      await log.turnsComplete(1);
+      assert.deepEqual(log.of('usage').map(({ promptTokens, completionTokens }) => ({ promptTokens, completionTokens })), [
+        { promptTokens: 250, completionTokens: 15 },
+      ]);
+      assert.equal(log.types().indexOf('usage'), log.types().indexOf('turn_complete') - 1);
+      h.service.send(id, 'again');
+      await log.turnsComplete(2);
+      assert.equal(log.of('usage').length, 1);
+    });
+
     it(`stops a reply after ${MAX_MODEL_CALLS_PER_REPLY} model calls`, async () => {
       h = harness([], { files: { 'a.txt': 'A' } });
       h.model.push(

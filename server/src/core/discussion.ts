@@ -429,6 +429,7 @@ export class Discussion {
     // Text streamed by the current call and not yet in the history.
     let streamed = '';
     let finished = false;
+    const usage = { promptTokens: 0, completionTokens: 0, reported: false };
     try {
       for (let call = 0; call < MAX_MODEL_CALLS_PER_REPLY; call++) {
         // The closed latch and the abort are checked before every model call,
@@ -448,7 +449,19 @@ export class Discussion {
             streamed += delta;
             this.showText(delta, (t) => (turnText += t));
           },
+          {
+            // Reasoning is shown (collapsed) but never joins the answer, the
+            // history or the distilled transcript.
+            onReasoning: (text) => {
+              if (text && !signal.aborted) this.stream.emit({ type: 'reasoning_delta', text });
+            },
+          },
         );
+        if (response.usage) {
+          usage.promptTokens += response.usage.promptTokens;
+          usage.completionTokens += response.usage.completionTokens;
+          usage.reported = true;
+        }
         // Providers that do not stream content still return it whole.
         if (!streamed && response.content) this.showText(response.content, (t) => (turnText += t));
         const content = response.content || streamed;
@@ -489,6 +502,9 @@ export class Discussion {
       if (text) {
         this.recordTranscript('Assistant', text);
         this.stream.emit({ type: 'assistant_message', text });
+      }
+      if (usage.reported) {
+        this.stream.emit({ type: 'usage', promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
       }
       this.turnCount++;
       // Free the discussion before announcing it: a client that sends on

@@ -36,16 +36,29 @@ export interface ChatRequest {
   signal: AbortSignal;
 }
 
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
 export interface ChatResponse {
   content: string;
   toolCalls: ToolCall[];
   /** `stop`, `tool_calls`, `length`, or null when the provider sent none. */
   finishReason: string | null;
+  /** What the call cost, when the endpoint reports it. */
+  usage?: TokenUsage;
+}
+
+/** Side channels of a streamed completion besides the visible text. */
+export interface StreamObserver {
+  /** Reasoning text (`reasoning_content`, `reasoning`, `<think>` blocks): shown collapsed, never part of the answer. */
+  onReasoning?(text: string): void;
 }
 
 export interface ChatModel {
   /** Streams one completion, calling `onDelta` with each piece of visible text. */
-  complete(request: ChatRequest, onDelta: (text: string) => void): Promise<ChatResponse>;
+  complete(request: ChatRequest, onDelta: (text: string) => void, observer?: StreamObserver): Promise<ChatResponse>;
   /** Model ids the endpoint offers. */
   listModels(signal?: AbortSignal): Promise<string[]>;
 }
