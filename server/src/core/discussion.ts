@@ -164,6 +164,10 @@ export class Discussion {
     return this.turnCount;
   }
 
+  get lastUpdated(): number {
+    return this.updatedAt;
+  }
+
   get idleMs(): number {
     return this.clock.now() - this.lastActive;
   }
@@ -331,7 +335,9 @@ export class Discussion {
     this.closed = true;
     const running = this.turn;
     running?.abort.abort();
-    const done = running?.done ?? Promise.resolve();
+    // A model call that ignores its abort must not hang the close: the turn
+    // is latched out of every further step either way.
+    const done = running ? Promise.race([running.done, delay(CLOSE_WAIT_MS)]) : Promise.resolve();
     return done.finally(() => this.stream.dispose());
   }
 
@@ -591,6 +597,13 @@ export class Discussion {
       break;
     }
   }
+}
+
+/** How long a close waits for a running turn to unwind before letting go of it. */
+const CLOSE_WAIT_MS = 5_000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 function validTask(value: unknown): PreparedTask {

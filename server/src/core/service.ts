@@ -209,7 +209,7 @@ export class DiscussionService {
         discussionId: d.id,
         repo: d.repo,
         createdAt: d.createdAt,
-        updatedAt: d.snapshot().updatedAt,
+        updatedAt: d.lastUpdated,
         turns: d.turns,
         title: d.title,
         model: d.modelId,
