@@ -289,7 +289,11 @@ export type WebviewToExtension =
   | { type: 'handOff'; task: PreparedTask }
   | { type: 'newDiscussion' }
   | { type: 'runCommand'; command: 'setApiKey' | 'selectModel' | 'openSettings' | 'showLogs' }
-  | { type: 'openFile'; path: string; line?: number };
+  | { type: 'openFile'; path: string; line?: number }
+  /** Insert a code block's text at the cursor of the active editor. */
+  | { type: 'insertCode'; code: string }
+  /** Open an http(s) link in the browser; the extension re-checks the scheme. */
+  | { type: 'openExternal'; url: string };
 
 /** Messages the extension posts to the chat webview. */
 export type ExtensionToWebview =
@@ -305,7 +309,9 @@ export type ExtensionToWebview =
   | { type: 'taskPrepared'; task: PreparedTask }
   | { type: 'status'; answering: boolean; model: string | null }
   | { type: 'notice'; level: 'info' | 'error'; message: string; action?: WebviewToExtension & { type: 'runCommand' } }
-  | { type: 'detached'; message: string };
+  | { type: 'detached'; message: string }
+  /** The answer to a `handOff`: on success the task is used and its card goes. */
+  | { type: 'handOffResult'; ok: boolean; message: string };
 
 // ---------------------------------------------------------------------------
 // Errors

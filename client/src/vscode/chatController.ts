@@ -1,0 +1,199 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { DiscussionEvent, ExtensionToWebview, WebviewToExtension } from '../../../server/src/protocol';
+import type { ClientDiscussion } from '../common/discussionHub';
+import { makeNonce, renderPanelHtml } from '../panel/html';
+
+/** What a chat webview asks of the extension beyond its own discussion. */
+export interface ChatHost {
+  readonly extensionUri: vscode.Uri;
+  /** The discussion this view should show: the active one, resumed or started as needed. */
+  activeDiscussion(options: { create: boolean }): Promise<ClientDiscussion | undefined>;
+  send(discussion: ClientDiscussion, text: string): Promise<void>;
+  cancel(discussion: ClientDiscussion): Promise<void>;
+  promote(discussion: ClientDiscussion): Promise<void>;
+  /** Delivers the task to the configured target; resolves to what to tell the user. */
+  handOff(discussion: ClientDiscussion, task: { intent: string; constraints: string[] }): Promise<string>;
+  newDiscussion(): Promise<void>;
+  log: vscode.LogOutputChannel;
+}
+
+/** The webview options every chat view uses: scripts on, local files only from media/. */
+export function chatWebviewOptions(extensionUri: vscode.Uri): vscode.WebviewOptions {
+  return {
+    enableScripts: true,
+    // Only the panel's own assets: nothing in the workspace, nothing remote.
+    localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
+    enableCommandUris: false,
+  };
+}
+
+/**
+ * Binds one webview (the sidebar view or an editor panel) to the active
+ * discussion: forwards its events, carries out what the webview asks, and
+ * re-attaches from the webview's cursor whenever it reloads.
+ */
+export class ChatController implements vscode.Disposable {
+  private readonly disposables: vscode.Disposable[] = [];
+  private detach: (() => void) | undefined;
+  private discussion: ClientDiscussion | undefined;
+
+  constructor(
+    private readonly webview: vscode.Webview,
+    private readonly host: ChatHost,
+  ) {
+    webview.options = chatWebviewOptions(host.extensionUri);
+    webview.html = this.html();
+    this.disposables.push(webview.onDidReceiveMessage((message: WebviewToExtension) => void this.receive(message)));
+  }
+
+  /** Shows `discussion` in this webview (a new or another discussion was chosen). */
+  show(discussion: ClientDiscussion): void {
+    this.bind(discussion, undefined, -1);
+  }
+
+  get current(): ClientDiscussion | undefined {
+    return this.discussion;
+  }
+
+  post(message: ExtensionToWebview): void {
+    void this.webview.postMessage(message);
+  }
+
+  private bind(discussion: ClientDiscussion, webviewHas: string | undefined, lastSeq: number): void {
+    this.detach?.();
+    this.discussion = discussion;
+    const reset = webviewHas !== discussion.id;
+    this.post({ type: 'attached', discussionId: discussion.id, repo: discussion.repo, model: discussion.model, reset });
+    this.detach = discussion.attach((events: DiscussionEvent[]) => {
+      this.post({ type: 'events', events });
+      this.post({ type: 'status', answering: discussion.answering, model: discussion.model });
+    }, reset ? -1 : lastSeq);
+    this.post({ type: 'status', answering: discussion.answering, model: discussion.model });
+  }
+
+  private async receive(message: WebviewToExtension): Promise<void> {
+    try {
+      switch (message.type) {
+        case 'ready': {
+          const discussion = this.discussion ?? (await this.host.activeDiscussion({ create: false }));
+          if (discussion) this.bind(discussion, message.discussionId, message.lastSeq);
+          break;
+        }
+        case 'send': {
+          const discussion = this.discussion ?? (await this.host.activeDiscussion({ create: true }));
+          if (!discussion) return;
+          if (discussion !== this.discussion) this.bind(discussion, undefined, -1);
+          await this.host.send(discussion, message.text);
+          break;
+        }
+        case 'cancel':
+          if (this.discussion) await this.host.cancel(this.discussion);
+          break;
+        case 'promote':
+          if (this.discussion) await this.host.promote(this.discussion);
+          break;
+        case 'handOff':
+          if (!this.discussion) return;
+          try {
+            this.post({ type: 'handOffResult', ok: true, message: await this.host.handOff(this.discussion, message.task) });
+          } catch (err) {
+            this.post({ type: 'handOffResult', ok: false, message: err instanceof Error ? err.message : String(err) });
+          }
+          break;
+        case 'insertCode':
+          await this.insertCode(message.code);
+          break;
+        case 'openExternal':
+          await this.openExternal(message.url);
+          break;
+        case 'newDiscussion':
+          await this.host.newDiscussion();
+          break;
+        case 'runCommand':
+          await vscode.commands.executeCommand(COMMAND_FOR_ACTION[message.command]);
+          break;
+        case 'openFile':
+          await this.openFile(message.path, message.line);
+          break;
+        default:
+          break;
+      }
+    } catch (err) {
+      const text = err instanceof Error ? err.message : String(err);
+      this.host.log.warn(`chat: ${message.type} failed: ${text}`);
+      this.post({ type: 'notice', level: 'error', message: text });
+    }
+  }
+
+  /**
+   * Opens a path the model cited, only when it resolves inside the
+   * discussion's folder: model output must never steer the editor elsewhere.
+   */
+  private async openFile(requested: string, line?: number): Promise<void> {
+    const discussion = this.discussion;
+    if (!discussion || typeof requested !== 'string') return;
+    const target = path.resolve(discussion.repo, requested);
+    const rel = path.relative(discussion.repo, target);
+    if (rel.startsWith('..') || path.isAbsolute(rel)) {
+      this.post({ type: 'notice', level: 'error', message: `${requested} is outside this discussion's folder.` });
+      return;
+    }
+    const uri = vscode.Uri.file(target);
+    try {
+      await vscode.workspace.fs.stat(uri);
+    } catch {
+      this.post({ type: 'notice', level: 'error', message: `${requested} does not exist in ${discussion.repo}.` });
+      return;
+    }
+    const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
+    await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
+  }
+
+  private async insertCode(code: string): Promise<void> {
+    const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+    if (!editor || typeof code !== 'string') {
+      this.post({ type: 'notice', level: 'info', message: 'Open an editor and place the cursor where the code should go.' });
+      return;
+    }
+    await editor.edit((edit) => {
+      for (const selection of editor.selections) edit.replace(selection, code);
+    });
+  }
+
+  /** Only web links leave through here; anything else a reply names is ignored. */
+  private async openExternal(url: string): Promise<void> {
+    let parsed: vscode.Uri;
+    try {
+      parsed = vscode.Uri.parse(url, true);
+    } catch {
+      return;
+    }
+    if (parsed.scheme !== 'http' && parsed.scheme !== 'https') return;
+    await vscode.env.openExternal(parsed);
+  }
+
+  private html(): string {
+    const media = (...parts: string[]) => this.webview.asWebviewUri(vscode.Uri.joinPath(this.host.extensionUri, 'media', ...parts));
+    return renderPanelHtml({
+      cspSource: this.webview.cspSource,
+      nonce: makeNonce(),
+      scriptUri: media('dist', 'chat.js').toString(),
+      styleUri: media('chat.css').toString(),
+      codiconsUri: media('dist', 'codicon.css').toString(),
+      title: 'Repo Discuss',
+    });
+  }
+
+  dispose(): void {
+    this.detach?.();
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+const COMMAND_FOR_ACTION: Record<Extract<WebviewToExtension, { type: 'runCommand' }>['command'], string> = {
+  setApiKey: 'repoDiscuss.setApiKey',
+  selectModel: 'repoDiscuss.selectModel',
+  openSettings: 'repoDiscuss.openSettings',
+  showLogs: 'repoDiscuss.showLogs',
+};
