@@ -86,6 +86,6 @@ export function insideWorkspace(uri: string, workspaceFolders: string[]): boolea
   }
   return workspaceFolders.some((folder) => {
     const rel = path.relative(folder, file);
-    return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
+    return rel !== '' && rel.split(path.sep)[0] !== '..' && !path.isAbsolute(rel);
   });
 }

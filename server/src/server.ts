@@ -77,7 +77,10 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   const documents = new TextDocuments(TextDocument);
   let workspaceFolders: string[] = [];
 
+  let clientWatchesFolders = false;
+
   connection.onInitialize(async (params): Promise<InitializeResult> => {
+    clientWatchesFolders = params.capabilities.workspace?.workspaceFolders === true;
     workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
     const options = (params.initializationOptions ?? {}) as InitializationOptions;
     settings = mergeModel(settings, options.model);
@@ -171,7 +174,8 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   );
 
   connection.onInitialized(() => {
-    if (workspaceFolders.length === 0) return;
+    // Only a client that declared it sends folder changes; asking another one errors.
+    if (!clientWatchesFolders) return;
     connection.workspace.onDidChangeWorkspaceFolders((change) => {
       const removed = new Set(change.removed.map((f) => f.uri));
       const kept = workspaceFolders.filter((f) => !removed.has(pathToUri(f)));

@@ -62,7 +62,7 @@ export function makeTempFolder(prefix = 'rd-core-'): string {
 
 export function harness(
   steps: ScriptStep[] = [],
-  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }> } = {},
+  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; bindError?: Error; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }> } = {},
 ): Harness {
   const folder = options.folder ?? makeTempFolder();
   const model = new ScriptedModel(steps);
@@ -73,6 +73,7 @@ export function harness(
     async bind(): Promise<RepoBinding> {
       h.binds!++;
       if (options.bindGate) await options.bindGate;
+      if (options.bindError) throw options.bindError;
       return { toolbox, summary: options.summary ?? 'a small test folder', instructions: options.instructions?.() ?? [] };
     },
   };

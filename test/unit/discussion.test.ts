@@ -237,6 +237,32 @@ describe('a discussion', () => {
       assert.equal(h.service.openCount, 0);
     });
 
+    it('a subscriber watching a turn that a close cuts short still receives its turn_complete', async () => {
+      const gate = new Gate();
+      h = harness([{ block: gate, deltasBefore: ['part'] }]);
+      const slow = new EventLog();
+      const { discussionId: id } = await h.service.start({ folder: h.folder });
+      // A subscriber whose deliveries lag: everything is still queued when the close lands.
+      const queued: Array<() => void> = [];
+      h.service.subscribe(id, 'slow', {
+        deliver: (event) =>
+          new Promise<void>((resolve) =>
+            queued.push(() => {
+              slow.sink.deliver(event);
+              resolve();
+            }),
+          ),
+      });
+      h.service.send(id, 'question');
+      await h.model.waitForCalls(1);
+      await h.service.close(id);
+      while (queued.length) {
+        queued.shift()!();
+        await new Promise((r) => setImmediate(r));
+      }
+      assert.equal(slow.types().pop(), 'turn_complete');
+    });
+
     it('a close racing a dispatching send never reaches the model', async () => {
       h = harness();
       const { id } = await open();
@@ -452,6 +478,36 @@ describe('a discussion', () => {
       await log.turnsComplete(1);
       await rejects(h.service.promote(id), /after 3 attempts/);
       assert.equal(h.model.calls, 4);
+    });
+
+    it('a message sent while distilling makes that distillation stale instead of a pending task', async () => {
+      const gate = new Gate();
+      h = harness([{ text: 'answer' }, { block: gate, then: { text: '{"proposed_intent":"Old idea.","constraints":[]}' } }, { text: 'new answer' }]);
+      const { id, log } = await open();
+      h.service.send(id, 'q');
+      await log.turnsComplete(1);
+      const promoting = h.service.promote(id);
+      await h.model.waitForCalls(2);
+      gate.open();
+      h.service.send(id, 'actually, something else');
+      await rejects(promoting, 'moved on');
+      await log.turnsComplete(2);
+      assert.equal(h.service.find(id)!.task, null);
+      assert.equal(log.of('task_prepared').length, 0);
+    });
+
+    it('close aborts a distillation in flight', async () => {
+      const gate = new Gate();
+      h = harness([{ text: 'answer' }, { block: gate }]);
+      const { id, log } = await open();
+      h.service.send(id, 'q');
+      await log.turnsComplete(1);
+      const promoting = h.service.promote(id);
+      await h.model.waitForCalls(2);
+      await h.service.close(id);
+      await assert.rejects(promoting);
+      assert.equal(h.model.aborted, 1);
+      assert.equal(h.model.calls, 2, 'no retry after the abort');
     });
 
     it('is refused before any turn', async () => {

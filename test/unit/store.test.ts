@@ -202,4 +202,84 @@ describe('saved discussions', () => {
     assert.deepEqual(calls, answered);
     gate.open();
   });
+
+  it('never reuses a seq after a crash, even for streamed deltas that were not saved', async () => {
+    const gate = new Gate();
+    const first = await server([{ block: gate, deltasBefore: Array.from({ length: 1500 }, () => 'x') }]);
+    const { discussionId: id } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(id, 't', log.sink);
+    first.service.send(id, 'stream a lot');
+    await log.until((e) => e.length >= 1501);
+    const highest = log.events[log.events.length - 1].seq;
+    harnesses.splice(harnesses.indexOf(first), 1); // crash: nothing closed
+
+    const second = await server();
+    await second.service.start({ folder, resumeId: id });
+    const replay = new EventLog();
+    second.service.subscribe(id, 't', replay.sink, highest + 1);
+    await replay.turnsComplete(1);
+    assert.ok(replay.events.every((e) => e.seq > highest), 'the closing events are numbered past every seq handed out');
+    assert.deepEqual(replay.types(), ['error', 'turn_complete']);
+    gate.open();
+  });
+
+  it('a torn last line never swallows the lines written after it', async () => {
+    const first = await server([{ text: 'one' }, { text: 'two' }]);
+    const { discussionId: id } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(id, 't', log.sink);
+    await talk(first, id, log, 'first', 1);
+    harnesses.splice(harnesses.indexOf(first), 1);
+    const dir = path.join(storage, 'discussions', id);
+    fs.appendFileSync(path.join(dir, 'events.jsonl'), '{"seq": 99, "ty');
+    fs.appendFileSync(path.join(dir, 'history.jsonl'), '{"role":"us');
+
+    const second = await server([{ text: 'two' }]);
+    await second.service.start({ folder, resumeId: id });
+    const log2 = new EventLog();
+    second.service.subscribe(id, 't', log2.sink);
+    await talk(second, id, log2, 'second', 2);
+    await second.service.dispose();
+    harnesses.splice(harnesses.indexOf(second), 1);
+
+    const third = await server([{ text: 'three' }]);
+    await third.service.start({ folder, resumeId: id });
+    const log3 = new EventLog();
+    third.service.subscribe(id, 't', log3.sink);
+    await log3.turnsComplete(2);
+    const said = log3.of('user_message').map((e) => e.text);
+    assert.deepEqual(said, ['first', 'second']);
+    await talk(third, id, log3, 'third', 3);
+    const users = third.model.requests[0].messages.filter((m) => m.role === 'user').map((m) => m.content);
+    assert.deepEqual(users, ['first', 'second', 'third']);
+  });
+
+  it('refuses a second concurrent resume of the same discussion in one server', async () => {
+    const h = await server();
+    const { discussionId: id } = await h.service.start({ folder });
+    await h.service.close(id);
+    const outcomes = await Promise.allSettled([h.service.start({ folder, resumeId: id }), h.service.start({ folder, resumeId: id })]);
+    assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1);
+    const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult;
+    assert.match(refused.reason.message, /already open/);
+    assert.equal(h.service.openCount, 1);
+  });
+
+  it('a start that fails part way leaves nothing in the store', async () => {
+    const h = await server([], { bindError: new DiscussError('InvalidParams', 'fix .repo-discuss/policy.json') });
+    await assert.rejects(h.service.start({ folder }), /policy\.json/);
+    assert.deepEqual(fs.readdirSync(path.join(storage, 'discussions')), []);
+  });
+
+  it('does not save streamed reasoning, only what the turn settled on', async () => {
+    const h = await server([{ text: 'Answer.', reasoning: ['thinking hard'] }]);
+    const { discussionId: id } = await h.service.start({ folder });
+    const log = new EventLog();
+    h.service.subscribe(id, 't', log.sink);
+    await talk(h, id, log, 'q', 1);
+    const saved = fs.readFileSync(path.join(storage, 'discussions', id, 'events.jsonl'), 'utf8');
+    assert.ok(!saved.includes('thinking hard'));
+    assert.ok(saved.includes('Answer.'));
+  });
 });

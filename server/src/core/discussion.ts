@@ -38,6 +38,8 @@ export interface DiscussionSnapshot {
   /** Tasks already handed to a coding agent, oldest first. */
   handoffs: Handoff[];
   nextSeq: number;
+  /** Seqs below this may have been handed out (see EventStream's `reserve`). */
+  seqCeiling?: number;
 }
 
 export interface DiscussionInit {
@@ -94,6 +96,16 @@ export class Discussion {
    */
   private turn: { abort: AbortController; done: Promise<void> } | null = null;
   private closed = false;
+  /**
+   * Set once a close has finished: the lease is released and another process
+   * may resume the discussion, so a turn that outlived the close (a model
+   * call that ignored its abort) must never write to the store again.
+   */
+  private released = false;
+  /** The running distillation, aborted by close and cancel like a turn. */
+  private promoting: AbortController | null = null;
+  /** Bumped by every send: a distillation that saw an older one is stale. */
+  private generation = 0;
 
   constructor(init: DiscussionInit) {
     this.id = init.id;
@@ -122,6 +134,8 @@ export class Discussion {
       discussionId: this.id,
       now: () => this.clock.now(),
       nextSeq: saved?.nextSeq ?? 0,
+      ceiling: saved?.seqCeiling,
+      reserve: () => this.changed(),
       onShed: (subscriber, reason) =>
         this.logger.warn(`discussion ${this.id}: subscriber ${subscriber} shed: ${reason}`),
     });
@@ -199,6 +213,7 @@ export class Discussion {
       preparedTask: this.preparedTask,
       handoffs: [...this.handoffs],
       nextSeq: this.stream.seqNext,
+      seqCeiling: this.stream.reservedCeiling,
     };
   }
 
@@ -310,6 +325,7 @@ export class Discussion {
     // A new turn moves the conversation on: a task prepared before it no
     // longer says what was agreed.
     this.clearTask();
+    this.generation++;
     if (!this.title) this.title = bound(firstLine(text), TITLE_MAX_CHARS);
     this.history.push({ role: 'user', content: text });
     this.recordTranscript('User', text);
@@ -324,6 +340,7 @@ export class Discussion {
   cancel(): void {
     this.assertOpen();
     this.turn?.abort.abort();
+    this.promoting?.abort();
   }
 
   /**
@@ -335,10 +352,15 @@ export class Discussion {
     this.closed = true;
     const running = this.turn;
     running?.abort.abort();
+    this.promoting?.abort();
     // A model call that ignores its abort must not hang the close: the turn
     // is latched out of every further step either way.
     const done = running ? Promise.race([running.done, delay(CLOSE_WAIT_MS)]) : Promise.resolve();
-    return done.finally(() => this.stream.dispose());
+    return done.finally(() => {
+      this.changed();
+      this.released = true;
+      this.stream.dispose();
+    });
   }
 
   /**
@@ -360,13 +382,40 @@ export class Discussion {
         'This discussion has no turns yet — say what you are trying to do first, then prepare the task.',
       );
     }
-    const task = await distill(this.model, {
-      transcript: this.transcript,
-      repoSummary: this.repoSummary,
-      model: this.effectiveModel ?? undefined,
-      signal: signal ?? new AbortController().signal,
-    });
+    if (this.promoting) {
+      throw new DiscussError('Busy', `Discussion ${this.id} is already preparing a task — wait for it to finish.`);
+    }
+    const abort = new AbortController();
+    signal?.addEventListener('abort', () => abort.abort(), { once: true });
+    this.promoting = abort;
+    const generation = this.generation;
+    let task: PreparedTask;
+    try {
+      task = await distill(this.model, {
+        transcript: this.transcript,
+        repoSummary: this.repoSummary,
+        model: this.effectiveModel ?? undefined,
+        signal: abort.signal,
+      });
+      if (abort.signal.aborted) throw new Error('cancelled');
+    } catch (err) {
+      this.assertOpen();
+      if (abort.signal.aborted) {
+        throw new DiscussError('InvalidParams', 'Preparing the task was cancelled — nothing was changed.');
+      }
+      throw err;
+    } finally {
+      this.promoting = null;
+    }
     this.assertOpen();
+    // A message sent while distilling moved the conversation on: this task
+    // no longer says what was agreed, so it is not kept.
+    if (generation !== this.generation) {
+      throw new DiscussError(
+        'Busy',
+        `Discussion ${this.id} moved on while the task was being prepared — prepare it again once the reply finishes.`,
+      );
+    }
     this.touch();
     this.setTask(task);
     return task;
@@ -400,6 +449,7 @@ export class Discussion {
   }
 
   private changed(): void {
+    if (this.released) return;
     try {
       this.onChange?.(this);
     } catch (err) {

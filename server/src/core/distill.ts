@@ -54,6 +54,7 @@ export async function distill(model: ChatModel, input: DistillInput): Promise<Pr
       );
       text = response.content;
     } catch (err) {
+      if (input.signal.aborted) break;
       lastProblem = err instanceof Error ? err.message : String(err);
       continue;
     }

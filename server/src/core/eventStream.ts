@@ -16,7 +16,19 @@ export interface EventStreamOptions {
   queueMax?: number;
   sendTimeoutMs?: number;
   onShed?: (subscriberId: string, reason: string) => void;
+  /**
+   * Called before a seq at or past `ceiling` is handed out, to persist a new
+   * ceiling. Streamed deltas are not saved one by one, so after a crash the
+   * saved ceiling is what guarantees a resumed stream never reuses a seq a
+   * client may already hold.
+   */
+  reserve?: (ceiling: number) => void;
+  /** The highest seq already reserved (persisted); defaults to `nextSeq`. */
+  ceiling?: number;
 }
+
+/** Seqs reserved per persisted ceiling: one small write per this many events. */
+export const SEQ_RESERVE_BLOCK = 1000;
 
 /**
  * One subscriber's outbound lane: its own bounded queue and its own pump.
@@ -106,6 +118,8 @@ export class EventStream {
   private readonly buffer: DiscussionEvent[] = [];
   private bufferHead = 0;
   private nextSeq: number;
+  private ceiling: number;
+  private disposed = false;
   private readonly lanes = new Map<string, SubscriberLane>();
   private readonly listeners = new Set<(event: DiscussionEvent) => void>();
   private readonly bufferMax: number;
@@ -114,6 +128,7 @@ export class EventStream {
 
   constructor(private readonly options: EventStreamOptions) {
     this.nextSeq = options.nextSeq ?? 0;
+    this.ceiling = Math.max(options.ceiling ?? this.nextSeq, this.nextSeq);
     this.bufferMax = options.bufferMax ?? EVENT_BUFFER_MAX;
     this.queueMax = options.queueMax ?? SUBSCRIBER_QUEUE_MAX;
     this.sendTimeoutMs = options.sendTimeoutMs ?? SUBSCRIBER_SEND_TIMEOUT_MS;
@@ -121,6 +136,10 @@ export class EventStream {
 
   /** Appends an event and fans it out; returns its seq. Never waits on a subscriber. */
   emit(body: DiscussionEventBody): DiscussionEvent {
+    if (this.nextSeq >= this.ceiling && this.options.reserve) {
+      this.ceiling = this.nextSeq + SEQ_RESERVE_BLOCK;
+      this.options.reserve(this.ceiling);
+    }
     const event = {
       discussionId: this.options.discussionId,
       seq: this.nextSeq++,
@@ -139,6 +158,7 @@ export class EventStream {
     for (const [id, lane] of this.lanes) {
       if (!lane.offer(event)) this.shed(id, 'it stopped reading events');
     }
+    if (this.disposed) return event;
     for (const listener of this.listeners) listener(event);
     return event;
   }
@@ -154,6 +174,13 @@ export class EventStream {
     this.bufferHead = 0;
     const last = kept[kept.length - 1];
     if (last && last.seq + 1 > this.nextSeq) this.nextSeq = last.seq + 1;
+    // Deltas after the last save were never written; the reserved ceiling is
+    // past every seq the previous process could have handed out.
+    if (this.ceiling > this.nextSeq) this.nextSeq = this.ceiling;
+  }
+
+  get reservedCeiling(): number {
+    return this.ceiling;
   }
 
   /**
@@ -161,6 +188,7 @@ export class EventStream {
    * queues every buffered event with `seq >= fromSeq`, and returns how many.
    */
   subscribe(subscriberId: string, sink: EventSink, fromSeq = 0): number {
+    if (this.disposed) return 0;
     this.unsubscribe(subscriberId);
     const lane = new SubscriberLane(sink, this.queueMax, this.sendTimeoutMs, (reason) =>
       this.shed(subscriberId, reason, lane),
@@ -216,9 +244,14 @@ export class EventStream {
     return this.lanes.size;
   }
 
-  /** Drops every subscriber; the discussion is closing. */
+  /**
+   * The discussion is closing: no new subscribers or observers, but every
+   * lane finishes delivering what it already holds, so a client watching a
+   * turn that a close cut short still receives its `turn_complete`.
+   */
   dispose(): void {
-    for (const id of [...this.lanes.keys()]) this.unsubscribe(id);
+    this.disposed = true;
+    this.lanes.clear();
     this.listeners.clear();
   }
 

@@ -26,6 +26,8 @@ import { memoryStore } from '../store/memoryStore';
  */
 export class DiscussionService {
   private readonly open = new Map<string, Discussion>();
+  /** Ids being resumed right now: a second concurrent resume of one id is refused. */
+  private readonly opening = new Set<string>();
   /** Slots taken by starts still doing their async work; counted against the cap. */
   private reserved = 0;
   private readonly store: DiscussionStore;
@@ -48,7 +50,7 @@ export class DiscussionService {
     // Reap first, so a discussion forgotten an hour ago never blocks this one.
     await this.reapIdle();
 
-    if (resumeId && this.open.has(resumeId)) {
+    if (resumeId && (this.open.has(resumeId) || this.opening.has(resumeId))) {
       throw new DiscussError(
         'Conflict',
         `Discussion ${resumeId} is already open — switch to it, or close it before resuming it again.`,
@@ -63,7 +65,9 @@ export class DiscussionService {
       );
     }
     this.reserved++;
+    if (resumeId) this.opening.add(resumeId);
     let lease: { release(): Promise<void> } | undefined;
+    let createdId: string | undefined;
     try {
       let saved: DiscussionSnapshot | undefined;
       let savedEvents: DiscussionEvent[] = [];
@@ -86,10 +90,12 @@ export class DiscussionService {
       }
       const modelId = chooseModel(params.model, saved?.model ?? null);
       if (modelId) await this.assertModelOffered(modelId);
-      const id = saved?.id ?? this.newId();
-      lease = await this.store.acquire(id);
-
+      // Bound before the lease is taken: a folder that cannot be bound (a bad
+      // policy file) must leave nothing behind in the store.
       const binding = await this.deps.repos.bind(repo, this.deps.denyRead());
+      const id = saved?.id ?? this.newId();
+      if (!saved) createdId = id;
+      lease = await this.store.acquire(id);
       const systemPrompt = buildSystemPrompt(repo, binding);
       const heldLease = lease;
       const discussion = new Discussion({
@@ -111,6 +117,7 @@ export class DiscussionService {
       this.open.set(id, discussion);
       this.leases.set(id, heldLease);
       lease = undefined;
+      createdId = undefined;
       this.store.save(discussion.snapshot());
       this.deps.logger.info(`discussion ${id} ${saved ? 'resumed' : 'opened'} on ${repo}`);
       return {
@@ -123,7 +130,9 @@ export class DiscussionService {
       };
     } finally {
       this.reserved--;
+      if (resumeId) this.opening.delete(resumeId);
       if (lease) await lease.release().catch(() => undefined);
+      if (createdId) await this.store.discard(createdId).catch(() => undefined);
     }
   }
 
@@ -182,7 +191,9 @@ export class DiscussionService {
     const id = typeof discussionId === 'string' ? discussionId : '';
     const snapshot = this.open.get(id)?.snapshot() ?? (await this.store.load(id))?.snapshot;
     if (!snapshot) throw new DiscussError('NotFound', `No discussion "${id}" to export — pick one from discuss/list.`);
-    return { format, text: format === 'json' ? JSON.stringify(snapshot, null, 2) : exportMarkdown(snapshot) };
+    const { seqCeiling: _ceiling, ...portable } = snapshot as typeof snapshot & { historyLength?: number };
+    delete (portable as { historyLength?: number }).historyLength;
+    return { format, text: format === 'json' ? JSON.stringify(portable, null, 2) : exportMarkdown(snapshot) };
   }
 
   rename(discussionId: unknown, title: unknown): void {

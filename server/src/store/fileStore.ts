@@ -44,7 +44,7 @@ const COMPACT_AT = EVENT_BUFFER_MAX * 2;
  * `assistant_message`, and writing every token would multiply the disk work
  * of a turn by its length.
  */
-const UNSAVED_EVENTS = new Set<DiscussionEvent['type']>(['assistant_delta']);
+const UNSAVED_EVENTS = new Set<DiscussionEvent['type']>(['assistant_delta', 'reasoning_delta']);
 
 interface LeaseRecord {
   pid: number;
@@ -110,8 +110,9 @@ export class FileStore implements DiscussionStore {
     let record: SavedRecord;
     try {
       const parsed = JSON.parse(raw) as { version: number; record: SavedRecord };
-      if (typeof parsed.version !== 'number' || parsed.version > RECORD_VERSION) {
-        throw new Error(`format version ${String(parsed.version)} is newer than this version reads; update the extension`);
+      if (typeof parsed.version !== 'number') throw new Error('it has no format version');
+      if (parsed.version > RECORD_VERSION) {
+        throw new Error(`format version ${parsed.version} is newer than this version reads; update the extension`);
       }
       record = parsed.record;
       if (!record || record.id !== id || typeof record.repo !== 'string') throw new Error('missing fields');
@@ -122,10 +123,11 @@ export class FileStore implements DiscussionStore {
       );
     }
     const history = await readJsonLines<ChatMessage>(path.join(dir, HISTORY_FILE), isMessage);
-    const events = (await readJsonLines<DiscussionEvent>(path.join(dir, EVENTS_FILE), isEvent)).filter(
+    const events: DiscussionEvent[] = [];
+    for (const event of await readJsonLines<DiscussionEvent>(path.join(dir, EVENTS_FILE), isEvent)) {
       // A repeated or out-of-order line never breaks the seq order a client relies on.
-      (event, i, all) => i === 0 || event.seq > all[i - 1].seq,
-    );
+      if (events.length === 0 || event.seq > events[events.length - 1].seq) events.push(event);
+    }
     this.historyWritten.set(id, history.length);
     this.eventCounts.set(id, events.length);
     return { snapshot: { ...record, history }, events: events.slice(-EVENT_BUFFER_MAX) };
@@ -190,12 +192,15 @@ export class FileStore implements DiscussionStore {
       try {
         const raw = await fs.readFile(path.join(base, name, RECORD_FILE), 'utf8');
         const s = (JSON.parse(raw) as { record: SavedRecord }).record;
+        const version = (JSON.parse(raw) as { version?: unknown }).version;
+        // A record this version cannot resume is not offered.
+        if (typeof version !== 'number' || version > RECORD_VERSION) continue;
         rows.push({
           discussionId: s.id,
           repo: s.repo,
           createdAt: s.createdAt,
           updatedAt: s.updatedAt,
-          title: s.title || '(untitled)',
+          title: s.title,
           turns: s.turns,
           model: s.model,
         });
@@ -251,6 +256,16 @@ export class FileStore implements DiscussionStore {
     return true;
   }
 
+  async discard(id: string): Promise<void> {
+    const dir = this.dir(id);
+    try {
+      await fs.access(path.join(dir, RECORD_FILE));
+      return; // a saved discussion is never discarded this way
+    } catch {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  }
+
   async flush(): Promise<void> {
     // Writes are synchronous: there is never anything queued.
   }
@@ -267,6 +282,9 @@ async function readJsonLines<T>(file: string, valid: (value: unknown) => value i
   } catch {
     return [];
   }
+  // End a torn last line now, or the next append would be glued to it and
+  // lost along with it.
+  if (raw.length > 0 && !raw.endsWith('\n')) appendFileSync(file, '\n');
   const out: T[] = [];
   for (const line of raw.split('\n')) {
     if (!line.trim()) continue;

@@ -11,5 +11,6 @@ export function memoryStore(): DiscussionStore {
     acquire: async () => ({ release: async () => undefined }),
     delete: async () => false,
     flush: async () => undefined,
+    discard: async () => undefined,
   };
 }

@@ -13,8 +13,9 @@ export interface Lease {
 }
 
 /**
- * Where discussions are kept between runs. Writes are queued and ordered, so
- * the turn never waits on the disk; `flush` waits for them.
+ * Where discussions are kept between runs. `save` and `appendEvent` return
+ * once the write is done (or has failed and been reported), so whatever a
+ * client was told is already on disk.
  */
 export interface DiscussionStore {
   readonly persistent: boolean;
@@ -27,4 +28,6 @@ export interface DiscussionStore {
   /** Removes a saved discussion; false when there was none. Refused while another process holds it. */
   delete(discussionId: string): Promise<boolean>;
   flush(): Promise<void>;
+  /** Removes what a start that failed half-way left behind (never a saved discussion). */
+  discard(discussionId: string): Promise<void>;
 }
