@@ -15,6 +15,10 @@ export interface ModelConfig {
   baseUrl?: string;
   apiKey?: string;
   model?: string;
+  /** Azure OpenAI `api-version`; also detected from the base URL. */
+  apiVersion?: string;
+  /** The model's context window in tokens; absent or 0 means a default for the model. */
+  contextTokens?: number;
 }
 
 /** `initialize` params' `initializationOptions`. */

@@ -66,6 +66,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   };
   let settings: ModelSettings = modelFromEnv(deps.env);
   let denyRead: string[] = [];
+  let contextTokens: number | undefined;
   let service: DiscussionService | undefined;
   let reaper: NodeJS.Timeout | undefined;
 
@@ -84,6 +85,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
     const options = (params.initializationOptions ?? {}) as InitializationOptions;
     settings = mergeModel(settings, options.model);
+    contextTokens = positiveInt(options.model?.contextTokens) ?? contextTokens;
     denyRead = stringArray(options.denyRead);
     const store = await deps.openStore(options.storageDir);
     const model = deps.createModel(() => settings);
@@ -95,6 +97,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
         logger,
         defaultModel: () => settings.model,
         denyRead: () => denyRead,
+        contextTokens: () => contextTokens,
       },
       store,
     );
@@ -167,7 +170,10 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   );
   connection.onRequest(ConfigureRequest.method, (p: ConfigureRequest.Params) =>
     handle(() => {
-      if (p?.model) settings = mergeModel(settings, p.model);
+      if (p?.model) {
+        settings = mergeModel(settings, p.model);
+        if (p.model.contextTokens !== undefined) contextTokens = positiveInt(p.model.contextTokens);
+      }
       if (p?.denyRead) denyRead = stringArray(p.denyRead);
       return { ok: true as const };
     }),
@@ -238,11 +244,15 @@ function modelFromEnv(env: Record<string, string | undefined>): ModelSettings {
 function mergeModel(current: ModelSettings, update: ModelConfig | undefined): ModelSettings {
   if (!update || typeof update !== 'object') return current;
   const next = { ...current };
-  for (const key of ['baseUrl', 'apiKey', 'model'] as const) {
+  for (const key of ['baseUrl', 'apiKey', 'model', 'apiVersion'] as const) {
     const value = update[key];
     if (typeof value === 'string') next[key] = value.trim() === '' ? undefined : value.trim();
   }
   return next;
+}
+
+function positiveInt(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
 }
 
 function stringArray(value: unknown): string[] {

@@ -62,7 +62,7 @@ export function makeTempFolder(prefix = 'rd-core-'): string {
 
 export function harness(
   steps: ScriptStep[] = [],
-  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; bindError?: Error; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }> } = {},
+  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; bindError?: Error; contextTokens?: number; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }> } = {},
 ): Harness {
   const folder = options.folder ?? makeTempFolder();
   const model = new ScriptedModel(steps);
@@ -78,7 +78,7 @@ export function harness(
     },
   };
   h.service = new DiscussionService(
-    { model, repos, clock, logger: silentLogger, defaultModel: () => undefined, denyRead: () => [] },
+    { model, repos, clock, logger: silentLogger, defaultModel: () => undefined, denyRead: () => [], contextTokens: () => options.contextTokens },
     options.store,
   );
   h.cleanup = () => fs.rmSync(folder, { recursive: true, force: true });

@@ -4,8 +4,10 @@
  * step, so the official SDK and our server process talk to it exactly as they
  * would to a provider. Every wait is driven by server events, never by timers.
  */
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 
 // ---------------------------------------------------------------------------
 // Steps
@@ -21,6 +23,12 @@ export interface FakeToolCall {
   omitIndex?: boolean;
 }
 
+/** Token counts for an OpenAI-shaped usage chunk (`choices: []`) sent after the finish chunk. */
+export interface FakeUsage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
 /** A text reply, streamed as `deltas`, or `text` cut per word. */
 export interface TextStep {
   kind: 'text';
@@ -28,6 +36,11 @@ export interface TextStep {
   deltas?: string[];
   /** Default `stop`; null sends no finish_reason (but still `[DONE]`). */
   finishReason?: string | null;
+  /** Reasoning deltas streamed before the text, in `reasoningField`. */
+  reasoning?: string[];
+  /** Default `reasoning_content` (DeepSeek, vLLM, llama.cpp); Ollama uses `reasoning`. */
+  reasoningField?: 'reasoning_content' | 'reasoning';
+  usage?: FakeUsage;
 }
 
 /** A reply that calls tools; several calls are parallel calls with distinct `index`. */
@@ -40,6 +53,7 @@ export interface ToolCallsStep {
   interleave?: boolean;
   /** Default `tool_calls`; null sends none. */
   finishReason?: string | null;
+  usage?: FakeUsage;
 }
 
 /**
@@ -93,8 +107,25 @@ export interface MalformedStep {
   raw?: string;
 }
 
+/**
+ * A response body sent verbatim, e.g. a provider's recorded SSE stream from
+ * `test/fixtures/providers` (see `loadProviderFixture`). Sent event by event
+ * (split at blank lines), or in `chunkBytes`-sized pieces to cut events, JSON
+ * and UTF-8 sequences at arbitrary points as TCP may.
+ */
+export interface ReplayStep {
+  kind: 'replay';
+  body: string;
+  /** Default 200. */
+  status?: number;
+  /** Default `text/event-stream; charset=utf-8`. */
+  contentType?: string;
+  chunkBytes?: number;
+}
+
 export type FakeStep =
   | TextStep
+  | ReplayStep
   | ToolCallsStep
   | HttpErrorStep
   | HangStep
@@ -155,6 +186,8 @@ export interface RecordedRequest {
   method: string;
   /** Path without query string, e.g. `/v1/chat/completions`. */
   path: string;
+  /** Query parameters, e.g. `{ 'api-version': '2024-10-21' }` for Azure. */
+  query: Record<string, string>;
   headers: http.IncomingHttpHeaders;
   /** Parsed JSON body; undefined when empty or not JSON. */
   body: RecordedBody | undefined;
@@ -223,8 +256,9 @@ export async function startFakeOpenAI(options: FakeOpenAIOptions = {}): Promise<
   return fake;
 }
 
-const COMPLETIONS_PATH = '/v1/chat/completions';
-const MODELS_PATH = '/v1/models';
+/** Any prefix is accepted (`/v1`, Azure's `/openai/deployments/NAME`), as base URLs vary by provider. */
+const COMPLETIONS_SUFFIX = '/chat/completions';
+const MODELS_SUFFIX = '/models';
 
 class FakeOpenAIServer implements FakeOpenAI {
   private readonly server: http.Server;
@@ -276,7 +310,7 @@ class FakeOpenAIServer implements FakeOpenAI {
   }
 
   get completionRequests(): readonly RecordedRequest[] {
-    return this.recorded.filter((request) => request.path === COMPLETIONS_PATH);
+    return this.recorded.filter((request) => request.path.endsWith(COMPLETIONS_SUFFIX));
   }
 
   get pendingSteps(): number {
@@ -333,9 +367,11 @@ class FakeOpenAIServer implements FakeOpenAI {
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const rawBody = await readBody(req);
+    const url = new URL(req.url ?? '/', 'http://fake.invalid');
     const request: RecordedRequest = {
       method: req.method ?? 'GET',
-      path: (req.url ?? '/').split('?')[0],
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
       headers: req.headers,
       body: parseJsonObject(rawBody),
       rawBody,
@@ -343,9 +379,9 @@ class FakeOpenAIServer implements FakeOpenAI {
     this.recorded.push(request);
     this.notify();
 
-    if (request.path === MODELS_PATH && request.method === 'GET') {
+    if (request.path.endsWith(MODELS_SUFFIX) && request.method === 'GET') {
       this.answerModels(res);
-    } else if (request.path === COMPLETIONS_PATH && request.method === 'POST') {
+    } else if (request.path.endsWith(COMPLETIONS_SUFFIX) && request.method === 'POST') {
       await this.answerCompletion(request, res);
     } else {
       sendHttpError(res, {
@@ -395,6 +431,11 @@ class FakeOpenAIServer implements FakeOpenAI {
       sendHttpError(res, step);
       return;
     }
+    if (step.kind === 'replay' && (step.status ?? 200) !== 200) {
+      res.writeHead(step.status ?? 200, { 'content-type': step.contentType ?? 'application/json' });
+      res.end(step.body);
+      return;
+    }
     const stream = new SseResponse(res, model, this.nextId(), {
       opened: () => {
         this.openStreams++;
@@ -418,8 +459,10 @@ class FakeOpenAIServer implements FakeOpenAI {
     switch (step.kind) {
       case 'text': {
         await out.open();
+        const field = step.reasoningField ?? 'reasoning_content';
+        for (const piece of step.reasoning ?? []) await out.delta({ [field]: piece });
         await out.contentDeltas(step.deltas ?? splitPerWord(step.text ?? ''));
-        await out.finish(step.finishReason === undefined ? 'stop' : step.finishReason);
+        await out.finish(step.finishReason === undefined ? 'stop' : step.finishReason, step.usage);
         return;
       }
       case 'toolCalls': {
@@ -428,7 +471,14 @@ class FakeOpenAIServer implements FakeOpenAI {
         for (const fragment of toolCallFragments(step.calls, step.interleave ?? false)) {
           await out.delta({ tool_calls: [fragment] });
         }
-        await out.finish(step.finishReason === undefined ? 'tool_calls' : step.finishReason);
+        await out.finish(step.finishReason === undefined ? 'tool_calls' : step.finishReason, step.usage);
+        return;
+      }
+      case 'replay': {
+        await out.openRaw(step.contentType ?? 'text/event-stream; charset=utf-8');
+        const pieces = step.chunkBytes ? splitBytes(step.body, step.chunkBytes) : splitEvents(step.body);
+        for (const piece of pieces) await out.write(piece);
+        out.end();
         return;
       }
       case 'error': {
@@ -504,15 +554,21 @@ class SseResponse {
 
   async open(): Promise<void> {
     if (this.started) return;
+    await this.openRaw('text/event-stream; charset=utf-8');
+    // Providers open with a role-only delta and empty content.
+    await this.delta({ role: 'assistant', content: '' });
+  }
+
+  /** Sends the headers only: what follows is written verbatim. */
+  async openRaw(contentType: string): Promise<void> {
+    if (this.started) return;
     this.started = true;
     this.res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
+      'content-type': contentType,
       'cache-control': 'no-cache',
       connection: 'keep-alive',
     });
     this.hooks.opened();
-    // Providers open with a role-only delta and empty content.
-    await this.delta({ role: 'assistant', content: '' });
   }
 
   async contentDeltas(pieces: string[]): Promise<void> {
@@ -531,9 +587,25 @@ class SseResponse {
     );
   }
 
-  /** Sends the finish chunk (unless null) and `[DONE]`, and ends the response. */
-  async finish(finishReason: string | null): Promise<void> {
+  /** Sends the finish chunk (unless null), the usage chunk (if any) and `[DONE]`, and ends the response. */
+  async finish(finishReason: string | null, usage?: FakeUsage): Promise<void> {
     if (finishReason !== null) await this.delta({}, finishReason);
+    if (usage) {
+      await this.event(
+        JSON.stringify({
+          id: this.id,
+          object: 'chat.completion.chunk',
+          created: Math.floor(Date.now() / 1000),
+          model: this.model,
+          choices: [],
+          usage: {
+            prompt_tokens: usage.promptTokens,
+            completion_tokens: usage.completionTokens,
+            total_tokens: usage.promptTokens + usage.completionTokens,
+          },
+        }),
+      );
+    }
     await this.done();
   }
 
@@ -544,8 +616,12 @@ class SseResponse {
 
   /** Resolves when the bytes are handed to the socket, so a later reset cannot swallow them. */
   event(data: string): Promise<void> {
+    return this.write(`data: ${data}\n\n`);
+  }
+
+  write(bytes: string | Buffer): Promise<void> {
     if (this.gone) return Promise.resolve();
-    return new Promise((resolve) => this.res.write(`data: ${data}\n\n`, () => resolve()));
+    return new Promise((resolve) => this.res.write(bytes, () => resolve()));
   }
 
   end(): void {
@@ -605,6 +681,33 @@ function sendHttpError(res: http.ServerResponse, step: HttpErrorStep): void {
   sendJson(res, step.status, errorBody(step), step.headers);
 }
 
+/** Events of an SSE body, each with its blank-line terminator, so the pieces rejoin exactly. */
+function splitEvents(body: string): string[] {
+  return body.split(/(?<=\n\n)/).filter((piece) => piece !== '');
+}
+
+/** Fixed-size byte pieces: they may cut an event, a JSON string or a UTF-8 sequence anywhere. */
+function splitBytes(body: string, size: number): Buffer[] {
+  const bytes = Buffer.from(body, 'utf8');
+  const pieces: Buffer[] = [];
+  for (let offset = 0; offset < bytes.length; offset += Math.max(1, size)) pieces.push(bytes.subarray(offset, offset + Math.max(1, size)));
+  return pieces;
+}
+
+/** Directory of the recorded-shape provider fixtures (the same from `test/` sources and compiled `out/test/`). */
+export const PROVIDER_FIXTURES_DIR = path.resolve(__dirname, __dirname.includes(`${path.sep}out${path.sep}`) ? '../../../test/fixtures/providers' : '../fixtures/providers');
+
+/** The text of a provider fixture, e.g. `openai-parallel-tool-calls.sse`. */
+export function loadProviderFixture(name: string): string {
+  return fs.readFileSync(path.join(PROVIDER_FIXTURES_DIR, name), 'utf8');
+}
+
+/** A step that replays a provider fixture verbatim: SSE for `.sse` files, a JSON body for `.json` ones. */
+export function replayFixture(name: string, options: Omit<ReplayStep, 'kind' | 'body'> = {}): ReplayStep {
+  const contentType = name.endsWith('.json') ? 'application/json' : undefined;
+  return { kind: 'replay', body: loadProviderFixture(name), ...(contentType ? { contentType } : {}), ...options };
+}
+
 /** Cuts text into words that keep their trailing whitespace, so the pieces rejoin exactly. */
 export function splitPerWord(text: string): string[] {
   return text === '' ? [] : text.split(/(?<=\s)(?=\S)/);
@@ -637,7 +740,11 @@ function toolCallFragments(calls: FakeToolCall[], interleave: boolean): Array<Re
 function wholeCompletion(step: TextStep | ToolCallsStep, model: string, id: string): unknown {
   const message =
     step.kind === 'text'
-      ? { role: 'assistant', content: step.deltas?.join('') ?? step.text ?? '' }
+      ? {
+          role: 'assistant',
+          content: step.deltas?.join('') ?? step.text ?? '',
+          ...(step.reasoning ? { [step.reasoningField ?? 'reasoning_content']: step.reasoning.join('') } : {}),
+        }
       : {
           role: 'assistant',
           content: step.content ?? null,
@@ -664,5 +771,14 @@ function wholeCompletion(step: TextStep | ToolCallsStep, model: string, id: stri
         finish_reason: step.finishReason === undefined ? defaultFinish : step.finishReason,
       },
     ],
+    ...(step.usage
+      ? {
+          usage: {
+            prompt_tokens: step.usage.promptTokens,
+            completion_tokens: step.usage.completionTokens,
+            total_tokens: step.usage.promptTokens + step.usage.completionTokens,
+          },
+        }
+      : {}),
   };
 }

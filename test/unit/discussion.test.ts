@@ -13,6 +13,7 @@ import {
   TRANSCRIPT_MAX_TURNS,
 } from '../../server/src/core/limits';
 import { EventStream } from '../../server/src/core/eventStream';
+import { countTextTokens } from '../../server/src/model/budget';
 import type { DiscussionEvent } from '../../server/src/protocol';
 import { EventLog, harness, type Harness } from '../support/coreHarness';
 import { Gate } from '../support/scriptedModel';
@@ -439,6 +440,32 @@ describe('a discussion', () => {
       const calls = messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.id) : []));
       const answered = messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : []));
       assert.deepEqual([...calls].sort(), [...answered].sort());
+    });
+  });
+
+  describe('the context window', () => {
+    it('keeps answering a discussion many times larger than the window, each request within it', async () => {
+      const big = 'word '.repeat(900);
+      h = harness([], { files: { 'big.txt': big }, contextTokens: 4000 });
+      const { id, log } = await open();
+      for (let turn = 0; turn < 20; turn++) {
+        h.model.push({ text: '', toolCalls: [{ name: 'read_file', arguments: '{"path":"big.txt"}' }] }, { text: `answer ${turn}` });
+        h.service.send(id, `question ${turn}`);
+        await log.turnsComplete(turn + 1);
+      }
+      assert.equal(log.of('error').length, 0);
+      const history = h.service.find(id)!.snapshot().history;
+      const total = history.reduce((n, m) => n + countTextTokens(m.content), 0);
+      assert.ok(total > 4 * 4000, `the saved history (${total} tokens) is several windows long and keeps everything`);
+      for (const request of h.model.requests.slice(-4)) {
+        const used = request.messages.reduce((n, m) => n + countTextTokens(m.content) + 4, 0);
+        assert.ok(used <= 4000, `a request used ${used} tokens`);
+        assert.equal(request.messages[0].role, 'system');
+      }
+      const last = h.model.requests[h.model.requests.length - 1].messages;
+      assert.ok(last.some((m) => m.role === 'user' && m.content === 'question 19'), 'the latest question is never elided');
+      assert.equal(last[last.length - 1].role, 'tool', "this turn's tool exchange is kept");
+      assert.equal(last[last.length - 1].content, big);
     });
   });
 

@@ -166,6 +166,7 @@ describe('OpenAI-compatible model', () => {
       assert.deepEqual(request.body, {
         model: 'test-model',
         stream: true,
+        stream_options: { include_usage: true },
         temperature: 0.2,
         max_tokens: 512,
         messages: [
@@ -188,7 +189,7 @@ describe('OpenAI-compatible model', () => {
       fake.push({ kind: 'text', text: 'ok' });
       await completeCollecting(modelFor(), ask({ tools: [] }));
       const body = fake.completionRequests[0].body ?? {};
-      assert.deepEqual(Object.keys(body).sort(), ['messages', 'model', 'stream']);
+      assert.deepEqual(Object.keys(body).sort(), ['messages', 'model', 'stream', 'stream_options']);
     });
 
     it('uses the model named in the request over the configured one', async () => {

@@ -17,6 +17,8 @@ export function readSettings() {
     useRipgrep: config.get<boolean>('search.useRipgrep', true),
     handoffTarget: config.get<HandoffTarget>('handoff.target', 'chat'),
     handoffCommand: config.get<string>('handoff.command', '').trim(),
+    contextTokens: config.get<number>('contextTokens', 0),
+    apiVersion: config.get<string>('endpoint.apiVersion', '').trim(),
   };
 }
 
@@ -39,7 +41,7 @@ export function onApiKeyChange(secrets: vscode.SecretStorage, listener: () => vo
 export function modelConfig(apiKey: string | undefined): ModelConfig {
   const s = readSettings();
   // Empty strings clear a value on the server, so a removed setting takes effect.
-  return { baseUrl: s.baseUrl, model: s.model, apiKey: apiKey ?? '' };
+  return { baseUrl: s.baseUrl, model: s.model, apiKey: apiKey ?? '', apiVersion: s.apiVersion, contextTokens: s.contextTokens };
 }
 
 export function initializationOptions(apiKey: string | undefined, ripgrepPath: string | null): InitializationOptions {
@@ -47,7 +49,13 @@ export function initializationOptions(apiKey: string | undefined, ripgrepPath: s
   return {
     // Left to the server's default (shared with the terminal client) unless set.
     ...(s.storageDir ? { storageDir: s.storageDir } : {}),
-    model: { baseUrl: s.baseUrl || undefined, model: s.model || undefined, apiKey },
+    model: {
+      baseUrl: s.baseUrl || undefined,
+      model: s.model || undefined,
+      apiKey,
+      apiVersion: s.apiVersion || undefined,
+      contextTokens: s.contextTokens || undefined,
+    },
     denyRead: s.denyRead,
     ripgrepPath: s.useRipgrep ? ripgrepPath : null,
   };

@@ -34,6 +34,8 @@ export interface CoreDeps {
   defaultModel(): string | undefined;
   /** Extra deny-read globs from the user's settings. */
   denyRead(): string[];
+  /** The user's context window override in tokens, if any. */
+  contextTokens?(): number | undefined;
   newId?: () => string;
 }
 

@@ -15,6 +15,7 @@ import {
 } from './limits';
 import { PREPARE_TASK_TOOL } from './prompt';
 import { distill } from './distill';
+import { contextWindowFor, countToolTokens, fitToBudget, reserveForReplyFor } from '../model/budget';
 
 export type TranscriptRole = 'User' | 'Assistant';
 export interface TranscriptTurn {
@@ -52,6 +53,8 @@ export interface DiscussionInit {
   /** This discussion's model, or null to use the endpoint's configured default. */
   modelId: string | null;
   defaultModel: () => string | undefined;
+  /** The user's context window override in tokens. */
+  contextTokens?: () => number | undefined;
   clock: Clock;
   logger: Logger;
   saved?: DiscussionSnapshot;
@@ -79,6 +82,7 @@ export class Discussion {
   private readonly logger: Logger;
   private readonly onChange?: (discussion: Discussion) => void;
   private readonly defaultModel: () => string | undefined;
+  private readonly contextTokens: () => number | undefined;
 
   private history: ChatMessage[];
   private transcript: TranscriptTurn[];
@@ -116,6 +120,7 @@ export class Discussion {
     this.model = init.model;
     this.modelId = init.modelId;
     this.defaultModel = init.defaultModel;
+    this.contextTokens = init.contextTokens ?? (() => undefined);
     this.clock = init.clock;
     this.logger = init.logger;
     this.onChange = init.onChange;
@@ -493,10 +498,11 @@ export class Discussion {
         if (this.closed || signal.aborted) break;
         if (turnText && !turnText.endsWith('\n')) this.showText('\n\n', (t) => (turnText += t));
         streamed = '';
+        const tools = this.tools();
         const response = await this.model.complete(
           {
-            messages: this.modelMessages(),
-            tools: this.tools(),
+            messages: this.requestMessages(tools),
+            tools,
             model: this.effectiveModel ?? undefined,
             signal,
           },
@@ -570,6 +576,31 @@ export class Discussion {
       this.changed();
       this.stream.emit({ type: 'turn_complete' });
     }
+  }
+
+  /**
+   * The history as the next request carries it: trimmed to the model's
+   * context window (oldest tool results elided first, then the oldest turns;
+   * never the system prompt, the latest user message or this turn's tool
+   * exchange). The saved history keeps everything.
+   */
+  private requestMessages(tools: ToolSpec[]): ChatMessage[] {
+    const messages = this.modelMessages();
+    let latestUser = messages.length - 1;
+    while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
+    const contextTokens = contextWindowFor(this.effectiveModel ?? '', this.contextTokens() || undefined);
+    const fitted = fitToBudget(messages, {
+      contextTokens,
+      reserveForReply: reserveForReplyFor(contextTokens),
+      protectFrom: Math.max(1, latestUser),
+      extraTokens: countToolTokens(tools),
+    });
+    if (fitted.elidedToolResults || fitted.droppedTurns) {
+      this.logger.info(
+        `discussion ${this.id}: fitted to ${contextTokens} tokens by eliding ${fitted.elidedToolResults} tool results and ${fitted.droppedTurns} turns`,
+      );
+    }
+    return fitted.messages;
   }
 
   private showText(text: string, append: (text: string) => void): void {

@@ -107,6 +107,7 @@ export class DiscussionService {
         model: this.deps.model,
         modelId,
         defaultModel: this.deps.defaultModel,
+        contextTokens: this.deps.contextTokens,
         clock: this.deps.clock,
         logger: this.deps.logger,
         saved,

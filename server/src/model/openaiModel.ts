@@ -5,11 +5,22 @@
  * Retrying is done here rather than by the SDK so that a wait can be
  * cancelled, an unreasonable retry-after is not obeyed, and a request is never
  * repeated once part of its reply has been shown.
+ *
+ * "OpenAI-compatible" servers differ in the details, so this file also:
+ * - rebuilds tool calls however they are cut up (see ToolCallAssembler);
+ * - keeps reasoning (`reasoning_content`, `reasoning`, a leading `<think>`
+ *   block) out of the answer and hands it to `StreamObserver.onReasoning`;
+ * - asks for token usage and returns it when the endpoint reports it;
+ * - retries once without a parameter the endpoint refuses (`stream_options`,
+ *   streaming together with tools, `max_tokens` vs `max_completion_tokens`)
+ *   and remembers that for the endpoint (or model) from then on;
+ * - speaks Azure OpenAI's dialect (`api-key` header, `api-version` query).
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAIError } from 'openai';
+import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, AzureOpenAI, OpenAIError } from 'openai';
 import type {
+  ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
@@ -22,6 +33,8 @@ import {
   ModelError,
   ModelErrorKind,
   ModelSettings,
+  StreamObserver,
+  TokenUsage,
   ToolCall,
   ToolSpec,
 } from './types';
@@ -36,6 +49,8 @@ export interface OpenAIModelOptions {
 }
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+/** A GA `api-version` of Azure OpenAI's data-plane API (tools, streamed usage); used when an Azure host is given without one. */
+export const DEFAULT_AZURE_API_VERSION = '2024-10-21';
 
 const DEFAULT_MAX_RETRIES = 2;
 const DEFAULT_TIMEOUT_MS = 5 * 60_000;
@@ -45,20 +60,31 @@ const MAX_BACKOFF_MS = 8_000;
 const MAX_HONOURED_RETRY_AFTER_MS = 60_000;
 /** The SDK refuses to start without a key; local endpoints rarely need one. */
 const PLACEHOLDER_API_KEY = 'no-api-key-set';
+/** Azure OpenAI resource hosts (classic, and AI Services / Foundry). */
+const AZURE_HOST = /\.(openai\.azure\.com|cognitiveservices\.azure\.com|services\.ai\.azure\.com)$/i;
 
 const SET_KEY_REMEDY = "Set a valid key with 'Repo Discuss: Set API key' in VS Code, or OPENAI_API_KEY for the server.";
 const SELECT_MODEL_REMEDY = "Pick one it offers with 'Repo Discuss: Select model' in VS Code, or set OPENAI_MODEL for the server.";
 const SET_MODEL_REMEDY = "Set a model with 'Repo Discuss: Select model' in VS Code, or OPENAI_MODEL for the server.";
+const TOOL_CAPABLE_REMEDY =
+  "Pick a tool-capable one with 'Repo Discuss: Select model' in VS Code, or set OPENAI_MODEL for the server.";
 
 export function createOpenAIModel(getSettings: () => ModelSettings, options: OpenAIModelOptions = {}): ChatModel {
   return new OpenAIChatModel(getSettings, options);
 }
 
 /** Settings cleaned up once per call, so blanks mean "unset" everywhere. */
-interface Endpoint {
+export interface Endpoint {
+  /** Without query string, fragment or trailing slash. */
   baseUrl: string;
+  /** Identity of the endpoint for what is remembered about it (base URL, API version, query). */
+  id: string;
   apiKey: string | undefined;
   model: string | undefined;
+  /** Query parameters from the base URL other than `api-version`, sent with every request. */
+  query: Record<string, string>;
+  /** Present when the endpoint speaks Azure OpenAI's deployment API. */
+  azure?: { apiVersion: string; deployment?: string };
 }
 
 type Operation = 'chat' | 'models';
@@ -67,6 +93,8 @@ interface FailureContext {
   endpoint: Endpoint;
   operation: Operation;
   model?: string;
+  /** The request advertised tools, so a refusal of tools can be told apart. */
+  withTools?: boolean;
 }
 
 /** A classified failure; the message is written once we know how many retries were made. */
@@ -89,13 +117,46 @@ class StreamStalled extends Error {
     super('stream stalled');
   }
 }
-/** The stream ended with no finish reason and nothing in it. */
+/** The stream ended with no finish reason and nothing in it (or a whole reply had no choice). */
 class StreamEndedEmpty extends Error {}
-/** The caller's onDelta threw: its error is the caller's, passed through untouched. */
+/** The caller's onDelta or onReasoning threw: its error is the caller's, passed through untouched. */
 class DeltaCallbackFailed extends Error {
   constructor(readonly original: unknown) {
     super('onDelta failed');
   }
+}
+
+/** A request shape the endpoint refused, and that the next attempt avoids. */
+type Adaptation =
+  /** Older Azure api-versions, some gateways: 400 "Unrecognized request argument supplied: stream_options". */
+  | 'drop_stream_options'
+  /** llama.cpp before streamed tool calls: 400 "Cannot use tools with stream". */
+  | 'no_streaming_with_tools'
+  /** OpenAI o-series and gpt-5: 400 "Unsupported parameter: 'max_tokens' … Use 'max_completion_tokens' instead." */
+  | 'use_max_completion_tokens'
+  /** Servers (and old Azure api-versions) that only know the older name. */
+  | 'use_max_tokens';
+
+/** Raised by an attempt whose parameters were refused; the caller adapts the request and tries again. */
+class ParameterRejected extends Error {
+  constructor(readonly adaptation: Adaptation) {
+    super(`parameter rejected: ${adaptation}`);
+  }
+}
+
+/** What one endpoint has refused so far. */
+interface EndpointQuirks {
+  noStreamOptions?: boolean;
+  noStreamingWithTools?: boolean;
+}
+
+type TokenLimitParam = 'max_tokens' | 'max_completion_tokens';
+
+/** How the next request is shaped, from what the endpoint and model have refused before. */
+interface RequestPlan {
+  stream: boolean;
+  streamOptions: boolean;
+  tokenLimitParam: TokenLimitParam;
 }
 
 class OpenAIChatModel implements ChatModel {
@@ -103,8 +164,12 @@ class OpenAIChatModel implements ChatModel {
   private readonly timeoutMs: number;
   private readonly retryDelayMs: number;
   private cachedClient: { key: string; client: OpenAI } | undefined;
-  /** First listed model per base URL, used when no model is set. */
+  /** First listed model per endpoint, used when no model is set. */
   private readonly fallbackModels = new Map<string, string>();
+  /** Parameters each endpoint refused, by endpoint id. */
+  private readonly endpointQuirks = new Map<string, EndpointQuirks>();
+  /** The output-limit parameter each model accepts, by endpoint id and model. */
+  private readonly tokenLimitParams = new Map<string, TokenLimitParam>();
 
   constructor(
     private readonly getSettings: () => ModelSettings,
@@ -115,22 +180,42 @@ class OpenAIChatModel implements ChatModel {
     this.retryDelayMs = Math.max(0, options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS);
   }
 
-  async complete(request: ChatRequest, onDelta: (text: string) => void): Promise<ChatResponse> {
+  async complete(request: ChatRequest, onDelta: (text: string) => void, observer: StreamObserver = {}): Promise<ChatResponse> {
     const { signal } = request;
     if (signal.aborted) throw cancelledError();
     const endpoint = this.currentEndpoint();
     const chosenModel = request.model?.trim() || endpoint.model;
     const model = chosenModel ?? (await this.fallbackModel(endpoint, signal));
-    const body = requestBody(request, model);
     const client = this.clientFor(endpoint);
+    const context: FailureContext = { endpoint, operation: 'chat', model, withTools: Boolean(request.tools?.length) };
+    // Each refusal is adapted to at most once per call, so a server that keeps refusing cannot loop us.
+    const adapted = new Set<Adaptation>();
     try {
-      return await this.withRetries({ endpoint, operation: 'chat', model }, signal, (progress) =>
-        this.streamOnce(client, body, signal, onDelta, progress),
-      );
+      for (;;) {
+        const plan = this.planFor(endpoint, model, request);
+        try {
+          return await this.withRetries(context, signal, async (progress) => {
+            const reply = new ReplyBuilder(onDelta, observer, progress);
+            try {
+              return plan.stream
+                ? await this.streamOnce(client, streamingBody(request, model, plan), signal, reply)
+                : await this.fetchWhole(client, wholeBody(request, model, plan), signal, reply);
+            } catch (error) {
+              const adaptation = progress.received ? undefined : adaptationFor(error, request, plan);
+              if (adaptation && !adapted.has(adaptation)) throw new ParameterRejected(adaptation);
+              throw error;
+            }
+          });
+        } catch (error) {
+          if (!(error instanceof ParameterRejected)) throw error;
+          adapted.add(error.adaptation);
+          this.remember(endpoint, model, error.adaptation);
+        }
+      }
     } catch (error) {
       // A listed model that has since disappeared should not stay the default.
       if (!chosenModel && error instanceof ModelError && error.kind === 'unknown_model') {
-        this.fallbackModels.delete(endpoint.baseUrl);
+        this.fallbackModels.delete(endpoint.id);
       }
       throw error;
     }
@@ -140,18 +225,71 @@ class OpenAIChatModel implements ChatModel {
     return this.listModelsAt(this.currentEndpoint(), signal);
   }
 
+  private planFor(endpoint: Endpoint, model: string, request: ChatRequest): RequestPlan {
+    const quirks = this.endpointQuirks.get(endpoint.id) ?? {};
+    const stream = !(request.tools?.length && quirks.noStreamingWithTools);
+    return {
+      stream,
+      streamOptions: stream && !quirks.noStreamOptions,
+      tokenLimitParam: this.tokenLimitParams.get(modelKey(endpoint, model)) ?? 'max_tokens',
+    };
+  }
+
+  private remember(endpoint: Endpoint, model: string, adaptation: Adaptation): void {
+    const quirks = this.endpointQuirks.get(endpoint.id) ?? {};
+    switch (adaptation) {
+      case 'drop_stream_options':
+        quirks.noStreamOptions = true;
+        break;
+      case 'no_streaming_with_tools':
+        quirks.noStreamingWithTools = true;
+        break;
+      case 'use_max_completion_tokens':
+        this.tokenLimitParams.set(modelKey(endpoint, model), 'max_completion_tokens');
+        break;
+      case 'use_max_tokens':
+        this.tokenLimitParams.set(modelKey(endpoint, model), 'max_tokens');
+        break;
+    }
+    this.endpointQuirks.set(endpoint.id, quirks);
+  }
+
   private async listModelsAt(endpoint: Endpoint, signal: AbortSignal | undefined): Promise<string[]> {
     if (signal?.aborted) throw cancelledError();
+    const where = displayUrl(endpoint.baseUrl);
+    if (endpoint.azure?.deployment) {
+      // An Azure deployment URL serves exactly one model, whatever the request names.
+      return [endpoint.azure.deployment];
+    }
+    if (endpoint.azure) {
+      // Azure's /models lists the base models of the resource, not its deployments, which are what requests name.
+      throw new ModelError(
+        'cannot_list',
+        `The Azure OpenAI endpoint at ${where} cannot list its deployments. Type the deployment name as the model, or put it in the base URL (…/openai/deployments/NAME).`,
+      );
+    }
     const client = this.clientFor(endpoint);
     return this.withRetries({ endpoint, operation: 'models' }, signal, async () => {
-      const ids: string[] = [];
-      for await (const model of client.models.list({ signal })) ids.push(model.id);
+      let body: unknown;
+      try {
+        body = await client.get<unknown>('/models', { signal });
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        body = undefined;
+      }
+      const ids = modelIdsFrom(body);
+      if (!ids) {
+        throw new ModelError(
+          'cannot_list',
+          `The endpoint at ${where} did not answer /models with a model list. Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself: ${SET_MODEL_REMEDY}`,
+        );
+      }
       return ids;
     });
   }
 
   private async fallbackModel(endpoint: Endpoint, signal: AbortSignal): Promise<string> {
-    const cached = this.fallbackModels.get(endpoint.baseUrl);
+    const cached = this.fallbackModels.get(endpoint.id);
     if (cached) return cached;
     let ids: string[];
     try {
@@ -164,48 +302,43 @@ class OpenAIChatModel implements ChatModel {
     }
     const first = ids.find((id) => id.trim() !== '');
     if (!first) throw notConfigured(endpoint, 'it lists no models');
-    this.fallbackModels.set(endpoint.baseUrl, first);
+    this.fallbackModels.set(endpoint.id, first);
     return first;
   }
 
   private currentEndpoint(): Endpoint {
-    const settings = this.getSettings();
-    const baseUrl = (settings.baseUrl?.trim() || DEFAULT_BASE_URL).replace(/\/+$/, '');
-    let protocol: string | undefined;
-    try {
-      protocol = new URL(baseUrl).protocol;
-    } catch {
-      protocol = undefined;
-    }
-    if (protocol !== 'http:' && protocol !== 'https:') {
-      throw new ModelError(
-        'not_configured',
-        `The model base URL '${baseUrl}' is not an http(s) URL. Set it to the endpoint's OpenAI-compatible API, e.g. http://localhost:11434/v1 (OPENAI_BASE_URL for the server).`,
-      );
-    }
-    return {
-      baseUrl,
-      apiKey: settings.apiKey?.trim() || undefined,
-      model: settings.model?.trim() || undefined,
-    };
+    return resolveEndpoint(this.getSettings());
   }
 
   /** Settings change at run time; a client is rebuilt only when the endpoint or key does. */
   private clientFor(endpoint: Endpoint): OpenAI {
-    const key = JSON.stringify([endpoint.baseUrl, endpoint.apiKey ?? null]);
+    const key = JSON.stringify([endpoint.id, endpoint.apiKey ?? null]);
     if (this.cachedClient?.key !== key) {
-      const client = new OpenAI({
+      const common = {
         baseURL: endpoint.baseUrl,
-        apiKey: endpoint.apiKey ?? PLACEHOLDER_API_KEY,
         // Retries are ours (see the file comment).
         maxRetries: 0,
         timeout: this.timeoutMs,
         // The server may speak JSON-RPC on stdio; our errors carry what matters.
-        logLevel: 'off',
+        logLevel: 'off' as const,
         // Not inherited from the environment: this endpoint is the one the settings name.
         organization: null,
         project: null,
-      });
+        ...(Object.keys(endpoint.query).length > 0 ? { defaultQuery: endpoint.query } : {}),
+      };
+      let client: OpenAI;
+      if (endpoint.azure) {
+        if (!endpoint.apiKey) {
+          throw new ModelError(
+            'auth',
+            `The Azure OpenAI endpoint at ${displayUrl(endpoint.baseUrl)} needs an API key and none is set. ${SET_KEY_REMEDY.replace('a valid key', 'one')}`,
+          );
+        }
+        // Azure wants the key in an `api-key` header and `api-version` on every request; the SDK's Azure client does both.
+        client = new AzureOpenAI({ ...common, apiKey: endpoint.apiKey, apiVersion: endpoint.azure.apiVersion });
+      } else {
+        client = new OpenAI({ ...common, apiKey: endpoint.apiKey ?? PLACEHOLDER_API_KEY });
+      }
       this.cachedClient = { key, client };
     }
     return this.cachedClient.client;
@@ -215,8 +348,7 @@ class OpenAIChatModel implements ChatModel {
     client: OpenAI,
     body: ChatCompletionCreateParamsStreaming,
     signal: AbortSignal,
-    onDelta: (text: string) => void,
-    progress: AttemptProgress,
+    reply: ReplyBuilder,
   ): Promise<ChatResponse> {
     // One controller per attempt: aborted by the caller's signal, or by us when the endpoint goes quiet.
     const attempt = new AbortController();
@@ -232,32 +364,22 @@ class OpenAIChatModel implements ChatModel {
       }, this.timeoutMs);
     };
 
-    let content = '';
-    let finishReason: string | null = null;
-    const toolCalls = new ToolCallAssembler();
     try {
       restartIdleTimer();
       const stream = await client.chat.completions.create(body, { signal: attempt.signal });
       for await (const chunk of stream) {
         restartIdleTimer();
-        for (const choice of chunk.choices ?? []) {
+        const loose = chunk as unknown as LooseChunk;
+        // OpenAI and vLLM send usage in a last chunk with no choices; llama.cpp and Ollama on the finishing chunk.
+        if (loose.usage) reply.setUsage(loose.usage);
+        for (const choice of loose.choices ?? []) {
           if (choice.index !== undefined && choice.index !== 0) continue;
-          const delta = (choice.delta ?? {}) as LooseDelta;
-          for (const piece of [delta.content, delta.refusal]) {
-            if (typeof piece !== 'string' || piece === '') continue;
-            progress.received = true;
-            content += piece;
-            try {
-              onDelta(piece);
-            } catch (error) {
-              throw new DeltaCallbackFailed(error);
-            }
-          }
-          for (const fragment of delta.tool_calls ?? []) {
-            progress.received = true;
-            toolCalls.add(fragment);
-          }
-          if (choice.finish_reason) finishReason = choice.finish_reason;
+          const delta = choice.delta ?? {};
+          reply.addReasoning(reasoningOf(delta));
+          reply.addText(delta.content);
+          reply.addText(delta.refusal);
+          for (const fragment of delta.tool_calls ?? []) reply.addToolCallFragment(fragment);
+          if (choice.finish_reason) reply.finishReason = choice.finish_reason;
         }
       }
     } catch (error) {
@@ -270,9 +392,30 @@ class OpenAIChatModel implements ChatModel {
     // The SDK ends iteration quietly on abort, so an abort must be noticed here.
     if (signal.aborted) throw cancelledError();
     if (stalled) throw new StreamStalled(this.timeoutMs);
-    const calls = toolCalls.result();
-    if (finishReason === null && content === '' && calls.length === 0) throw new StreamEndedEmpty();
-    return { content, toolCalls: calls, finishReason };
+    return reply.finish();
+  }
+
+  /** One request without streaming, for endpoints that cannot stream together with tools. */
+  private async fetchWhole(
+    client: OpenAI,
+    body: ChatCompletionCreateParamsNonStreaming,
+    signal: AbortSignal,
+    reply: ReplyBuilder,
+  ): Promise<ChatResponse> {
+    const completion = (await client.chat.completions.create(body, { signal })) as unknown as LooseCompletion | string;
+    if (signal.aborted) throw cancelledError();
+    const choices = typeof completion === 'object' && completion !== null ? (completion.choices ?? []) : [];
+    const choice = choices.find((candidate) => candidate.index === undefined || candidate.index === 0);
+    if (typeof completion !== 'object' || completion === null || !choice) throw new StreamEndedEmpty();
+    if (completion.usage) reply.setUsage(completion.usage);
+    const message = choice.message ?? {};
+    reply.addReasoning(reasoningOf(message));
+    reply.addText(message.content);
+    reply.addText(message.refusal);
+    // A whole reply lists each call complete; its position is its index.
+    (message.tool_calls ?? []).forEach((call, index) => reply.addToolCallFragment({ ...call, index }));
+    reply.finishReason = choice.finish_reason ?? null;
+    return reply.finish();
   }
 
   private async withRetries<T>(
@@ -287,7 +430,7 @@ class OpenAIChatModel implements ChatModel {
       } catch (error) {
         if (error instanceof DeltaCallbackFailed) throw error.original;
         if (signal?.aborted) throw cancelledError();
-        if (error instanceof ModelError) throw error;
+        if (error instanceof ModelError || error instanceof ParameterRejected) throw error;
         const failure = classify(error, context);
         if (!failure) throw error;
         const wait = failure.retryable && !progress.received && retries < this.maxRetries ? this.backoff(failure, retries) : undefined;
@@ -308,19 +451,121 @@ class OpenAIChatModel implements ChatModel {
   }
 }
 
+function modelKey(endpoint: Endpoint, model: string): string {
+  return `${endpoint.id}\n${model}`;
+}
+
+// ---------------------------------------------------------------------------
+// Endpoint
+
+/**
+ * Reads the settings into an Endpoint. Azure OpenAI is recognised by its host,
+ * an `api-version` in the base URL, or `apiVersion` in the settings.
+ */
+export function resolveEndpoint(settings: ModelSettings): Endpoint {
+  const raw = settings.baseUrl?.trim() || DEFAULT_BASE_URL;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ModelError(
+      'not_configured',
+      `The model base URL '${raw.replace(/\/+$/, '')}' is not an http(s) URL. Set it to the endpoint's OpenAI-compatible API, e.g. http://localhost:11434/v1 (OPENAI_BASE_URL for the server).`,
+    );
+  }
+  const query: Record<string, string> = {};
+  for (const [name, value] of url.searchParams) query[name] = value;
+  const versionInUrl = query['api-version']?.trim() || undefined;
+  delete query['api-version'];
+  // The user's own spelling is kept (not URL-normalised), minus query and fragment. People paste
+  // the full request URL the Azure portal or a server's docs show, so a trailing /chat/completions goes too.
+  let baseUrl = raw.split(/[?#]/)[0].replace(/\/+$/, '').replace(/\/chat\/completions$/i, '');
+  const path = url.pathname.replace(/\/+$/, '').replace(/\/chat\/completions$/i, '');
+  const azureHost = AZURE_HOST.test(url.hostname);
+  // Azure's newer /openai/v1 API is plain OpenAI (Bearer key, no deployments); only the classic one needs the dialect.
+  const v1Api = /\/openai\/v1$/i.test(path);
+  const apiVersion =
+    settings.apiVersion?.trim() || versionInUrl || (azureHost && !v1Api ? DEFAULT_AZURE_API_VERSION : undefined);
+
+  let azure: Endpoint['azure'];
+  if (apiVersion && v1Api) {
+    query['api-version'] = apiVersion;
+  } else if (apiVersion) {
+    // A bare resource URL gets the /openai prefix every Azure data-plane path has.
+    if (azureHost && path === '') baseUrl = `${baseUrl}/openai`;
+    const deployment = /\/deployments\/([^/]+)/i.exec(path)?.[1];
+    azure = { apiVersion, ...(deployment ? { deployment: safeDecode(deployment) } : {}) };
+  }
+  return {
+    baseUrl,
+    id: JSON.stringify([baseUrl, azure?.apiVersion ?? null, query]),
+    apiKey: settings.apiKey?.trim() || undefined,
+    model: settings.model?.trim() || undefined,
+    query,
+    ...(azure ? { azure } : {}),
+  };
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Ids from a /models answer: OpenAI's `{data: [{id}]}`, or the `models` list or bare array some servers send. */
+function modelIdsFrom(body: unknown): string[] | undefined {
+  const list = Array.isArray(body)
+    ? body
+    : typeof body === 'object' && body !== null
+      ? ((body as { data?: unknown }).data ?? (body as { models?: unknown }).models)
+      : undefined;
+  if (!Array.isArray(list)) return undefined;
+  const ids: string[] = [];
+  for (const item of list) {
+    const id =
+      typeof item === 'string'
+        ? item
+        : typeof item === 'object' && item !== null
+          ? [(item as { id?: unknown }).id, (item as { name?: unknown }).name, (item as { model?: unknown }).model].find(
+              (value): value is string => typeof value === 'string',
+            )
+          : undefined;
+    if (id) ids.push(id);
+  }
+  return ids;
+}
+
 // ---------------------------------------------------------------------------
 // Request mapping
 
-function requestBody(request: ChatRequest, model: string): ChatCompletionCreateParamsStreaming {
+function baseBody(request: ChatRequest, model: string, plan: RequestPlan) {
   return {
     model,
     messages: request.messages.map(toOpenAIMessage),
-    stream: true,
     // Some servers reject an empty tools array, so none is sent.
     ...(request.tools?.length ? { tools: request.tools.map(toOpenAITool) } : {}),
     ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    ...(request.maxTokens !== undefined ? { max_tokens: request.maxTokens } : {}),
+    ...(request.maxTokens !== undefined ? { [plan.tokenLimitParam]: request.maxTokens } : {}),
   };
+}
+
+function streamingBody(request: ChatRequest, model: string, plan: RequestPlan): ChatCompletionCreateParamsStreaming {
+  return {
+    ...baseBody(request, model, plan),
+    stream: true,
+    // Without it OpenAI (and most servers that follow it) report no usage for a streamed reply.
+    ...(plan.streamOptions ? { stream_options: { include_usage: true } } : {}),
+  };
+}
+
+function wholeBody(request: ChatRequest, model: string, plan: RequestPlan): ChatCompletionCreateParamsNonStreaming {
+  // `stream_options` is refused without streaming, so it is not sent here.
+  return { ...baseBody(request, model, plan), stream: false };
 }
 
 export function toOpenAIMessage(message: ChatMessage): ChatCompletionMessageParam {
@@ -354,13 +599,44 @@ function toOpenAITool(tool: ToolSpec): ChatCompletionTool {
   };
 }
 
+/**
+ * Which refusal, if any, a failed attempt met. Only a 400/422 that names a
+ * parameter we actually sent counts, so an unrelated bad request is reported
+ * as it is rather than retried.
+ */
+function adaptationFor(error: unknown, request: ChatRequest, plan: RequestPlan): Adaptation | undefined {
+  if (!(error instanceof APIError) || (error.status !== 400 && error.status !== 422)) return undefined;
+  const body = error.error as { message?: unknown; param?: unknown } | undefined;
+  const text = [error.message, body?.message, body?.param, error.param, error.code]
+    .filter((part) => typeof part === 'string')
+    .join(' ')
+    .toLowerCase();
+  // Words of a refused parameter, not of a bad value: vLLM's "'max_tokens' is too large" is a context problem.
+  const refused = /unsupported|not supported|unrecognized|unknown (?:parameter|field|argument)|not permitted|extra (?:inputs|fields)/.test(text);
+  if (plan.streamOptions && text.includes('stream_options')) return 'drop_stream_options';
+  if (request.maxTokens !== undefined) {
+    const namesOld = /\bmax_tokens\b/.test(text);
+    const namesNew = text.includes('max_completion_tokens');
+    if (plan.tokenLimitParam === 'max_tokens' && namesOld && (namesNew || refused)) return 'use_max_completion_tokens';
+    if (plan.tokenLimitParam === 'max_completion_tokens' && namesNew && (namesOld || refused)) return 'use_max_tokens';
+  }
+  if (plan.stream && request.tools?.length && /stream/.test(text) && /tool/.test(text) && /not|cannot|can't|unsupported/.test(text)) {
+    return 'no_streaming_with_tools';
+  }
+  return undefined;
+}
+
 // ---------------------------------------------------------------------------
 // Stream assembly
 
-/** A delta as servers actually send it: index, id or arguments' type are not always what the spec says. */
+/** A delta or message as servers actually send it: index, id or arguments' type are not always what the spec says. */
 interface LooseDelta {
   content?: string | null;
   refusal?: string | null;
+  /** DeepSeek, vLLM, llama.cpp, LM Studio (older). */
+  reasoning_content?: string | null;
+  /** Ollama, LM Studio (newer), vLLM (newer), OpenRouter. */
+  reasoning?: unknown;
   tool_calls?: LooseToolCallFragment[];
 }
 
@@ -370,10 +646,217 @@ interface LooseToolCallFragment {
   function?: { name?: string | null; arguments?: unknown } | null;
 }
 
+interface LooseUsage {
+  prompt_tokens?: unknown;
+  completion_tokens?: unknown;
+}
+
+interface LooseChunk {
+  choices?: Array<{ index?: number; delta?: LooseDelta | null; finish_reason?: string | null }> | null;
+  usage?: LooseUsage | null;
+}
+
+interface LooseCompletion {
+  choices?: Array<{ index?: number; message?: LooseDelta | null; finish_reason?: string | null }> | null;
+  usage?: LooseUsage | null;
+}
+
+function reasoningOf(delta: LooseDelta): string | null | undefined {
+  // Some servers fill both fields with the same text during a rename; one of them is the reasoning.
+  if (typeof delta.reasoning_content === 'string' && delta.reasoning_content !== '') return delta.reasoning_content;
+  return typeof delta.reasoning === 'string' ? delta.reasoning : undefined;
+}
+
+/** Gathers one reply: visible text, reasoning, tool calls, finish reason and usage. */
+class ReplyBuilder {
+  finishReason: string | null = null;
+  private content = '';
+  private usage: TokenUsage | undefined;
+  private reasoningStarted = false;
+  private readonly think = new ThinkTagSplitter();
+  private readonly toolCalls = new ToolCallAssembler();
+
+  constructor(
+    private readonly onDelta: (text: string) => void,
+    private readonly observer: StreamObserver,
+    private readonly progress: AttemptProgress,
+  ) {}
+
+  addText(piece: string | null | undefined): void {
+    if (typeof piece !== 'string' || piece === '') return;
+    this.progress.received = true;
+    this.route(this.think.push(piece));
+  }
+
+  addReasoning(piece: string | null | undefined): void {
+    if (typeof piece !== 'string' || piece === '') return;
+    this.progress.received = true;
+    this.reason(piece);
+  }
+
+  addToolCallFragment(fragment: LooseToolCallFragment): void {
+    this.progress.received = true;
+    this.toolCalls.add(fragment);
+  }
+
+  setUsage(raw: LooseUsage): void {
+    const prompt = raw.prompt_tokens;
+    const completion = raw.completion_tokens;
+    if (typeof prompt !== 'number' && typeof completion !== 'number') return;
+    const count = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? Math.max(0, value) : 0);
+    this.usage = { promptTokens: count(prompt), completionTokens: count(completion) };
+  }
+
+  finish(): ChatResponse {
+    this.route(this.think.flush());
+    const calls = this.toolCalls.result();
+    if (this.finishReason === null && this.content === '' && calls.length === 0 && !this.reasoningStarted) {
+      throw new StreamEndedEmpty();
+    }
+    return {
+      content: this.content,
+      toolCalls: calls,
+      finishReason: this.finishReason,
+      ...(this.usage ? { usage: this.usage } : {}),
+    };
+  }
+
+  private route(segments: ThinkSegment[]): void {
+    for (const segment of segments) {
+      if (segment.reasoning) {
+        this.reason(segment.text);
+        continue;
+      }
+      // LM Studio and vLLM move the reasoning out but leave the blank lines that followed it at the start of the content.
+      const text = this.content === '' && this.reasoningStarted ? segment.text.trimStart() : segment.text;
+      if (text === '') continue;
+      this.content += text;
+      try {
+        this.onDelta(text);
+      } catch (error) {
+        throw new DeltaCallbackFailed(error);
+      }
+    }
+  }
+
+  private reason(piece: string): void {
+    // Reasoning often opens with blank lines (and an empty <think></think> is all blank): they would show as an empty block.
+    const text = this.reasoningStarted ? piece : piece.trimStart();
+    if (text === '') return;
+    this.reasoningStarted = true;
+    try {
+      this.observer.onReasoning?.(text);
+    } catch (error) {
+      throw new DeltaCallbackFailed(error);
+    }
+  }
+}
+
+export interface ThinkSegment {
+  reasoning: boolean;
+  text: string;
+}
+
+const THINK_OPEN = '<think>';
+const THINK_CLOSE = '</think>';
+
+/**
+ * Splits a leading `<think>…</think>` block off streamed content. Reasoning
+ * models served without a reasoning parser (Ollama before `think`, llama.cpp
+ * with `--reasoning-format none`, LM Studio, vLLM without `--reasoning-parser`)
+ * put their reasoning in the content this way, and the tags may be cut
+ * anywhere between deltas. Only a block at the start counts: a `<think>` later
+ * in an answer is text the model means to show.
+ */
+export class ThinkTagSplitter {
+  private state: 'start' | 'thinking' | 'afterThinking' | 'answer' = 'start';
+  private held = '';
+
+  push(piece: string): ThinkSegment[] {
+    const out: ThinkSegment[] = [];
+    let rest = piece;
+    while (rest !== '') {
+      switch (this.state) {
+        case 'start': {
+          const text = this.held + rest;
+          rest = '';
+          const trimmed = text.trimStart();
+          if (trimmed.startsWith(THINK_OPEN)) {
+            this.held = '';
+            this.state = 'thinking';
+            rest = trimmed.slice(THINK_OPEN.length);
+          } else if (trimmed === '' || THINK_OPEN.startsWith(trimmed)) {
+            // Could still become `<think>`: wait for more.
+            this.held = text;
+          } else {
+            this.held = '';
+            this.state = 'answer';
+            out.push({ reasoning: false, text });
+          }
+          break;
+        }
+        case 'thinking': {
+          const text = this.held + rest;
+          rest = '';
+          const end = text.indexOf(THINK_CLOSE);
+          if (end >= 0) {
+            if (end > 0) out.push({ reasoning: true, text: text.slice(0, end) });
+            this.held = '';
+            this.state = 'afterThinking';
+            rest = text.slice(end + THINK_CLOSE.length);
+          } else {
+            // Hold back what may be the start of `</think>`.
+            const keep = partialSuffix(text, THINK_CLOSE);
+            this.held = text.slice(text.length - keep);
+            if (text.length > keep) out.push({ reasoning: true, text: text.slice(0, text.length - keep) });
+          }
+          break;
+        }
+        case 'afterThinking': {
+          // The blank lines between `</think>` and the answer are not part of it.
+          const trimmed = rest.trimStart();
+          rest = '';
+          if (trimmed !== '') {
+            this.state = 'answer';
+            out.push({ reasoning: false, text: trimmed });
+          }
+          break;
+        }
+        case 'answer':
+          out.push({ reasoning: false, text: rest });
+          rest = '';
+          break;
+      }
+    }
+    return out;
+  }
+
+  /** What is still held when the reply ends: unfinished tags are what they look like. */
+  flush(): ThinkSegment[] {
+    const held = this.held;
+    this.held = '';
+    if (held === '') return [];
+    if (this.state === 'start') {
+      this.state = 'answer';
+      return [{ reasoning: false, text: held }];
+    }
+    return this.state === 'thinking' ? [{ reasoning: true, text: held }] : [];
+  }
+}
+
+/** Length of the longest end of `text` that begins `tag` (a tag cut off by the end of a delta). */
+function partialSuffix(text: string, tag: string): number {
+  for (let length = Math.min(tag.length - 1, text.length); length > 0; length--) {
+    if (text.endsWith(tag.slice(0, length))) return length;
+  }
+  return 0;
+}
+
 /**
  * Rebuilds tool calls from streamed fragments: id and name come first, the
  * arguments in pieces. Fragments are matched by `index`; without one, a
- * fragment continues the last call unless it brings a new id.
+ * fragment continues the last call unless it brings a new id, or a name
+ * after the last call's arguments are already complete JSON.
  */
 export class ToolCallAssembler {
   private readonly calls: Array<{ id: string; name: string; arguments: string }> = [];
@@ -389,6 +872,7 @@ export class ToolCallAssembler {
     if (name && !call.name) call.name = name;
     const args = fragment.function?.arguments;
     if (typeof args === 'string') call.arguments += args;
+    // Ollama-backed gateways pass Ollama's native shape through: arguments as an object.
     else if (args !== undefined && args !== null) call.arguments += JSON.stringify(args);
     this.lastPosition = position;
   }
@@ -415,8 +899,27 @@ export class ToolCallAssembler {
       this.positionByIndex.set(fragment.index, position);
       return position;
     }
-    if (this.lastPosition !== undefined && !bringsOtherId(this.lastPosition)) return this.lastPosition;
+    if (this.lastPosition !== undefined && !bringsOtherId(this.lastPosition) && !this.startsAnother(fragment, this.lastPosition)) {
+      return this.lastPosition;
+    }
     return this.openCall();
+  }
+
+  /**
+   * Without index or id, a fragment naming a function after the last call's
+   * arguments form a complete JSON value is the next call: no proper prefix of
+   * a JSON object parses, so a server repeating the name mid-arguments is not
+   * mistaken for one.
+   */
+  private startsAnother(fragment: LooseToolCallFragment, position: number): boolean {
+    const last = this.calls[position];
+    if (!fragment.function?.name || fragment.id || !last.name || last.arguments.trim() === '') return false;
+    try {
+      JSON.parse(last.arguments);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private openCall(): number {
@@ -464,7 +967,8 @@ function classify(error: unknown, context: FailureContext): Failure | undefined 
   if (error instanceof APIError) {
     // An error event inside an otherwise good stream.
     const detail = serverDetail(error, context.endpoint.apiKey);
-    if (error.code === 'model_not_found') return unknownModel(where, model, undefined);
+    if (error.code === 'model_not_found') return unknownModel(context, where, model, undefined);
+    if (isContextOverflow(error, detail)) return contextOverflow(model, undefined, detail);
     return {
       kind: 'server',
       retryable: true,
@@ -493,16 +997,28 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
         : `The model endpoint at ${where} refused this API key access (403)${withDetail}. Check the key's permissions. ${SET_KEY_REMEDY}`;
     return { kind: 'auth', status, retryable: false, describe: () => message };
   }
-  if (error.code === 'model_not_found' || (status === 404 && context.operation === 'chat')) {
-    return unknownModel(where, model, status);
-  }
-  if (status === 404) {
+  // Ollama: 400 "registry.ollama.ai/library/gemma2:9b does not support tools"; llama.cpp without --jinja:
+  // "tools param requires --jinja flag"; vLLM without --enable-auto-tool-choice.
+  if (context.withTools && status < 500 && NO_TOOLS.test(detail)) {
     return {
-      kind: 'not_configured',
+      kind: 'no_tools',
       status,
       retryable: false,
       describe: () =>
-        `The endpoint at ${where} has no model list (404 on /models). Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself: ${SET_MODEL_REMEDY}`,
+        `Model '${model}' cannot read the repository: the endpoint at ${where} says it does not support tools (${status}${withDetail}). ${TOOL_CAPABLE_REMEDY}`,
+    };
+  }
+  if (error.code === 'model_not_found' || (status === 404 && context.operation === 'chat')) {
+    return unknownModel(context, where, model, status);
+  }
+  // Endpoints without a model list (llama.cpp builds before /v1/models, gateways, some proxies) answer 404, 405 or 501.
+  if (context.operation === 'models' && (status === 404 || status === 405 || status === 501)) {
+    return {
+      kind: 'cannot_list',
+      status,
+      retryable: false,
+      describe: () =>
+        `The endpoint at ${where} has no model list (${status} on /models). Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself: ${SET_MODEL_REMEDY}`,
     };
   }
   if (status === 429) {
@@ -538,15 +1054,7 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
         `The model endpoint at ${where} failed with a server error (${status})${withDetail}${gaveUp(retries)}. Try again shortly; if it keeps failing, check the server.`,
     };
   }
-  if (error.code === 'context_length_exceeded') {
-    return {
-      kind: 'bad_request',
-      status,
-      retryable: false,
-      describe: () =>
-        `The discussion no longer fits the context of model '${model}' (${status})${withDetail}. Start a new discussion, or pick a model with a larger context.`,
-    };
-  }
+  if (isContextOverflow(error, detail)) return contextOverflow(model, status, detail);
   return {
     kind: 'bad_request',
     status,
@@ -556,14 +1064,41 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
   };
 }
 
-function unknownModel(where: string, model: string, status: number | undefined): Failure {
+/** Words servers use to refuse tool definitions for a model. */
+const NO_TOOLS =
+  /does not support tools|tools? (?:are|is) not supported|not support(?:ed)? (?:for )?(?:tool|function)[ _-]?call|tool use is not supported|requires --jinja|enable-auto-tool-choice/i;
+
+/** OpenAI's code; vLLM "maximum context length is … tokens"; llama.cpp "exceeds the available context size"; LM Studio "context length". */
+function isContextOverflow(error: APIError, detail: string): boolean {
+  if (error.code === 'context_length_exceeded') return true;
+  const type = (error.error as { type?: unknown } | undefined)?.type;
+  if (type === 'exceed_context_size_error') return true;
+  return /maximum context length|context (?:length|size|window) (?:exceeded|is exceeded)|exceeds? the (?:available )?context|context overflow/i.test(detail);
+}
+
+function contextOverflow(model: string, status: number | undefined, detail: string): Failure {
   const code = status === undefined ? '' : ` (${status})`;
+  return {
+    kind: 'bad_request',
+    status,
+    retryable: false,
+    describe: () =>
+      `The discussion no longer fits the context of model '${model}'${code}${detail ? `: ${detail}` : ''}. Start a new discussion, or pick a model with a larger context; for a local server, start it with a larger context size.`,
+  };
+}
+
+function unknownModel(context: FailureContext, where: string, model: string, status: number | undefined): Failure {
+  const code = status === undefined ? '' : ` (${status})`;
+  const deployment = context.endpoint.azure?.deployment;
   return {
     kind: 'unknown_model',
     status,
     retryable: false,
     describe: () =>
-      `The model endpoint at ${where} does not offer the model '${model}'${code}. ${SELECT_MODEL_REMEDY} If the name is right, check the base URL (OpenAI-compatible APIs usually end in /v1).`,
+      deployment
+        ? // The deployment in an Azure base URL is the model; the request's model name is ignored there.
+          `The Azure OpenAI endpoint at ${where} has no deployment '${deployment}'${code}. Check the deployment name in the base URL, or its api-version.`
+        : `The model endpoint at ${where} does not offer the model '${model}'${code}. ${SELECT_MODEL_REMEDY} If the name is right, check the base URL (OpenAI-compatible APIs usually end in /v1).`,
   };
 }
 

@@ -59,7 +59,11 @@ export interface StreamObserver {
 export interface ChatModel {
   /** Streams one completion, calling `onDelta` with each piece of visible text. */
   complete(request: ChatRequest, onDelta: (text: string) => void, observer?: StreamObserver): Promise<ChatResponse>;
-  /** Model ids the endpoint offers. */
+  /**
+   * Model ids the endpoint offers. Throws a ModelError of kind `cannot_list`
+   * when the endpoint has no model list (the id is then free text); other
+   * kinds (auth, network…) are real failures.
+   */
   listModels(signal?: AbortSignal): Promise<string[]>;
 }
 
@@ -71,7 +75,15 @@ export type ModelErrorKind =
   | 'network'
   | 'bad_request'
   | 'not_configured'
-  | 'cancelled';
+  | 'cancelled'
+  /** The model refused the tool definitions: it cannot read the repository. */
+  | 'no_tools'
+  /**
+   * `listModels` only: the endpoint has no usable model list (404/405/501, or
+   * not a JSON list, or an Azure deployment URL without one). Any model id may
+   * still work, so callers should accept one typed in by hand.
+   */
+  | 'cannot_list';
 
 /**
  * A model failure a person can act on: `message` says what happened and what
@@ -93,4 +105,11 @@ export interface ModelSettings {
   baseUrl?: string;
   apiKey?: string;
   model?: string;
+  /**
+   * Azure OpenAI `api-version` query parameter. Setting it (or putting
+   * `?api-version=…` in the base URL, or using a `*.openai.azure.com` /
+   * `*.cognitiveservices.azure.com` host) switches to Azure's conventions:
+   * the key goes in an `api-key` header and every request carries the version.
+   */
+  apiVersion?: string;
 }

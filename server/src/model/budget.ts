@@ -1,0 +1,358 @@
+/**
+ * Keeps a model request within the model's context window. Pure: the caller
+ * passes the whole history and gets back what to send; the history itself is
+ * never changed (the saved discussion keeps everything).
+ *
+ * Order of sacrifice, oldest first: tool results are replaced by a stub that
+ * says how to get them again, then whole turns are dropped. The system prompt,
+ * the latest user message and everything after it (the current turn's tool
+ * exchange) are never touched.
+ */
+import type { ChatMessage, ToolCall, ToolSpec } from './types';
+
+export interface BudgetOptions {
+  /** The model's context window, in tokens (see `contextWindowFor`). */
+  contextTokens: number;
+  /** Tokens kept free for the reply (see `reserveForReplyFor`). */
+  reserveForReply: number;
+  /** Tokens in `text`; default: the o200k tokenizer (see `countTextTokens`). */
+  countTokens?: (text: string) => number;
+  /** Index of the latest user message: it and everything after it are never elided. */
+  protectFrom: number;
+  /** Tokens the request spends outside the messages, e.g. tool definitions (see `countToolTokens`). */
+  extraTokens?: number;
+}
+
+export interface BudgetResult {
+  /** What to send: the same message objects, except stubs for elided tool results. */
+  messages: ChatMessage[];
+  /** Tool results replaced by a stub. */
+  elidedToolResults: number;
+  /** Whole turns left out (a user message and what followed it up to the next one). */
+  droppedTurns: number;
+  /** Estimate for the request's prompt, messages and `extraTokens` included. */
+  estimatedTokens: number;
+  /**
+   * False when even the protected part (system prompt, latest user message and
+   * the current turn) does not fit: `messages` is then as small as allowed, and
+   * the endpoint may still refuse it.
+   */
+  fits: boolean;
+}
+
+/** Role markers and separators around each message in the chat template (OpenAI counts 3–4). */
+const MESSAGE_OVERHEAD = 4;
+/** A tool call's id, type and function wrapper. */
+const TOOL_CALL_OVERHEAD = 12;
+/** A tool result's `tool_call_id`. */
+const TOOL_RESULT_OVERHEAD = 10;
+/** The template's priming of the assistant's reply. */
+const REPLY_PRIMING = 3;
+/** A tool call's arguments shown in a stub are cut to this many characters. */
+const STUB_ARGUMENTS_LIMIT = 160;
+
+/**
+ * Fits `messages` into `contextTokens - reserveForReply - extraTokens`.
+ * Linear in the number of messages; each message object is counted once per
+ * `countTokens` function and the count is remembered for later calls.
+ */
+export function fitToBudget(messages: ChatMessage[], options: BudgetOptions): BudgetResult {
+  const tokensOf = messageCounter(options.countTokens ?? countTextTokens);
+  // Everything the prompt holds (messages and extraTokens) must leave the reply its room.
+  const available = Math.max(0, Math.floor(options.contextTokens - options.reserveForReply));
+  const protectFrom = Math.max(0, Math.min(messages.length, Math.floor(options.protectFrom)));
+  // The system prompt stays; so does anything before protectFrom when protectFrom is 0 or 1.
+  const first = Math.min(messages[0]?.role === 'system' ? 1 : 0, protectFrom);
+
+  const working = messages.slice();
+  let total = REPLY_PRIMING + (options.extraTokens ?? 0);
+  for (const message of working) total += tokensOf(message);
+
+  // 1. Stub the oldest tool results. A result is worth the least once read and answered,
+  //    and a stub keeps the exchange (and its call/result pairing) readable.
+  let elided = 0;
+  if (total > available) {
+    const callsById = new Map<string, ToolCall>();
+    for (let i = first; i < protectFrom; i++) {
+      const message = working[i];
+      if (message.role === 'assistant') for (const call of message.toolCalls ?? []) callsById.set(call.id, call);
+    }
+    for (let i = first; i < protectFrom && total > available; i++) {
+      const message = working[i];
+      if (message.role !== 'tool') continue;
+      const stub = stubFor(message, callsById.get(message.toolCallId));
+      const saved = tokensOf(message) - tokensOf(stub);
+      if (saved <= 0) continue;
+      working[i] = stub;
+      total -= saved;
+      elided++;
+    }
+  }
+
+  // 2. Drop the oldest whole turns. A turn runs from a user message to the next one, so an
+  //    assistant's tool calls and their results always go together.
+  const dropped = new Uint8Array(working.length);
+  let droppedTurns = 0;
+  for (let start = first; start < protectFrom && total > available; ) {
+    let end = start + 1;
+    while (end < protectFrom && working[end].role !== 'user') end++;
+    for (let i = start; i < end; i++) {
+      dropped[i] = 1;
+      total -= tokensOf(working[i]);
+    }
+    droppedTurns++;
+    start = end;
+  }
+
+  let kept = droppedTurns > 0 ? working.filter((_, i) => !dropped[i]) : working;
+  const keptProtectFrom = protectFrom - countDropped(dropped, protectFrom);
+  const repaired = repairPairs(kept, first, keptProtectFrom, tokensOf);
+  if (repaired) {
+    kept = repaired.messages;
+    total += repaired.tokenChange;
+  }
+  return { messages: kept, elidedToolResults: elided, droppedTurns, estimatedTokens: total, fits: total <= available };
+}
+
+function countDropped(dropped: Uint8Array, before: number): number {
+  let count = 0;
+  for (let i = 0; i < before; i++) count += dropped[i];
+  return count;
+}
+
+/**
+ * Makes every tool call in [from, to) have its result and every result its
+ * call, as OpenAI-compatible endpoints refuse orphans with a 400. A history
+ * cut by a cancel or an old bug can hold them even before any trimming.
+ * Returns undefined when nothing needed repair (the usual case).
+ */
+function repairPairs(
+  messages: ChatMessage[],
+  from: number,
+  to: number,
+  tokensOf: (message: ChatMessage) => number,
+): { messages: ChatMessage[]; tokenChange: number } | undefined {
+  const calls = new Set<string>();
+  const results = new Set<string>();
+  for (let i = from; i < to; i++) {
+    const message = messages[i];
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) calls.add(call.id);
+    if (message.role === 'tool') results.add(message.toolCallId);
+  }
+  let broken = false;
+  for (const id of calls) if (!results.has(id)) broken = true;
+  for (const id of results) if (!calls.has(id)) broken = true;
+  if (!broken) return undefined;
+
+  let tokenChange = 0;
+  const out: ChatMessage[] = messages.slice(0, from);
+  for (let i = from; i < to; i++) {
+    const message = messages[i];
+    if (message.role === 'tool' && !calls.has(message.toolCallId)) {
+      tokenChange -= tokensOf(message);
+      continue;
+    }
+    if (message.role === 'assistant' && message.toolCalls?.some((call) => !results.has(call.id))) {
+      tokenChange -= tokensOf(message);
+      const answered = message.toolCalls.filter((call) => results.has(call.id));
+      if (answered.length === 0 && message.content === '') continue;
+      const fixed: ChatMessage = {
+        role: 'assistant',
+        content: message.content,
+        ...(answered.length > 0 ? { toolCalls: answered } : {}),
+      };
+      tokenChange += tokensOf(fixed);
+      out.push(fixed);
+      continue;
+    }
+    out.push(message);
+  }
+  for (let i = to; i < messages.length; i++) out.push(messages[i]);
+  return { messages: out, tokenChange };
+}
+
+/** One stub per original message object, so repeated budgeting reuses (and never recounts) it. */
+const stubs = new WeakMap<ChatMessage, ChatMessage>();
+
+function stubFor(message: Extract<ChatMessage, { role: 'tool' }>, call: ToolCall | undefined): ChatMessage {
+  const known = stubs.get(message);
+  if (known) return known;
+  const what = call ? `the result of ${call.name} ${shortArguments(call.arguments)}`.trimEnd() : 'the result of an earlier tool call';
+  const stub: ChatMessage = {
+    role: 'tool',
+    toolCallId: message.toolCallId,
+    content: `[elided to fit the context window: ${what} — call the tool again if you need it]`,
+  };
+  stubs.set(message, stub);
+  return stub;
+}
+
+function shortArguments(args: string): string {
+  const flat = args.replace(/\s+/g, ' ').trim();
+  return flat.length > STUB_ARGUMENTS_LIMIT ? `${flat.slice(0, STUB_ARGUMENTS_LIMIT - 1)}…` : flat;
+}
+
+// ---------------------------------------------------------------------------
+// Counting
+
+/** Per counting function, per message object: a history is counted once, however often it is budgeted. */
+const countCaches = new WeakMap<(text: string) => number, WeakMap<ChatMessage, number>>();
+
+function messageCounter(countTokens: (text: string) => number): (message: ChatMessage) => number {
+  let cache = countCaches.get(countTokens);
+  if (!cache) {
+    cache = new WeakMap();
+    countCaches.set(countTokens, cache);
+  }
+  const counts = cache;
+  return (message) => {
+    let count = counts.get(message);
+    if (count === undefined) {
+      count = countMessage(message, countTokens);
+      counts.set(message, count);
+    }
+    return count;
+  };
+}
+
+/** One `countTokens` call per message: its text and its tool calls' names and arguments together. */
+function countMessage(message: ChatMessage, countTokens: (text: string) => number): number {
+  switch (message.role) {
+    case 'system':
+    case 'user':
+      return MESSAGE_OVERHEAD + countTokens(message.content);
+    case 'tool':
+      return MESSAGE_OVERHEAD + TOOL_RESULT_OVERHEAD + countTokens(message.content);
+    case 'assistant': {
+      const calls = message.toolCalls ?? [];
+      const text = [message.content, ...calls.map((call) => `${call.name}\n${call.arguments}`)].join('\n');
+      return MESSAGE_OVERHEAD + calls.length * TOOL_CALL_OVERHEAD + countTokens(text);
+    }
+  }
+}
+
+type O200k = typeof import('gpt-tokenizer/encoding/o200k_base');
+let o200k: O200k | undefined;
+/** No special-token check: repository text may well contain `<|endoftext|>`, and it is counted as text. */
+const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
+/**
+ * BPE cost grows with the square of a run without pre-token breaks (a long
+ * line of spaces or base64): counting in slices keeps it linear, at the price
+ * of at most a token or two per slice.
+ */
+const SLICE_CHARS = 2048;
+
+/**
+ * Tokens in `text` by OpenAI's o200k encoding. Other families' tokenizers
+ * (Llama 3, Qwen, Mistral, Gemma) land within about 10–20 % of it on prose
+ * and code; the reply reserve absorbs the difference.
+ */
+export function countTextTokens(text: string): number {
+  if (text === '') return 0;
+  // Loaded on first use: the ranks take a noticeable moment to load and many sessions never need them.
+  o200k ??= require('gpt-tokenizer/encoding/o200k_base') as O200k;
+  let count = 0;
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(text.length, start + SLICE_CHARS);
+    // Never split a surrogate pair.
+    if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1])) end++;
+    count += o200k.countTokens(text.slice(start, end), AS_PLAIN_TEXT);
+    start = end;
+  }
+  return count;
+}
+
+/** Tokens the tool definitions add to every request (their JSON, a conservative stand-in for the template's rendering). */
+export function countToolTokens(tools: ToolSpec[], countTokens: (text: string) => number = countTextTokens): number {
+  let total = 0;
+  for (const tool of tools) total += TOOL_CALL_OVERHEAD + countTokens(JSON.stringify(tool));
+  return total;
+}
+
+// ---------------------------------------------------------------------------
+// Context windows
+
+/** For a model nobody told us about: small enough for nearly any server's default. */
+export const DEFAULT_CONTEXT_TOKENS = 8_192;
+
+/**
+ * Context windows by model family, first match wins. Ids are matched after
+ * dropping a provider prefix (`openai/`, `Qwen/`) and lower-casing, so
+ * Ollama tags (`qwen2.5-coder:14b`) and hub names (`Qwen/Qwen2.5-7B-Instruct`)
+ * both match. Where input and output share the window, this is the input limit.
+ */
+const CONTEXT_WINDOWS: Array<[RegExp, number]> = [
+  // OpenAI
+  [/^gpt-5.*-chat/, 128_000],
+  [/^gpt-5/, 272_000],
+  [/^gpt-4\.1/, 1_047_576],
+  [/^gpt-4\.5/, 128_000],
+  [/^(gpt-4o|chatgpt-4o)/, 128_000],
+  [/^gpt-4-(turbo|1106|0125)/, 128_000],
+  [/^gpt-4-32k/, 32_768],
+  [/^gpt-4/, 8_192],
+  [/^gpt-3\.5-turbo/, 16_385],
+  [/^gpt-oss/, 131_072],
+  [/^o1-(mini|preview)/, 128_000],
+  [/^o[134](-|$)/, 200_000],
+  // Meta
+  [/^llama-?4/, 131_072],
+  [/^(meta-)?llama-?3\.[123]/, 131_072],
+  [/^(meta-)?llama-?3/, 8_192],
+  [/^(meta-)?llama-?2/, 4_096],
+  [/^codellama/, 16_384],
+  // Qwen
+  [/^qwen3-coder/, 262_144],
+  [/^qwen3.*2507/, 262_144],
+  [/^qwen3/, 32_768],
+  [/^(qwen2\.5|qwen2|qwq)/, 32_768],
+  // Mistral
+  [/^(mistral-large|mistral-medium|mistral-small|mistral-nemo|ministral|devstral|magistral|pixtral)/, 131_072],
+  [/^codestral/, 262_144],
+  [/^(mixtral|mistral)/, 32_768],
+  // Google
+  [/^gemma-?3n/, 32_768],
+  [/^gemma-?3/, 131_072],
+  [/^gemma/, 8_192],
+  [/^gemini/, 1_048_576],
+  // DeepSeek
+  [/^deepseek-coder-v2/, 131_072],
+  [/^deepseek-coder/, 16_384],
+  [/^deepseek-(r1|v3|v2|chat|reasoner)/, 131_072],
+  [/^deepseek/, 65_536],
+  // Microsoft
+  [/^phi-?4-mini/, 131_072],
+  [/^phi-?4/, 16_384],
+  [/^phi-?3\.5/, 131_072],
+  [/^phi-?3/, 4_096],
+  // Others often reached through gateways
+  [/^claude/, 200_000],
+  [/^(granite3|granite-3)/, 131_072],
+  [/^command-r/, 131_072],
+];
+
+/**
+ * The context window to budget for `modelId`: `override` when it is a
+ * positive number (a user setting), else the window of a known family, else
+ * DEFAULT_CONTEXT_TOKENS. A size in the id (`phi-3-mini-128k`, `gpt-4-32k`)
+ * wins over the family's default.
+ *
+ * Local servers often load a model with less than its trained window (Ollama
+ * and LM Studio default to 4,096, llama.cpp to its `-c`); the override is how
+ * a user says so, and without it a long discussion there gets truncated by the
+ * server or refused.
+ */
+export function contextWindowFor(modelId: string, override?: number): number {
+  if (override !== undefined && Number.isFinite(override) && override > 0) return Math.floor(override);
+  const id = modelId.trim().toLowerCase();
+  const name = id.slice(id.lastIndexOf('/') + 1);
+  const sized = /(?:^|[-_:.])(\d{1,4})k(?:$|[-_:.])/.exec(name);
+  if (sized) return Number(sized[1]) * 1024;
+  for (const [pattern, tokens] of CONTEXT_WINDOWS) if (pattern.test(name)) return tokens;
+  return DEFAULT_CONTEXT_TOKENS;
+}
+
+/** Room left for the reply: a quarter of a small window, at most 4,096 tokens. */
+export function reserveForReplyFor(contextTokens: number): number {
+  return Math.max(0, Math.min(4_096, Math.floor(contextTokens * 0.25)));
+}
