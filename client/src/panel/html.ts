@@ -23,7 +23,13 @@ export function renderPanelHtml(options: PanelHtmlOptions): string {
   const { cspSource, nonce } = options;
   // A nonce or source with a quote or `;` would rewrite the policy itself.
   if (!/^[A-Za-z0-9+/_=-]{16,}$/.test(nonce)) throw new Error('The nonce must be at least 16 base64 characters.');
-  if (!cspSource.trim() || /[;'",\r\n]/.test(cspSource)) throw new Error(`Not a usable CSP source: ${cspSource}`);
+  // VS Code's cspSource is a list such as `'self' https://*.vscode-cdn.net`;
+  // each token must be a keyword or a host/scheme source, so nothing can
+  // close the directive and smuggle in another.
+  const tokens = cspSource.trim().split(/\s+/);
+  if (!cspSource.trim() || !tokens.every((t) => /^'(self|none)'$/.test(t) || /^[A-Za-z0-9+.:/*_-]+$/.test(t))) {
+    throw new Error(`Not a usable CSP source: ${cspSource}`);
+  }
 
   const csp = [
     "default-src 'none'",

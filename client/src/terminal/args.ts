@@ -1,0 +1,268 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { EXIT_CODES_HELP } from './exitCodes';
+
+export const COMMANDS = ['ask', 'list', 'promote', 'export'] as const;
+export type Command = 'interactive' | (typeof COMMANDS)[number];
+
+/** Every option any command takes; each command accepts the global ones and its own. */
+export interface Options {
+  'base-url'?: string;
+  model?: string;
+  'api-key'?: string;
+  'storage-dir'?: string;
+  config?: string;
+  'no-color'?: boolean;
+  verbose?: boolean;
+  help?: boolean;
+  version?: boolean;
+  resume?: string;
+  folder?: string;
+  json?: boolean;
+  output?: string;
+  handoff?: boolean;
+}
+
+export type Invocation =
+  | { kind: 'run'; command: Command; options: Options; positionals: string[] }
+  | { kind: 'help'; command: Command }
+  | { kind: 'version' };
+
+/** A wrong command line; `command` says whose help to point at. */
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command: Command,
+  ) {
+    super(message);
+  }
+}
+
+type OptionSpecs = NonNullable<ParseArgsConfig['options']>;
+
+const GLOBAL_OPTIONS: OptionSpecs = {
+  'base-url': { type: 'string' },
+  model: { type: 'string' },
+  'api-key': { type: 'string' },
+  'storage-dir': { type: 'string' },
+  config: { type: 'string' },
+  'no-color': { type: 'boolean' },
+  verbose: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+};
+
+const COMMAND_OPTIONS: Record<Command, OptionSpecs> = {
+  interactive: { resume: { type: 'string' } },
+  ask: { folder: { type: 'string' }, resume: { type: 'string' }, json: { type: 'boolean' } },
+  list: { folder: { type: 'string' }, json: { type: 'boolean' } },
+  promote: { json: { type: 'boolean' }, output: { type: 'string', short: 'o' }, handoff: { type: 'boolean' } },
+  export: { json: { type: 'boolean' }, output: { type: 'string', short: 'o' } },
+};
+
+/** How many positionals each command takes. */
+const POSITIONALS: Record<Command, { min: number; max: number; what: string }> = {
+  interactive: { min: 0, max: 1, what: 'at most one folder' },
+  ask: { min: 0, max: Infinity, what: 'the question' },
+  list: { min: 0, max: 0, what: 'no arguments (use --folder F to filter)' },
+  promote: { min: 1, max: 1, what: 'exactly one discussion id' },
+  export: { min: 1, max: 1, what: 'exactly one discussion id' },
+};
+
+/**
+ * Finds the command (the first positional, when it names one) and parses the
+ * rest strictly against that command's options. Options may come before the
+ * command: `repo-discuss --model m ask "…"` works.
+ */
+export function parseCommandLine(argv: string[]): Invocation {
+  const everyOption: OptionSpecs = Object.assign({}, GLOBAL_OPTIONS, ...Object.values(COMMAND_OPTIONS));
+  const { tokens } = parseArgs({ args: argv, options: everyOption, strict: false, allowPositionals: true, tokens: true });
+  let command: Command = 'interactive';
+  let rest = argv;
+  for (const token of tokens ?? []) {
+    if (token.kind === 'option-terminator') break;
+    if (token.kind !== 'positional') continue;
+    if (token.value === 'help') {
+      const topic = tokens?.find((t) => t.kind === 'positional' && t.index > token.index);
+      const named = topic && topic.kind === 'positional' ? topic.value : undefined;
+      return { kind: 'help', command: isCommand(named) ? named : 'interactive' };
+    }
+    if (isCommand(token.value)) {
+      command = token.value;
+      rest = [...argv.slice(0, token.index), ...argv.slice(token.index + 1)];
+    }
+    break;
+  }
+
+  let parsed: { values: Options; positionals: string[] };
+  try {
+    parsed = parseArgs({
+      args: rest,
+      options: { ...GLOBAL_OPTIONS, ...COMMAND_OPTIONS[command] },
+      strict: true,
+      allowPositionals: true,
+    }) as { values: Options; positionals: string[] };
+  } catch (err) {
+    throw new UsageError((err as Error).message, command);
+  }
+  if (parsed.values.version) return { kind: 'version' };
+  if (parsed.values.help) return { kind: 'help', command };
+  const expected = POSITIONALS[command];
+  if (parsed.positionals.length < expected.min || parsed.positionals.length > expected.max) {
+    throw new UsageError(`needs ${expected.what}; got ${describeList(parsed.positionals)}.`, command);
+  }
+  for (const key of ['base-url', 'model', 'api-key', 'storage-dir', 'config', 'resume', 'folder', 'output'] as const) {
+    if (parsed.values[key] !== undefined && parsed.values[key]!.trim() === '') {
+      throw new UsageError(`--${key} needs a value.`, command);
+    }
+  }
+  return { kind: 'run', command, options: { ...parsed.values }, positionals: parsed.positionals };
+}
+
+function isCommand(value: string | undefined): value is (typeof COMMANDS)[number] {
+  return (COMMANDS as readonly string[]).includes(value ?? '');
+}
+
+function describeList(values: string[]): string {
+  return values.length === 0 ? 'none' : values.map((v) => JSON.stringify(v)).join(' ');
+}
+
+export function commandName(command: Command): string {
+  return command === 'interactive' ? 'repo-discuss' : `repo-discuss ${command}`;
+}
+
+const MODEL_OPTIONS_HELP = `Model and storage (a flag beats the environment, which beats the config file):
+  --base-url URL      OpenAI-compatible endpoint      env OPENAI_BASE_URL   config "baseUrl"
+  --model NAME        model id ("auto": the endpoint's default)
+                                                      env OPENAI_MODEL      config "model"
+  --api-key KEY       discouraged: other processes and your shell history see it
+                                                      env OPENAI_API_KEY    config "apiKey"
+  --storage-dir DIR   where discussions are saved                           config "storageDir"
+                      (default: the folder shared with the VS Code extension)
+  --config FILE       the config file to read instead of the default one`;
+
+const OUTPUT_OPTIONS_HELP = `Output:
+  --no-color          no colours (NO_COLOR does the same; colours are only used on a terminal)
+  --verbose           the server's log on stderr
+  -h, --help          this help
+  --version           the version`;
+
+/** Help text per command; `paths` are the defaults on this machine. */
+export function helpText(command: Command, paths: { config: string; storage: string }): string {
+  const where = `Config file: ${paths.config}\nDiscussions: ${paths.storage}`;
+  switch (command) {
+    case 'interactive':
+      return `repo-discuss — think a change through with a model that reads your repository, read-only.
+
+Usage:
+  repo-discuss [folder] [--resume ID]      discuss a folder (default: the current one)
+  repo-discuss ask "question"              one turn, the answer on stdout
+  repo-discuss list                        saved discussions
+  repo-discuss promote ID                  distill a discussion into a coding task
+  repo-discuss export ID                   a discussion as Markdown
+  repo-discuss help COMMAND                help for a command
+
+In a discussion:
+  Type a question and press Enter. The reply streams; tool calls show as
+  "· tool args → ok" lines, and reads the server refused show as "refused".
+  Ctrl+C stops the reply; Ctrl+C again (or when idle) quits; Ctrl+D quits.
+  /promote [stdout | file PATH]   turn the discussion into a coding task and hand it off
+  /list [all]                     discussions of this folder (or all of them)
+  /resume ID                      switch to a saved discussion (an id prefix will do)
+  /model NAME                     continue this discussion with another model ("auto" clears)
+  /models                         the models the endpoint offers
+  /export [FILE]                  this discussion as Markdown, on stdout or into FILE
+  /new                            start a new discussion of the same folder
+  /close                          close this discussion (it stays saved) and quit
+  /help                           these commands
+
+Options:
+  --resume ID         continue a saved discussion (its folder is found for you)
+
+${MODEL_OPTIONS_HELP}
+
+${OUTPUT_OPTIONS_HELP}
+
+${where}
+
+A discussion is open in one place at a time: one open in VS Code (or another
+terminal) is refused here as "already open" until it is closed there.
+
+${EXIT_CODES_HELP}`;
+    case 'ask':
+      return `repo-discuss ask — one turn of a discussion; the answer on stdout.
+
+Usage:
+  repo-discuss ask [--folder F] [--resume ID] [--model M] [--json] "question"
+  echo "question" | repo-discuss ask [options] -
+
+Options:
+  --folder F          the folder to discuss (default: the current one; with --resume,
+                      the discussion's own folder)
+  --resume ID         continue a saved discussion instead of starting a new one
+  --json              every event of the turn as one JSON object per line, on stdout
+                      (a refused request is a {"type":"refused"} line, a server that
+                      could not start a {"type":"failed"} line)
+
+Tool calls and progress go to stderr when it is a terminal (or with --verbose), so
+stdout holds only the answer. The discussion stays saved; on a terminal, stderr
+names its id (with --json, every event carries it) for a later --resume.
+
+${MODEL_OPTIONS_HELP}
+
+${OUTPUT_OPTIONS_HELP}
+
+${EXIT_CODES_HELP}`;
+    case 'list':
+      return `repo-discuss list — saved discussions, newest first.
+
+Usage:
+  repo-discuss list [--folder F] [--json]
+
+Options:
+  --folder F          only discussions of this folder
+  --json              {"discussions": [...], "saved": [...]} as one JSON document
+
+  --storage-dir DIR   where discussions are saved (default: ${paths.storage})
+  --config FILE       the config file to read (default: ${paths.config})
+
+${OUTPUT_OPTIONS_HELP}
+
+${EXIT_CODES_HELP}`;
+    case 'promote':
+      return `repo-discuss promote — distill a saved discussion into a coding task and print it.
+
+Usage:
+  repo-discuss promote ID [--json] [--output FILE] [--handoff]
+
+The discussion is resumed for the distillation and closed again; it must not be
+open elsewhere (VS Code, another terminal). Nothing starts and nothing in the
+repository changes.
+
+Options:
+  --json              {"discussionId", "intent", "constraints"} on stdout
+  --output FILE       write the task as Markdown into FILE as well
+  --handoff           record the task as handed off (target "file" with --output,
+                      else "stdout"): later turns of the discussion are told about it
+
+${MODEL_OPTIONS_HELP}
+
+${OUTPUT_OPTIONS_HELP}
+
+${EXIT_CODES_HELP}`;
+    case 'export':
+      return `repo-discuss export — a saved discussion as Markdown (or JSON).
+
+Usage:
+  repo-discuss export ID [--json] [--output FILE]
+
+Options:
+  --json              the saved record as JSON instead of Markdown
+  --output FILE       write into FILE instead of stdout
+
+  --storage-dir DIR   where discussions are saved (default: ${paths.storage})
+
+${OUTPUT_OPTIONS_HELP}
+
+${EXIT_CODES_HELP}`;
+  }
+}

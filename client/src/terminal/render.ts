@@ -1,0 +1,287 @@
+import type { DiscussionEvent, DiscussionSummary, PreparedTask } from '../../../server/src/protocol';
+import type { ResolvedSettings } from './config';
+
+// ---------------------------------------------------------------------------
+// Colour
+
+export interface Style {
+  readonly enabled: boolean;
+  bold(text: string): string;
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  cyan(text: string): string;
+}
+
+/**
+ * Colours only on a terminal, and never when NO_COLOR is set (no-color.org)
+ * or the terminal says it cannot show them: escape codes in a file or a pipe
+ * are garbage to whoever reads it.
+ */
+export function colourWanted(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv, disabledByFlag: boolean): boolean {
+  if (disabledByFlag) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  if (env.TERM === 'dumb') return false;
+  return stream.isTTY === true;
+}
+
+export function createStyle(enabled: boolean): Style {
+  const wrap = (open: number, close: number) => (text: string) => (enabled && text ? `\x1b[${open}m${text}\x1b[${close}m` : text);
+  return {
+    enabled,
+    bold: wrap(1, 22),
+    dim: wrap(2, 22),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    cyan: wrap(36, 39),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Output that knows where the cursor is
+
+/** A stream plus whether the last thing written ended a line, so notes never land mid-sentence. */
+export class LineWriter {
+  private atLineStart = true;
+
+  constructor(
+    readonly stream: NodeJS.WritableStream & { isTTY?: boolean },
+    readonly style: Style,
+  ) {}
+
+  get isTTY(): boolean {
+    return this.stream.isTTY === true;
+  }
+
+  write(text: string): void {
+    if (!text) return;
+    this.stream.write(text);
+    this.atLineStart = text.endsWith('\n');
+  }
+
+  /** Writes `text` on a line of its own. */
+  line(text = ''): void {
+    this.endLine();
+    this.write(`${text}\n`);
+  }
+
+  endLine(): void {
+    if (!this.atLineStart) this.write('\n');
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tool calls
+
+const ARGS_PREVIEW_CHARS = 80;
+const RESULT_REASON_CHARS = 140;
+
+/** `{"path":"src/a.ts","line":3}` as `path=src/a.ts line=3`, cut to fit one line. */
+export function toolArgsPreview(paramsPreview: string, max = ARGS_PREVIEW_CHARS): string {
+  let text: string;
+  try {
+    const args: unknown = JSON.parse(paramsPreview);
+    if (args && typeof args === 'object' && !Array.isArray(args)) {
+      text = Object.entries(args as Record<string, unknown>)
+        .map(([key, value]) => `${key}=${typeof value === 'string' && !/\s/.test(value) && value !== '' ? value : JSON.stringify(value)}`)
+        .join(' ');
+    } else {
+      text = JSON.stringify(args);
+    }
+  } catch {
+    // The server cuts long previews, so they may not parse; show them as they are.
+    text = paramsPreview;
+  }
+  return cut(text.replace(/\s+/g, ' ').trim(), max);
+}
+
+export type ToolVerdict = 'ok' | 'refused' | 'failed';
+
+/**
+ * A refusal is the boundary or the read-only rule saying no (a secret, a path
+ * outside the folder, a write tool); anything else that did not work merely
+ * failed (a missing file). The two look different on screen.
+ */
+export function toolVerdict(ok: boolean, preview: string): ToolVerdict {
+  if (ok) return 'ok';
+  return /^(Refused\b|This conversation is read-only|That tool is denied|prepare_coding_task is denied)/.test(preview.trim())
+    ? 'refused'
+    : 'failed';
+}
+
+function verdictText(verdict: ToolVerdict, preview: string, style: Style): string {
+  if (verdict === 'ok') return style.green('ok');
+  const reason = cut(preview.trim().split(/\r?\n/, 1)[0].replace(/^Refused:\s*/, ''), RESULT_REASON_CHARS);
+  const word = verdict === 'refused' ? style.yellow(style.bold('refused')) : style.red('failed');
+  return `${word}${reason ? style.dim(` — ${reason}`) : ''}`;
+}
+
+// ---------------------------------------------------------------------------
+// Errors and their remedies in terminal terms
+
+/**
+ * The server's model errors name VS Code commands and the server's
+ * environment; this says the same in terms of this client's flags and files.
+ */
+export function terminalRemedy(message: string, settings: Pick<ResolvedSettings, 'sources' | 'configPath'>): string | undefined {
+  const from = (key: 'baseUrl' | 'model' | 'apiKey') => {
+    const source = settings.sources[key];
+    if (source === 'flag') return ' (the current one came from a flag)';
+    if (source === 'env') return ` (the current one came from ${{ baseUrl: 'OPENAI_BASE_URL', model: 'OPENAI_MODEL', apiKey: 'OPENAI_API_KEY' }[key]})`;
+    if (source === 'config') return ` (the current one came from ${settings.configPath})`;
+    return '';
+  };
+  if (/API key|quota/i.test(message)) {
+    return `To fix: export OPENAI_API_KEY=<key>, or set "apiKey" in ${settings.configPath}${from('apiKey')}.`;
+  }
+  if (/does not offer (the )?model|No model is set|no model list|Select model/i.test(message)) {
+    return `To fix: pass --model NAME (or /model NAME in a discussion), set OPENAI_MODEL, or set "model" in ${settings.configPath}${from('model')}.`;
+  }
+  if (/Could not reach|base URL|not an http\(s\) URL|broke off/i.test(message)) {
+    return `To fix: pass --base-url URL, set OPENAI_BASE_URL, or set "baseUrl" in ${settings.configPath}${from('baseUrl')}.`;
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------
+// A turn as it streams
+
+export interface TurnPrinterOptions {
+  /** Where the answer goes. */
+  answer: LineWriter;
+  /** Where tool calls, task cards and progress go; null hides them. */
+  notes: LineWriter | null;
+  /** Where `error` events go. */
+  errors: LineWriter;
+  settings: Pick<ResolvedSettings, 'sources' | 'configPath'>;
+  /** A "thinking…" note when a reasoning model thinks before answering. */
+  showThinking: boolean;
+}
+
+/**
+ * Renders one turn's events: the reply as it streams, each tool call as one
+ * compact line completed by its result, a prepared task as a card, and an
+ * error with what to do about it.
+ */
+export class TurnPrinter {
+  private openToolLine = false;
+  private thinkingShown = false;
+  private answered = false;
+  sawError = false;
+
+  constructor(private readonly options: TurnPrinterOptions) {}
+
+  event(event: DiscussionEvent): void {
+    const { answer, notes, errors } = this.options;
+    switch (event.type) {
+      case 'assistant_delta':
+        this.closeToolLine();
+        answer.write(event.text);
+        if (event.text.trim()) this.answered = true;
+        break;
+      case 'reasoning_delta':
+        if (this.options.showThinking && notes && !this.thinkingShown && !this.answered) {
+          this.thinkingShown = true;
+          this.beforeNote();
+          notes.line(notes.style.dim('  thinking…'));
+        }
+        break;
+      case 'tool_call': {
+        if (!notes) break;
+        this.closeToolLine();
+        this.beforeNote();
+        notes.endLine();
+        const args = toolArgsPreview(event.paramsPreview);
+        notes.write(`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)}${args ? ` ${notes.style.dim(args)}` : ''}`);
+        this.openToolLine = true;
+        break;
+      }
+      case 'tool_result': {
+        if (!notes) break;
+        const verdict = verdictText(toolVerdict(event.ok, event.preview), event.preview, notes.style);
+        if (this.openToolLine) {
+          notes.write(` ${notes.style.dim('→')} ${verdict}\n`);
+          this.openToolLine = false;
+        } else {
+          notes.line(`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)} ${notes.style.dim('→')} ${verdict}`);
+        }
+        break;
+      }
+      case 'task_prepared':
+        if (!notes) break;
+        this.closeToolLine();
+        this.beforeNote();
+        notes.line();
+        for (const line of taskCard({ intent: event.proposedIntent, constraints: event.constraints }, notes.style)) notes.line(line);
+        notes.line(notes.style.dim('  /promote to review it, edit it and hand it off.'));
+        break;
+      case 'error': {
+        this.sawError = true;
+        this.closeToolLine();
+        answer.endLine();
+        errors.line(`${errors.style.red(errors.style.bold('error:'))} ${event.message}`);
+        const remedy = terminalRemedy(event.message, this.options.settings);
+        if (remedy) errors.line(errors.style.dim(remedy));
+        break;
+      }
+      case 'turn_complete':
+        this.closeToolLine();
+        answer.endLine();
+        break;
+      default:
+        // user_message is what the user typed; assistant_message repeats the
+        // streamed deltas; usage is bookkeeping.
+        break;
+    }
+  }
+
+  private closeToolLine(): void {
+    if (!this.openToolLine || !this.options.notes) return;
+    this.options.notes.write('\n');
+    this.openToolLine = false;
+  }
+
+  /** A note on another stream of the same terminal must not start mid-line of the answer. */
+  private beforeNote(): void {
+    const { answer, notes } = this.options;
+    if (notes && notes !== answer && answer.isTTY && notes.isTTY) answer.endLine();
+    else if (notes === answer) answer.endLine();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tasks and lists
+
+export function taskCard(task: PreparedTask, style: Style): string[] {
+  const lines = [`  ${style.bold('Task prepared')}`];
+  for (const line of task.intent.trim().split(/\r?\n/)) lines.push(`  ${style.dim('│')} ${line}`);
+  if (task.constraints.length) {
+    lines.push(`  ${style.dim('│')}`, `  ${style.dim('│')} ${style.bold('Constraints')}`);
+    for (const constraint of task.constraints) lines.push(`  ${style.dim('│')} - ${constraint}`);
+  }
+  return lines;
+}
+
+export function discussionRow(row: DiscussionSummary, now: number, style: Style, note = ''): string {
+  const when = relativeTime(row.updatedAt ?? row.createdAt, now);
+  const details = [`${row.turns} turn${row.turns === 1 ? '' : 's'}`, when, row.model ? `model ${row.model}` : ''].filter(Boolean).join(' · ');
+  return `  ${style.cyan(row.discussionId)}  ${style.bold(cut(row.title || '(untitled)', 60))}${note ? `  ${style.yellow(note)}` : ''}\n      ${style.dim(`${details} · ${row.repo}`)}`;
+}
+
+export function relativeTime(at: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - at) / 1000));
+  if (seconds < 60) return 'just now';
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  const days = Math.round(hours / 24);
+  if (days < 30) return `${days} days ago`;
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+export function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}

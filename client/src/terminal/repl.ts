@@ -1,0 +1,694 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import {
+  DeleteRequest,
+  ExportRequest,
+  ModelsRequest,
+  type DiscussionEvent,
+  type PreparedTask,
+  type StartRequest,
+} from '../../../server/src/protocol';
+import type { ClientDiscussion } from '../common/discussionHub';
+import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
+import type { Options } from './args';
+import { printFailure, type Context } from './context';
+import { ExitCode } from './exitCodes';
+import { TurnPrinter, cut, discussionRow, taskCard } from './render';
+import type { OpenedDiscussion, Session } from './session';
+import { configuredEditor, editTask } from './taskEdit';
+
+/** A second Ctrl+C within this long of the first quits even if the reply has not stopped yet. */
+const DOUBLE_INTERRUPT_MS = 2_000;
+/** Turns of a resumed discussion shown as a reminder of where it was. */
+const RECAP_TURNS = 2;
+const RECAP_LINES = 6;
+
+const HELP = `Commands:
+  /promote [stdout | file PATH]   turn the discussion into a coding task; review, edit, hand it off
+  /list [all]                     discussions of this folder (or of every folder)
+  /resume ID                      switch to a saved discussion (an id prefix will do)
+  /model NAME                     continue this discussion with another model ("auto" clears)
+  /models                         the models the endpoint offers
+  /export [FILE]                  this discussion as Markdown, on stdout or into FILE
+  /new                            start a new discussion of the same folder
+  /close                          close this discussion (it stays saved) and quit
+  /help                           this list
+Anything else is sent as a question (start it with // to send a leading /).
+Ctrl+C stops a reply; Ctrl+C again, or when idle, quits; Ctrl+D quits.`;
+
+/**
+ * Lines from the user, one at a time. Lines typed (or piped) while a reply
+ * streams wait their turn instead of being lost, so a piped script of
+ * questions and commands runs in order.
+ */
+class LineSource {
+  private readonly queue: string[] = [];
+  private waiter: ((line: string | null) => void) | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly rl: readline.Interface,
+    /** Without a terminal nothing echoes what was read; echoing it keeps the transcript readable. */
+    private readonly echo: ((prompt: string, line: string, prompted: boolean) => void) | undefined,
+  ) {
+    rl.on('line', (line) => {
+      const waiter = this.waiter;
+      this.waiter = undefined;
+      if (waiter) waiter(line);
+      else this.queue.push(line);
+    });
+    rl.on('close', () => {
+      this.ended = true;
+      this.abandon();
+    });
+  }
+
+  /** True while a prompt is on screen waiting for a line. */
+  get waiting(): boolean {
+    return this.waiter !== undefined;
+  }
+
+  /** The next line, prompting for it if none is waiting; null at the end of input. */
+  next(prompt: string): Promise<string | null> {
+    const queued = this.queue.shift();
+    if (queued !== undefined) {
+      this.echo?.(prompt, queued, false);
+      return Promise.resolve(queued);
+    }
+    if (this.ended) return Promise.resolve(null);
+    this.rl.setPrompt(prompt);
+    this.rl.prompt();
+    return new Promise((resolve) => {
+      this.waiter = (line) => {
+        if (line !== null) this.echo?.(prompt, line, true);
+        resolve(line);
+      };
+    });
+  }
+
+  /** Ends the current wait as if input had ended (a Ctrl+C on a question, a quit). */
+  abandon(): void {
+    const waiter = this.waiter;
+    this.waiter = undefined;
+    waiter?.(null);
+  }
+}
+
+type State =
+  | { kind: 'idle' }
+  | { kind: 'turn'; cancelledAt: number | null }
+  | { kind: 'busy'; what: string; interrupted: boolean }
+  | { kind: 'question' };
+
+export async function runInteractive(context: Context, options: Options, positionals: string[]): Promise<number> {
+  const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal, historySize: 200 });
+  const repl = new Repl(context, rl, terminal);
+  try {
+    return await repl.run(options, positionals);
+  } finally {
+    rl.close();
+  }
+}
+
+/** The interactive discussion: one discussion at a time, driven line by line. */
+class Repl {
+  private readonly lines: LineSource;
+  private session: Session | undefined;
+  private current: ClientDiscussion | undefined;
+  private folder = process.cwd();
+  private state: State = { kind: 'idle' };
+  /** Discussions this process started (not resumed): only those may be dropped when left empty. */
+  private readonly createdHere = new Set<string>();
+  private exitCode: number | undefined;
+  /** Wakes whatever is awaited when the user quits or the server dies. */
+  private wake: () => void = () => undefined;
+  private readonly woken: Promise<void>;
+
+  constructor(
+    private readonly context: Context,
+    private readonly rl: readline.Interface,
+    private readonly terminal: boolean,
+  ) {
+    this.lines = new LineSource(
+      rl,
+      terminal ? undefined : (prompt, line, prompted) => this.out.write(`${prompted ? '' : prompt}${line}\n`),
+    );
+    this.woken = new Promise((resolve) => (this.wake = resolve));
+  }
+
+  private get out() {
+    return this.context.out;
+  }
+
+  private get style() {
+    return this.context.out.style;
+  }
+
+  async run(options: Options, positionals: string[]): Promise<number> {
+    const interrupt = () => this.interrupt();
+    const terminate = () => this.quit(ExitCode.Interrupted);
+    // A terminal's Ctrl+C reaches readline as a key in raw mode; a signal
+    // (kill -INT, or a pipe-fed session) reaches the process.
+    this.rl.on('SIGINT', interrupt);
+    process.on('SIGINT', interrupt);
+    process.on('SIGTERM', terminate);
+    process.on('SIGHUP', terminate);
+    try {
+      return await this.openAndConverse(options, positionals);
+    } finally {
+      process.off('SIGINT', interrupt);
+      process.off('SIGTERM', terminate);
+      process.off('SIGHUP', terminate);
+    }
+  }
+
+  private async openAndConverse(options: Options, positionals: string[]): Promise<number> {
+    this.state = { kind: 'busy', what: 'starting', interrupted: false };
+    try {
+      this.session = await this.context.startSession();
+    } catch (err) {
+      this.context.err.line(`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${err instanceof Error ? err.message : String(err)}`);
+      return ExitCode.ServerFailed;
+    }
+    const session = this.session;
+    if (this.exitCode !== undefined) {
+      await session.stop();
+      return this.exitCode;
+    }
+    void session.died.then((gone) => {
+      if (this.exitCode !== undefined) return;
+      this.out.endLine();
+      this.context.err.line(`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${gone.message}`);
+      if (this.current) this.context.err.line(`Your discussion is saved; continue it with: repo-discuss --resume ${this.current.id}`);
+      this.quit(ExitCode.ServerFailed);
+    });
+    try {
+      if (positionals[0]) this.folder = path.resolve(positionals[0]);
+      try {
+        let resumeId = options.resume;
+        let title: string | undefined;
+        if (resumeId) {
+          const row = await session.findDiscussion(resumeId);
+          if (row) {
+            resumeId = row.discussionId;
+            title = row.title;
+            if (!positionals[0]) this.folder = row.repo;
+          }
+        }
+        const opened = await session.open({
+          folder: this.folder,
+          ...(resumeId ? { resumeId } : {}),
+          ...(options.model ? { model: options.model } : {}),
+        });
+        await this.adopt(opened, title);
+      } catch (err) {
+        if (this.exitCode !== undefined) return this.exitCode;
+        return printFailure(this.context, err);
+      } finally {
+        this.state = { kind: 'idle' };
+      }
+      this.out.line(this.style.dim('Ask about the code; the model reads this folder and changes nothing. /help lists commands.'));
+      await this.loop();
+      if (this.current && this.exitCode !== ExitCode.ServerFailed) {
+        const kept = await this.leave(this.current).catch(() => true);
+        if (kept) this.out.line(this.style.dim(`Saved. Continue with: repo-discuss --resume ${this.current.id}`));
+      }
+      return this.exitCode ?? ExitCode.Ok;
+    } finally {
+      await session.stop();
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (this.exitCode === undefined) {
+      this.out.line();
+      const line = await this.lines.next(this.style.cyan('› '));
+      if (line === null) {
+        // Ctrl+D leaves the cursor after the prompt.
+        if (this.terminal && this.exitCode === undefined) this.out.write('\n');
+        break;
+      }
+      const text = line.trim();
+      if (!text) continue;
+      try {
+        if (text.startsWith('/') && !text.startsWith('//')) await this.command(text);
+        else await this.turn(text.startsWith('//') ? text.slice(1) : text);
+      } catch (err) {
+        if (this.exitCode !== undefined) break;
+        this.out.endLine();
+        printFailure(this.context, err);
+      } finally {
+        this.state = { kind: 'idle' };
+      }
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // Ctrl+C and quitting
+
+  private interrupt(): void {
+    const state = this.state;
+    switch (state.kind) {
+      case 'turn': {
+        const now = Date.now();
+        if (state.cancelledAt !== null && now - state.cancelledAt < DOUBLE_INTERRUPT_MS) {
+          this.quit(ExitCode.Interrupted);
+          return;
+        }
+        state.cancelledAt = now;
+        this.out.endLine();
+        this.out.line(this.style.dim('(stopping the reply — Ctrl+C again to quit)'));
+        if (this.current) this.session?.hub.cancel(this.current.id).catch((err) => printFailure(this.context, err));
+        return;
+      }
+      case 'question':
+        this.out.endLine();
+        this.clearTypedLine();
+        this.lines.abandon();
+        return;
+      case 'busy':
+        if (state.interrupted || state.what === 'starting') {
+          this.quit(ExitCode.Interrupted);
+          return;
+        }
+        state.interrupted = true;
+        this.out.line(this.style.dim(`(still ${state.what} — Ctrl+C again to quit)`));
+        return;
+      case 'idle':
+        if (this.terminal && this.rl.line) {
+          // Like a shell: Ctrl+C on a half-typed line drops the line.
+          this.clearTypedLine();
+          this.out.write('\n');
+          this.rl.prompt();
+          return;
+        }
+        // The cursor sits after the prompt, which this writer did not draw.
+        if (this.terminal && this.lines.waiting) this.out.write('\n');
+        this.out.endLine();
+        this.quit(ExitCode.Ok);
+        return;
+    }
+  }
+
+  private clearTypedLine(): void {
+    if (!this.terminal) return;
+    this.rl.write(null, { ctrl: true, name: 'e' });
+    this.rl.write(null, { ctrl: true, name: 'u' });
+  }
+
+  private quit(code: number): void {
+    if (this.exitCode !== undefined) return;
+    this.exitCode = code;
+    this.wake();
+    this.lines.abandon();
+  }
+
+  // -------------------------------------------------------------------------
+  // Discussions
+
+  /** Makes an opened discussion the current one and says where we are. */
+  private async adopt(opened: OpenedDiscussion, title?: string): Promise<void> {
+    // Wait for the replayed history, so the recap and /promote see all of it.
+    await Promise.race([opened.replayed, this.woken]);
+    if (!opened.started.resumed) this.createdHere.add(opened.discussion.id);
+    this.current = opened.discussion;
+    this.folder = opened.started.repo;
+    this.banner(opened.started, title ?? this.titleOf(opened.discussion));
+    if (opened.started.resumed) this.recap(opened.discussion);
+  }
+
+  private banner(started: StartRequest.Result, title: string): void {
+    const { style } = this;
+    const model = started.model ? `model ${started.model}` : "the endpoint's default model";
+    this.out.line(`${style.bold('Repo Discuss')} ${style.dim('·')} ${started.repo}`);
+    const what = started.resumed ? `Resumed ${style.cyan(started.discussionId)}` : `New discussion ${style.cyan(started.discussionId)}`;
+    this.out.line(`${what}${title ? ` ${style.bold(`“${cut(title, 60)}”`)}` : ''} ${style.dim('·')} ${model}`);
+  }
+
+  private titleOf(discussion: ClientDiscussion): string {
+    const first = discussion.events.find((e) => e.type === 'user_message') as Extract<DiscussionEvent, { type: 'user_message' }> | undefined;
+    return first ? first.text.trim().split(/\r?\n/, 1)[0] : '';
+  }
+
+  /** The last turns of a resumed discussion, dimmed, and a pending task if there is one. */
+  private recap(discussion: ClientDiscussion): void {
+    const { style } = this;
+    const turns: Array<{ user?: string; reply?: string; error?: string }> = [];
+    for (const event of discussion.events) {
+      if (event.type === 'user_message') turns.push({ user: event.text });
+      else if (event.type === 'assistant_message' && turns.length) turns[turns.length - 1].reply = event.text;
+      else if (event.type === 'error') {
+        if (!turns.length) turns.push({});
+        turns[turns.length - 1].error = event.message;
+      }
+    }
+    if (turns.length > RECAP_TURNS) this.out.line(style.dim(`(${turns.length - RECAP_TURNS} earlier turns — /export shows them all)`));
+    for (const turn of turns.slice(-RECAP_TURNS)) {
+      // Not the prompt's mark: a past question is not something to answer now.
+      if (turn.user) this.out.line(style.dim(`> ${clip(turn.user, 2)}`));
+      if (turn.reply) this.out.line(style.dim(clip(turn.reply, RECAP_LINES)));
+      if (turn.error) this.out.line(style.dim(`error: ${turn.error}`));
+    }
+    if (discussion.task) {
+      this.out.line();
+      for (const line of taskCard(discussion.task, style)) this.out.line(line);
+      this.out.line(style.dim('  /promote to review it, edit it and hand it off.'));
+    }
+  }
+
+  /**
+   * Lets go of a discussion: closes it, or deletes it when this client
+   * created it and nothing was ever asked in it, so trying the client out
+   * does not fill the saved list with empty discussions. Returns whether it
+   * was kept.
+   */
+  private async leave(discussion: ClientDiscussion): Promise<boolean> {
+    const session = this.session!;
+    const empty = this.createdHere.has(discussion.id) && !discussion.events.some((e) => e.type === 'user_message');
+    if (empty) {
+      session.hub.forget(discussion.id);
+      await session.request<DeleteRequest.Result>(DeleteRequest.method, { discussionId: discussion.id });
+      return false;
+    }
+    await session.hub.close(discussion.id);
+    return true;
+  }
+
+  private requireCurrent(): ClientDiscussion {
+    if (!this.current) throw new Error('No discussion is open — /new starts one, /resume ID continues a saved one.');
+    return this.current;
+  }
+
+  // -------------------------------------------------------------------------
+  // A turn
+
+  private async turn(text: string): Promise<void> {
+    const discussion = this.requireCurrent();
+    const session = this.session!;
+    const state: State = { kind: 'turn', cancelledAt: null };
+    this.state = state;
+    const sent = await session.hub.send(discussion.id, text);
+    const printer = new TurnPrinter({
+      answer: this.out,
+      notes: this.out,
+      errors: this.context.err,
+      settings: this.context.settings,
+      showThinking: this.terminal,
+    });
+    await Promise.race([
+      this.woken,
+      new Promise<void>((resolve) => {
+        let finished = false;
+        let detach: (() => void) | undefined;
+        detach = discussion.attach((events) => {
+          for (const event of events) {
+            if (finished || event.seq < sent.seq) continue;
+            printer.event(event);
+            if (event.type === 'turn_complete') finished = true;
+          }
+          if (finished) {
+            detach?.();
+            resolve();
+          }
+        }, sent.seq - 1);
+        if (finished) detach();
+      }),
+    ]);
+    if (state.cancelledAt !== null && this.exitCode === undefined) this.out.line(this.style.dim('(stopped)'));
+  }
+
+  // -------------------------------------------------------------------------
+  // Slash commands
+
+  private async command(text: string): Promise<void> {
+    const [name, ...args] = text.split(/\s+/);
+    const rest = text.slice(name.length).trim();
+    switch (name) {
+      case '/help':
+      case '/?':
+        this.out.line(HELP);
+        return;
+      case '/promote':
+        return this.promote(args);
+      case '/list':
+        return this.list(args[0] === 'all' || args[0] === '--all');
+      case '/resume':
+        return this.resume(rest);
+      case '/model':
+        return this.switchModel(rest);
+      case '/models':
+        return this.models();
+      case '/export':
+        return this.exportMarkdown(rest);
+      case '/new':
+        return this.newDiscussion();
+      case '/close':
+      case '/quit':
+      case '/exit':
+        return this.close(name === '/close');
+      default:
+        this.out.line(`Unknown command ${name} — /help lists the commands. Start a line with // to send it as a question.`);
+    }
+  }
+
+  private busy(what: string): void {
+    this.state = { kind: 'busy', what, interrupted: false };
+  }
+
+  private async question(prompt: string): Promise<string | null> {
+    this.state = { kind: 'question' };
+    try {
+      const answer = await this.lines.next(prompt);
+      return answer === null ? null : answer.trim();
+    } finally {
+      this.state = { kind: 'idle' };
+    }
+  }
+
+  /**
+   * Prints the task (the one the model prepared, or a fresh distillation),
+   * offers the editor, then hands it off to a file or stdout. Only the hand-off
+   * is recorded with the server; looking at a task commits to nothing.
+   */
+  private async promote(args: string[]): Promise<void> {
+    const discussion = this.requireCurrent();
+    const session = this.session!;
+    const { style } = this;
+    let task: PreparedTask;
+    if (discussion.task) {
+      task = discussion.task;
+    } else {
+      this.busy('preparing the task');
+      this.out.line(style.dim('Preparing the task from the discussion…'));
+      const promoted = await Promise.race([session.hub.promote(discussion.id), this.woken.then(() => undefined)]);
+      if (!promoted) return;
+      task = promoted;
+      this.state = { kind: 'idle' };
+    }
+    const taskContext = () => ({
+      repo: discussion.repo,
+      files: [...discussion.groundedFiles],
+      discussionId: discussion.id,
+      title: this.titleOf(discussion),
+    });
+    this.out.line();
+    for (const line of taskCard(task, style)) this.out.line(line);
+    this.out.line();
+
+    let target: 'file' | 'stdout' | undefined;
+    let file: string | undefined;
+    if (args[0] === 'stdout') target = 'stdout';
+    else if (args[0] === 'file' && args[1]) {
+      target = 'file';
+      file = args.slice(1).join(' ');
+    } else if (args.length) {
+      this.out.line('Use /promote, /promote stdout, or /promote file PATH.');
+      return;
+    } else {
+      const editor = configuredEditor(this.context.env);
+      if (editor) {
+        const edit = await this.question(`Edit it in ${editor} first? [y/N] `);
+        if (edit === null) return this.keptTask();
+        if (/^y(es)?$/i.test(edit)) {
+          const edited = this.runEditor(task, editor);
+          if ('problem' in edited) {
+            this.out.line(style.yellow(`Not handed off: ${edited.problem}. The prepared task is unchanged; /promote to try again.`));
+            return;
+          }
+          task = edited.task;
+          this.out.line(style.dim('The edited task:'));
+          for (const line of taskCard(task, style)) this.out.line(line);
+          this.out.line();
+        }
+      } else {
+        this.out.line(style.dim('(Set $EDITOR or $VISUAL to edit the task before handing it off.)'));
+      }
+      const choice = await this.question('Hand it off: write it to a (f)ile, print it to (s)tdout, or (n)ot now? [f/s/N] ');
+      if (choice === null || !/^[fs]/i.test(choice)) return this.keptTask();
+      target = /^f/i.test(choice) ? 'file' : 'stdout';
+      if (target === 'file') {
+        const answer = await this.question('File to write [TASK.md]: ');
+        if (answer === null) return this.keptTask();
+        file = answer || 'TASK.md';
+        const resolved = path.resolve(file);
+        if (fs.existsSync(resolved)) {
+          const overwrite = await this.question(`${resolved} exists. Overwrite it? [y/N] `);
+          if (overwrite === null || !/^y(es)?$/i.test(overwrite)) return this.keptTask();
+        }
+      }
+    }
+
+    if (target === 'file') {
+      const resolved = path.resolve(file!);
+      fs.writeFileSync(resolved, renderTaskMarkdown(task, taskContext()));
+      await session.hub.consumeTask(discussion.id, 'file', task);
+      this.out.line(`Wrote the task to ${style.bold(resolved)} and recorded the hand-off.`);
+    } else {
+      this.out.line(style.dim('─'.repeat(40)));
+      this.out.write(`${renderTaskText(task, taskContext())}\n`);
+      this.out.line(style.dim('─'.repeat(40)));
+      await session.hub.consumeTask(discussion.id, 'stdout', task);
+      this.out.line(style.dim('Recorded the hand-off.'));
+    }
+    // The server forgets a handed-off task; so does this view of it.
+    discussion.task = null;
+  }
+
+  private keptTask(): void {
+    this.out.line(this.style.dim('Not handed off. /promote again when you are ready.'));
+  }
+
+  private runEditor(task: PreparedTask, editor: string): ReturnType<typeof editTask> {
+    // The editor needs the terminal as it found it: cooked mode, nobody else reading.
+    this.rl.pause();
+    const raw = this.terminal && process.stdin.isTTY ? process.stdin.isRaw : false;
+    if (raw) process.stdin.setRawMode(false);
+    try {
+      return editTask(task, editor);
+    } finally {
+      if (raw) process.stdin.setRawMode(true);
+      this.rl.resume();
+    }
+  }
+
+  private async list(all: boolean): Promise<void> {
+    const session = this.session!;
+    const { discussions, saved } = await session.list(all ? undefined : this.folder);
+    const rows = [...discussions, ...saved];
+    if (rows.length === 0) {
+      this.out.line(all ? 'No saved discussions.' : `No saved discussions of ${this.folder}. /list all shows every folder.`);
+      return;
+    }
+    const now = Date.now();
+    for (const row of rows) {
+      this.out.line(discussionRow(row, now, this.style, row.discussionId === this.current?.id ? '(this one)' : ''));
+    }
+    this.out.line(this.style.dim('/resume ID continues one.'));
+  }
+
+  private async resume(id: string): Promise<void> {
+    if (!id) {
+      this.out.line('Say which: /resume ID (/list shows the ids).');
+      return;
+    }
+    const session = this.session!;
+    const row = await session.findDiscussion(id);
+    if (!row) {
+      this.out.line(`No saved discussion "${id}" — /list all shows them.`);
+      return;
+    }
+    if (row.discussionId === this.current?.id) {
+      this.out.line('That is the current discussion.');
+      return;
+    }
+    this.busy('opening the discussion');
+    const previous = this.current;
+    // Open first, close after: a refused resume leaves you where you were.
+    const opened = await session.open({ folder: row.repo, resumeId: row.discussionId });
+    if (previous) await this.leave(previous);
+    await this.adopt(opened, row.title);
+  }
+
+  /**
+   * A discussion's model is chosen when it is opened, so switching closes it
+   * and resumes it with the new model; a refused model reopens it as it was.
+   */
+  private async switchModel(name: string): Promise<void> {
+    const discussion = this.requireCurrent();
+    const session = this.session!;
+    if (!name) {
+      this.out.line(`Model: ${discussion.model ?? "the endpoint's default"}. /model NAME switches, /models lists them, /model auto uses the default.`);
+      return;
+    }
+    this.busy('switching the model');
+    await session.hub.close(discussion.id);
+    this.current = undefined;
+    let opened: OpenedDiscussion;
+    try {
+      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id, model: name });
+    } catch (err) {
+      printFailure(this.context, err);
+      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id });
+      await Promise.race([opened.replayed, this.woken]);
+      this.current = opened.discussion;
+      this.out.line(this.style.dim(`Still on ${opened.discussion.model ?? "the endpoint's default model"}.`));
+      return;
+    }
+    await Promise.race([opened.replayed, this.woken]);
+    this.current = opened.discussion;
+    this.out.line(`Continuing with ${opened.started.model ? `model ${this.style.bold(opened.started.model)}` : "the endpoint's default model"}.`);
+  }
+
+  private async models(): Promise<void> {
+    const session = this.session!;
+    this.busy('asking the endpoint');
+    const { models } = await session.request<ModelsRequest.Result>(ModelsRequest.method, {});
+    if (models.length === 0) {
+      this.out.line('The endpoint lists no models.');
+      return;
+    }
+    for (const { id } of models) this.out.line(`  ${id === this.current?.model ? this.style.bold(`${id}  (current)`) : id}`);
+  }
+
+  private async exportMarkdown(file: string): Promise<void> {
+    const discussion = this.requireCurrent();
+    const result = await this.session!.request<ExportRequest.Result>(ExportRequest.method, {
+      discussionId: discussion.id,
+      format: 'markdown',
+    });
+    const text = result.text.endsWith('\n') ? result.text : `${result.text}\n`;
+    if (file) {
+      const resolved = path.resolve(file);
+      fs.writeFileSync(resolved, text);
+      this.out.line(`Wrote ${this.style.bold(resolved)}`);
+    } else {
+      this.out.write(text);
+    }
+  }
+
+  private async newDiscussion(): Promise<void> {
+    const session = this.session!;
+    this.busy('starting a discussion');
+    const opened = await session.open({ folder: this.folder });
+    if (this.current) await this.leave(this.current);
+    await this.adopt(opened);
+  }
+
+  private async close(closeDiscussion: boolean): Promise<void> {
+    if (closeDiscussion && this.current) {
+      const id = this.current.id;
+      const kept = await this.leave(this.current);
+      this.current = undefined;
+      this.out.line(kept ? `Closed ${id}. It stays saved: repo-discuss --resume ${id}` : `Closed ${id}; nothing was asked in it, so it was not kept.`);
+    }
+    this.quit(ExitCode.Ok);
+  }
+}
+
+/** The first `lines` lines of `text`, marked when cut. */
+function clip(text: string, lines: number): string {
+  const all = text.trim().split(/\r?\n/);
+  return all.length <= lines ? all.join('\n') : `${all.slice(0, lines).join('\n')}\n…`;
+}

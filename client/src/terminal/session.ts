@@ -1,0 +1,146 @@
+import { ResponseError } from 'vscode-jsonrpc';
+import {
+  ListRequest,
+  StartRequest,
+  SubscribeRequest,
+  type DiscussionEvent,
+  type DiscussionSummary,
+} from '../../../server/src/protocol';
+import { DiscussionHub, type ClientDiscussion, type RpcChannel } from '../common/discussionHub';
+import { ServerConnection, describeExit, type ServerStartOptions } from './serverConnection';
+
+/** A request the server turned down; its message is written for a person and shown as is. */
+export class Refusal extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The server went away without being asked to. */
+export class ServerGone extends Error {}
+
+export interface OpenedDiscussion {
+  discussion: ClientDiscussion;
+  started: StartRequest.Result;
+  /** Resolves once the saved events the server replays on subscribe have all arrived. */
+  replayed: Promise<void>;
+}
+
+/**
+ * A server process and the hub that drives its discussions, for one command.
+ * Requests that fail come back as a `Refusal` (the server said no) or a
+ * `ServerGone` (it died), never as a raw JSON-RPC error.
+ */
+export class Session {
+  readonly hub = new DiscussionHub();
+  /** `discuss/start` and `discuss/subscribe` results, which the hub does not hand back. */
+  private readonly starts = new Map<string, StartRequest.Result>();
+  private readonly replayCounts = new Map<string, number>();
+  private goneMessage: string | undefined;
+
+  private constructor(readonly server: ServerConnection) {
+    const inner = server.channel();
+    const channel: RpcChannel = {
+      sendRequest: async <R>(method: string, params: unknown): Promise<R> => {
+        const result = await this.guard(inner.sendRequest<R>(method, params));
+        if (method === StartRequest.method) {
+          const started = result as unknown as StartRequest.Result;
+          this.starts.set(started.discussionId, started);
+        } else if (method === SubscribeRequest.method) {
+          const id = (params as SubscribeRequest.Params).discussionId;
+          this.replayCounts.set(id, (result as unknown as SubscribeRequest.Result).eventsReplayed);
+        }
+        return result;
+      },
+      onNotification: (method, handler) => inner.onNotification(method, handler),
+    };
+    this.hub.connect(channel);
+    void server.exited.then((exit) => {
+      if (server.expectedExit) return;
+      this.goneMessage = `The Repo Discuss server stopped unexpectedly (${describeExit(exit)}).${server.logTail()}`;
+    });
+  }
+
+  static async start(options: ServerStartOptions): Promise<Session> {
+    return new Session(await ServerConnection.start(options));
+  }
+
+  /** Resolves with the reason when the server dies without being asked to; never after `stop()`. */
+  get died(): Promise<ServerGone> {
+    return this.server.exited.then(() =>
+      this.server.expectedExit
+        ? new Promise<never>(() => undefined)
+        : new ServerGone(this.goneMessage ?? 'The Repo Discuss server stopped.'),
+    );
+  }
+
+  async open(params: StartRequest.Params): Promise<OpenedDiscussion> {
+    const discussion = await this.hub.open(params);
+    const started = this.starts.get(discussion.id)!;
+    const expected = this.replayCounts.get(discussion.id) ?? 0;
+    const replayed = waitFor(discussion, (events) => events.length >= expected);
+    return { discussion, started, replayed };
+  }
+
+  request<R>(method: string, params: unknown): Promise<R> {
+    return this.hub.request<R>(method, params);
+  }
+
+  /** Every discussion the server knows of, open here or saved. */
+  async list(folder?: string): Promise<ListRequest.Result> {
+    return this.request<ListRequest.Result>(ListRequest.method, folder ? { folder } : {});
+  }
+
+  /**
+   * The saved discussion an id (or an unambiguous prefix of one) names, so a
+   * resume needs no folder. Undefined when nothing matches.
+   */
+  async findDiscussion(idOrPrefix: string): Promise<DiscussionSummary | undefined> {
+    const { discussions, saved } = await this.list();
+    const rows = [...discussions, ...saved];
+    const exact = rows.find((row) => row.discussionId === idOrPrefix);
+    if (exact) return exact;
+    const matches = rows.filter((row) => row.discussionId.startsWith(idOrPrefix));
+    if (matches.length > 1) {
+      throw new Refusal(
+        `"${idOrPrefix}" matches ${matches.length} discussions (${matches.slice(0, 4).map((m) => m.discussionId).join(', ')}…) — give more of the id.`,
+        -32602,
+      );
+    }
+    return matches[0];
+  }
+
+  async stop(): Promise<void> {
+    this.hub.disconnect();
+    await this.server.stop();
+  }
+
+  private async guard<R>(request: Promise<R>): Promise<R> {
+    try {
+      return await request;
+    } catch (err) {
+      if (err instanceof ResponseError) throw new Refusal(err.message, err.code);
+      throw new ServerGone(this.goneMessage ?? `The Repo Discuss server stopped answering (${err instanceof Error ? err.message : String(err)}).`);
+    }
+  }
+}
+
+/** Resolves once the discussion's events satisfy `test`. */
+export function waitFor(discussion: ClientDiscussion, test: (events: DiscussionEvent[]) => boolean): Promise<void> {
+  if (test(discussion.events)) return Promise.resolve();
+  return new Promise((resolve) => {
+    let done = false;
+    let detach: (() => void) | undefined;
+    detach = discussion.attach(() => {
+      if (done || !test(discussion.events)) return;
+      done = true;
+      detach?.();
+      resolve();
+    });
+    // The backlog is delivered inside attach, before `detach` was assigned.
+    if (done) detach();
+  });
+}

@@ -1,0 +1,252 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DiscussionHub, type RpcChannel } from '../../client/src/common/discussionHub';
+import type { DiscussionEvent, ListRequest } from '../../server/src/protocol';
+import { echoLastUserMessage, startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../support/fakeOpenAI';
+import { ServerProcess } from '../support/serverProcess';
+import { waitFor } from '../../client/src/terminal/session';
+import { Sandbox, TerminalProcess, runClient } from './terminalProcess';
+
+/** The user messages a completion request carried, oldest first. */
+function userMessages(request: RecordedRequest): string[] {
+  return (request.body?.messages ?? []).filter((m) => m.role === 'user').map((m) => String(m.content));
+}
+
+describe('repo-discuss commands', function () {
+  this.timeout(30_000);
+  let fake: FakeOpenAI;
+  let sandbox: Sandbox;
+  const clients: TerminalProcess[] = [];
+  const servers: ServerProcess[] = [];
+
+  beforeEach(async () => {
+    fake = await startFakeOpenAI({ models: ['fake-model'] });
+    sandbox = new Sandbox();
+    fs.writeFileSync(path.join(sandbox.repo, 'main.py'), 'print("hello")\n');
+  });
+
+  afterEach(async function () {
+    if (this.currentTest?.state === 'failed') for (const c of clients) console.log(c.transcript());
+    for (const c of clients.splice(0)) {
+      c.kill();
+      await c.exited;
+    }
+    for (const s of servers.splice(0)) await s.stop().catch(() => s.kill());
+    await fake.close();
+    sandbox.remove();
+  });
+
+  function env(extra: Record<string, string | undefined> = {}) {
+    return sandbox.env({ OPENAI_BASE_URL: fake.baseUrl, OPENAI_API_KEY: 'sk-test', OPENAI_MODEL: 'fake-model', ...extra });
+  }
+
+  function run(args: string[], options: { input?: string; env?: Record<string, string | undefined> } = {}) {
+    return runClient(['--storage-dir', sandbox.storage, ...args], { env: options.env ?? env(), cwd: sandbox.repo, input: options.input });
+  }
+
+  describe('ask', () => {
+    it('prints only the answer on stdout and exits 0', async () => {
+      fake.push(
+        { kind: 'toolCalls', calls: [{ id: 'r', name: 'read_file', arguments: '{"path":"main.py"}' }] },
+        { kind: 'text', deltas: ['It prints ', 'hello.'] },
+      );
+      const result = await run(['ask', 'What does main.py print?']);
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, 'It prints hello.\n');
+      assert.deepEqual(userMessages(fake.completionRequests[0]), ['What does main.py print?']);
+    });
+
+    it('reads the question from stdin when given -', async () => {
+      fake.setFallback(echoLastUserMessage);
+      const result = await run(['ask', '-'], { input: 'Piped question\n' });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(result.stdout, 'Echo: Piped question\n');
+    });
+
+    it('exits 1 with the remedy on stderr when the endpoint rejects the key', async () => {
+      fake.push({ kind: 'error', status: 401, message: 'Incorrect API key provided', code: 'invalid_api_key' });
+      const result = await run(['ask', 'Hello?']);
+      assert.equal(result.code, 1);
+      assert.equal(result.stdout, '');
+      assert.match(result.stderr, /error: .*rejected the API key \(401\)/);
+      assert.match(result.stderr, /To fix: export OPENAI_API_KEY=<key>, or set "apiKey" in .*config\.json \(the current one came from OPENAI_API_KEY\)/);
+    });
+
+    it('exits 3 and shows the refusal as is when the server refuses the request', async () => {
+      const result = await run(['ask', '--resume', 'disc-doesnotexist', 'Hello?']);
+      assert.equal(result.code, 3);
+      assert.match(result.stderr, /^refused: No saved discussion "disc-doesnotexist"/m);
+      const missingFolder = await run(['ask', '--folder', path.join(sandbox.root, 'nowhere'), 'Hello?']);
+      assert.equal(missingFolder.code, 3);
+      assert.match(missingFolder.stderr, /refused: The folder .*nowhere does not exist/);
+    });
+
+    it('exits 2 on a wrong command line, naming the command whose help to read', async () => {
+      const noQuestion = await run(['ask'], { input: '' });
+      assert.equal(noQuestion.code, 2);
+      assert.match(noQuestion.stderr, /ask needs a question[\s\S]*repo-discuss ask --help/);
+      const unknownFlag = await run(['list', '--bogus']);
+      assert.equal(unknownFlag.code, 2);
+      assert.match(unknownFlag.stderr, /--bogus[\s\S]*Run 'repo-discuss list --help'/);
+    });
+
+    it('--json prints every event of the turn as one valid JSON line', async () => {
+      fake.push(
+        { kind: 'toolCalls', calls: [{ id: 'r', name: 'read_file', arguments: '{"path":"main.py"}' }] },
+        { kind: 'text', deltas: ['Hello ', 'there.'] },
+      );
+      const result = await run(['ask', '--json', 'Hi']);
+      assert.equal(result.code, 0, result.stderr);
+      const lines = result.stdout.trimEnd().split('\n');
+      const events = lines.map((line) => JSON.parse(line) as DiscussionEvent);
+      assert.deepEqual(
+        [...new Set(events.map((e) => e.type))],
+        ['user_message', 'tool_call', 'tool_result', 'assistant_delta', 'assistant_message', 'turn_complete'],
+      );
+      assert.equal(new Set(events.map((e) => e.discussionId)).size, 1);
+      assert.deepEqual(events.map((e) => e.seq), events.map((_, i) => i));
+      const message = events.find((e) => e.type === 'assistant_message') as Extract<DiscussionEvent, { type: 'assistant_message' }>;
+      assert.equal(message.text, 'Hello there.');
+    });
+
+    it('--json reports a refused request as a JSON line too', async () => {
+      const result = await run(['ask', '--json', '--resume', 'disc-doesnotexist', 'Hi']);
+      assert.equal(result.code, 3);
+      const line = JSON.parse(result.stdout.trim()) as { type: string; code: number; message: string; exitCode: number };
+      assert.equal(line.type, 'refused');
+      assert.equal(line.code, -32010);
+      assert.equal(line.exitCode, 3);
+    });
+
+    it('takes model settings from flags, then the environment, then the config file', async () => {
+      fake.setModels(['from-config', 'from-env', 'from-flag']);
+      fake.setFallback(echoLastUserMessage);
+      const configFile = path.join(sandbox.home, '.config', 'repo-discuss', 'config.json');
+      fs.mkdirSync(path.dirname(configFile), { recursive: true });
+      fs.writeFileSync(configFile, JSON.stringify({ baseUrl: fake.baseUrl, model: 'from-config' }));
+      const noEnv = sandbox.env({ OPENAI_API_KEY: 'sk-test' });
+
+      assert.equal((await run(['ask', 'one'], { env: noEnv })).code, 0);
+      assert.equal(fake.completionRequests[0].body!.model, 'from-config');
+      assert.equal((await run(['ask', 'two'], { env: { ...noEnv, OPENAI_MODEL: 'from-env' } })).code, 0);
+      assert.equal(fake.completionRequests[1].body!.model, 'from-env');
+      assert.equal((await run(['ask', '--model', 'from-flag', 'three'], { env: { ...noEnv, OPENAI_MODEL: 'from-env' } })).code, 0);
+      assert.equal(fake.completionRequests[2].body!.model, 'from-flag');
+    });
+  });
+
+  describe('list, promote and export', () => {
+    it('list shows saved discussions, as text or JSON, optionally of one folder', async () => {
+      fake.setFallback(echoLastUserMessage);
+      assert.equal((await run(['ask', 'First question'])).code, 0);
+      const other = path.join(sandbox.root, 'other');
+      fs.mkdirSync(other);
+      assert.equal((await run(['ask', '--folder', other, 'Elsewhere'])).code, 0);
+
+      const text = await run(['list']);
+      assert.equal(text.code, 0, text.stderr);
+      assert.match(text.stdout, /disc-\w+ {2}First question\n {6}1 turn · just now · /);
+      assert.match(text.stdout, /Elsewhere/);
+
+      const json = await run(['list', '--json', '--folder', sandbox.repo]);
+      assert.equal(json.code, 0, json.stderr);
+      const parsed = JSON.parse(json.stdout) as ListRequest.Result;
+      assert.deepEqual(parsed.saved.map((s) => s.title), ['First question']);
+      assert.equal(parsed.saved[0].repo, sandbox.repo);
+    });
+
+    it('promote resumes a saved discussion, prints the task, and can write and record it', async () => {
+      fake.setFallback(echoLastUserMessage);
+      const asked = await run(['ask', '--json', 'Should it greet by name?']);
+      const id = (JSON.parse(asked.stdout.split('\n')[0]) as DiscussionEvent).discussionId;
+      fake.push({ kind: 'text', text: '{"proposed_intent":"Greet the user by name.","constraints":["No new dependencies"]}' });
+
+      const json = await run(['promote', id, '--json']);
+      assert.equal(json.code, 0, json.stderr);
+      assert.deepEqual(JSON.parse(json.stdout), { discussionId: id, intent: 'Greet the user by name.', constraints: ['No new dependencies'] });
+
+      fake.push({ kind: 'text', text: '{"proposed_intent":"Greet the user by name.","constraints":[]}' });
+      const taskFile = path.join(sandbox.root, 'task.md');
+      const written = await run(['promote', id.slice(0, 12), '--output', taskFile, '--handoff']);
+      assert.equal(written.code, 0, written.stderr);
+      assert.match(written.stdout, /^Greet the user by name\.\n\nRepository: /);
+      assert.match(fs.readFileSync(taskFile, 'utf8'), /^# Coding task: Should it greet by name\?/);
+      const exported = await run(['export', id]);
+      assert.match(exported.stdout, /## Handed off\n\n- .* to file: Greet the user by name\./);
+    });
+
+    it('--help works for every command and --version prints the version', async () => {
+      for (const command of [[], ['ask'], ['list'], ['promote'], ['export']]) {
+        const result = await run([...command, '--help']);
+        assert.equal(result.code, 0);
+        assert.match(result.stdout, /Usage:/);
+        assert.match(result.stdout, /Exit codes:/);
+      }
+      const version = await run(['--version']);
+      assert.match(version.stdout, /^repo-discuss \d+\.\d+\.\d+\n$/);
+    });
+  });
+
+  describe('one discussion, several clients', () => {
+    it('a discussion started in one terminal is refused in another while open, then resumes there with its history', async () => {
+      fake.setFallback(echoLastUserMessage);
+      const first = TerminalProcess.start(['--storage-dir', sandbox.storage, sandbox.repo], { env: env(), cwd: sandbox.repo });
+      clients.push(first);
+      await first.untilPrompts(1);
+      first.line('Remember the word pelican');
+      await first.untilStdout('Echo: Remember the word pelican');
+      const id = /New discussion (disc-\w+)/.exec(first.stdout)![1];
+
+      const refused = await run(['ask', '--resume', id, 'Which word?']);
+      assert.equal(refused.code, 3);
+      assert.match(refused.stderr, new RegExp(`refused: Discussion ${id} is already open in another window \\(process \\d+\\)`));
+
+      first.endInput();
+      assert.equal((await first.exited).code, 0);
+      const resumed = await run(['ask', '--resume', id, 'Which word?']);
+      assert.equal(resumed.code, 0, resumed.stderr);
+      assert.equal(resumed.stdout, 'Echo: Which word?\n');
+      const last = fake.completionRequests[fake.completionRequests.length - 1];
+      assert.deepEqual(userMessages(last), ['Remember the word pelican', 'Which word?']);
+
+      const again = TerminalProcess.start(['--storage-dir', sandbox.storage, '--resume', id], { env: env(), cwd: sandbox.root });
+      clients.push(again);
+      await again.untilPrompts(1);
+      assert.match(again.stdout, new RegExp(`Resumed ${id} “Remember the word pelican”`));
+      assert.match(again.stdout, /> Which word\?\nEcho: Which word\?/, 'the recap shows the last turn');
+      again.endInput();
+      assert.equal((await again.exited).code, 0);
+    });
+
+    it('a discussion opened by the extension is refused in the terminal, and continues in either after the other lets go', async () => {
+      fake.setFallback(echoLastUserMessage);
+      // The extension's own client code against its own server process, on the same storage.
+      const extensionServer = await ServerProcess.start({ storageDir: sandbox.storage, model: { baseUrl: fake.baseUrl, apiKey: 'k', model: 'fake-model' } });
+      servers.push(extensionServer);
+      const hub = new DiscussionHub();
+      const channel: RpcChannel = {
+        sendRequest: (method, params) => extensionServer.rpc.sendRequest(method, params),
+        onNotification: (method, handler) => extensionServer.rpc.onNotification(method, handler),
+      };
+      hub.connect(channel);
+      const discussion = await hub.open({ folder: sandbox.repo });
+      await hub.send(discussion.id, 'Started in VS Code');
+      await waitFor(discussion, (events) => events.some((e) => e.type === 'turn_complete'));
+
+      const refused = await run(['ask', '--resume', discussion.id, 'From the terminal']);
+      assert.equal(refused.code, 3);
+      assert.match(refused.stderr, /already open in another window/);
+
+      await hub.close(discussion.id);
+      const resumed = await run(['ask', '--resume', discussion.id, 'From the terminal']);
+      assert.equal(resumed.code, 0, resumed.stderr);
+
+      const back = await hub.open({ folder: sandbox.repo, resumeId: discussion.id });
+      const sent = await hub.send(back.id, 'Back in VS Code');
+      await waitFor(back, (events) => events.some((e) => e.type === 'turn_complete' && e.seq > sent.seq));
+      const last = fake.completionRequests[fake.completionRequests.length - 1];
+      assert.deepEqual(userMessages(last), ['Started in VS Code', 'From the terminal', 'Back in VS Code']);
+    });
+  });
+});

@@ -1,0 +1,161 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { UsageError, parseCommandLine } from '../../client/src/terminal/args';
+import { ConfigError, configFilePath, loadConfigFile, resolveSettings } from '../../client/src/terminal/config';
+import { LineWriter, TurnPrinter, colourWanted, createStyle, terminalRemedy, toolArgsPreview, toolVerdict } from '../../client/src/terminal/render';
+import { editableToTask, taskToEditable } from '../../client/src/terminal/taskEdit';
+import { serverEntry } from '../../client/src/terminal/serverConnection';
+import type { DiscussionEvent } from '../../server/src/protocol';
+import { tempDir } from './terminalProcess';
+
+describe('repo-discuss building blocks', () => {
+  describe('the command line', () => {
+    it('finds the command even after global options, and parses its own options strictly', () => {
+      const parsed = parseCommandLine(['--model', 'm', 'ask', '--json', 'why', 'not?']);
+      assert.deepEqual(parsed, { kind: 'run', command: 'ask', options: { model: 'm', json: true }, positionals: ['why', 'not?'] });
+      assert.throws(() => parseCommandLine(['list', '--resume', 'x']), (err: unknown) => err instanceof UsageError && err.command === 'list');
+    });
+
+    it('treats a first argument that is not a command as the folder to discuss', () => {
+      assert.deepEqual(parseCommandLine(['./src']), { kind: 'run', command: 'interactive', options: {}, positionals: ['./src'] });
+      assert.deepEqual(parseCommandLine(['--', 'list']), { kind: 'run', command: 'interactive', options: {}, positionals: ['list'] });
+    });
+
+    it('answers help and version before checking arguments', () => {
+      assert.deepEqual(parseCommandLine(['promote', '--help']), { kind: 'help', command: 'promote' });
+      assert.deepEqual(parseCommandLine(['help', 'ask']), { kind: 'help', command: 'ask' });
+      assert.deepEqual(parseCommandLine(['--version']), { kind: 'version' });
+      assert.throws(() => parseCommandLine(['promote']), /needs exactly one discussion id; got none/);
+    });
+  });
+
+  describe('settings', () => {
+    it('puts the config file in the platform user config folder', () => {
+      assert.equal(configFilePath({ XDG_CONFIG_HOME: '/x/cfg' }, 'linux', '/home/u'), '/x/cfg/repo-discuss/config.json');
+      assert.equal(configFilePath({ XDG_CONFIG_HOME: 'relative' }, 'linux', '/home/u'), '/home/u/.config/repo-discuss/config.json');
+      assert.equal(configFilePath({}, 'darwin', '/Users/u'), '/Users/u/Library/Application Support/repo-discuss/config.json');
+      assert.equal(configFilePath({ APPDATA: 'C:\\Users\\u\\AppData\\Roaming' }, 'win32', 'C:\\Users\\u'), path.join('C:\\Users\\u\\AppData\\Roaming', 'repo-discuss', 'config.json'));
+    });
+
+    it('takes each model setting from a flag, else the environment, else the config file', () => {
+      const resolved = resolveSettings(
+        { model: 'flag-model' },
+        { OPENAI_MODEL: 'env-model', OPENAI_API_KEY: 'env-key' },
+        { baseUrl: 'http://config/v1', model: 'config-model', apiKey: 'config-key', storageDir: '/data' },
+        '/cfg.json',
+      );
+      assert.deepEqual(resolved.initializationOptions, {
+        model: { baseUrl: 'http://config/v1', model: 'flag-model', apiKey: 'env-key' },
+        storageDir: path.resolve('/data'),
+      });
+      assert.deepEqual(resolved.sources, { baseUrl: 'config', model: 'flag', apiKey: 'env' });
+    });
+
+    it('does not make "auto" a default model: it only clears a discussion\'s choice', () => {
+      const resolved = resolveSettings({ model: 'auto' }, { OPENAI_MODEL: 'env-model' }, {}, '/cfg.json');
+      assert.equal(resolved.initializationOptions.model?.model, 'env-model');
+    });
+
+    it('reads a config file, names a broken one, and warns about a key other users can read', function () {
+      if (process.platform === 'win32') this.skip();
+      const dir = tempDir('rd-cfg-');
+      try {
+        const file = path.join(dir, 'config.json');
+        assert.deepEqual(loadConfigFile(file), { config: {}, warnings: [] });
+        fs.writeFileSync(file, '{"baseUrl": ');
+        assert.throws(() => loadConfigFile(file), (err: unknown) => err instanceof ConfigError && err.message.includes(file));
+        fs.writeFileSync(file, JSON.stringify({ model: 42 }));
+        assert.throws(() => loadConfigFile(file), /"model" must be a string/);
+        fs.writeFileSync(file, JSON.stringify({ apiKey: 'sk-1', model: 'm' }), { mode: 0o644 });
+        fs.chmodSync(file, 0o644);
+        const loaded = loadConfigFile(file);
+        assert.deepEqual(loaded.config, { apiKey: 'sk-1', model: 'm' });
+        assert.match(loaded.warnings.join('\n'), /chmod 600/);
+        fs.chmodSync(file, 0o600);
+        assert.deepEqual(loadConfigFile(file).warnings, []);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe('output', () => {
+    it('uses colour only on a terminal, and never with NO_COLOR or --no-color', () => {
+      assert.equal(colourWanted({ isTTY: true }, {}, false), true);
+      assert.equal(colourWanted({ isTTY: false }, {}, false), false);
+      assert.equal(colourWanted({ isTTY: true }, { NO_COLOR: '1' }, false), false);
+      assert.equal(colourWanted({ isTTY: true }, { NO_COLOR: '' }, false), true);
+      assert.equal(colourWanted({ isTTY: true }, {}, true), false);
+      assert.equal(createStyle(false).red('x'), 'x');
+      assert.equal(createStyle(true).red('x'), '\x1b[31mx\x1b[39m');
+    });
+
+    it('shows tool arguments compactly and tells a refusal from a failure', () => {
+      assert.equal(toolArgsPreview('{"path":"src/a.ts","line":3}'), 'path=src/a.ts line=3');
+      assert.equal(toolArgsPreview('{"pattern":"two words"}'), 'pattern="two words"');
+      assert.equal(toolArgsPreview('{"path":"a very long'), '{"path":"a very long');
+      assert.ok(toolArgsPreview(JSON.stringify({ q: 'x'.repeat(200) })).length <= 80);
+      assert.equal(toolVerdict(true, ''), 'ok');
+      assert.equal(toolVerdict(false, 'Refused: ".env" may hold credentials'), 'refused');
+      assert.equal(toolVerdict(false, 'This conversation is read-only: it cannot write'), 'refused');
+      assert.equal(toolVerdict(false, 'Not found: "x" does not exist'), 'failed');
+    });
+
+    it('says how to fix a model error in terms of this client', () => {
+      const settings = { sources: { apiKey: 'config' as const }, configPath: '/c/config.json' };
+      assert.match(terminalRemedy("The model endpoint at x rejected the API key (401). Set a valid key with 'Repo Discuss: Set API key'", settings)!, /OPENAI_API_KEY.*\/c\/config\.json \(the current one came from \/c\/config\.json\)/);
+      assert.match(terminalRemedy("The model endpoint at x does not offer the model 'm'.", settings)!, /--model NAME/);
+      assert.match(terminalRemedy('Could not reach the model endpoint at x (connection refused).', settings)!, /--base-url URL/);
+      assert.equal(terminalRemedy('Discussion d is already open in another window', settings), undefined);
+    });
+
+    it('prints a turn as streamed text, one line per tool call, and an error with its remedy', () => {
+      const captured = { out: '', err: '' };
+      const sink = (key: 'out' | 'err') => ({ write: (text: string) => ((captured[key] += text), true), isTTY: false }) as unknown as NodeJS.WritableStream;
+      const out = new LineWriter(sink('out'), createStyle(false));
+      const err = new LineWriter(sink('err'), createStyle(false));
+      const printer = new TurnPrinter({ answer: out, notes: out, errors: err, settings: { sources: {}, configPath: '/c.json' }, showThinking: false });
+      const base = { discussionId: 'disc-1', ts: 0 };
+      const events: DiscussionEvent[] = [
+        { ...base, seq: 0, type: 'user_message', text: 'q' },
+        { ...base, seq: 1, type: 'assistant_delta', text: 'Looking' },
+        { ...base, seq: 2, type: 'tool_call', tool: 'list_dir', paramsPreview: '{}' },
+        { ...base, seq: 3, type: 'tool_result', tool: 'list_dir', ok: true, preview: 'a\nb' },
+        { ...base, seq: 4, type: 'assistant_delta', text: 'Done.' },
+        { ...base, seq: 5, type: 'error', message: 'The model endpoint at x rejected the API key (401).' },
+        { ...base, seq: 6, type: 'turn_complete' },
+      ];
+      for (const event of events) printer.event(event);
+      assert.equal(captured.out, 'Looking\n  · list_dir → ok\nDone.\n');
+      assert.match(captured.err, /^error: .*401\)\.\nTo fix: export OPENAI_API_KEY/);
+      assert.equal(printer.sawError, true);
+    });
+  });
+
+  describe('editing a task', () => {
+    it('round-trips a task through the editable text', () => {
+      const task = { intent: 'Add a --json flag.\nKeep it small.', constraints: ['No new dependencies', 'Text stays the default'] };
+      assert.deepEqual(editableToTask(taskToEditable(task)), task);
+    });
+
+    it('reads an edited file loosely and refuses an empty intent', () => {
+      assert.deepEqual(editableToTask('# comment\nDo it.\n\nconstraints:\n* one\n-   two  \nnot a bullet\n'), { intent: 'Do it.', constraints: ['one', 'two'] });
+      assert.deepEqual(editableToTask('Just the intent'), { intent: 'Just the intent', constraints: [] });
+      assert.deepEqual(editableToTask('# only comments\n\nConstraints:\n- x\n'), { problem: 'the intent is empty' });
+    });
+  });
+
+  it('finds the built server relative to the client, or a bundle beside it', () => {
+    const dir = tempDir('rd-bundle-');
+    try {
+      assert.equal(serverEntry(path.resolve(__dirname, '../../client/src/terminal')), path.resolve(__dirname, '../../server/src/main.js'));
+      fs.writeFileSync(path.join(dir, 'server.js'), '');
+      assert.equal(serverEntry(dir), path.join(dir, 'server.js'));
+      fs.rmSync(path.join(dir, 'server.js'));
+      assert.throws(() => serverEntry(dir), /npx tsc -p \./);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
