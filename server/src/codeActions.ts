@@ -64,6 +64,26 @@ export function codeActionsFor(
   return actions;
 }
 
+/**
+ * The message that brings a location into a discussion: its path and lines
+ * relative to the folder and its text, and, for "Promote to task", the
+ * request to prepare a task grounded there. Shared by every client.
+ */
+export function locationMessage(location: CodeLocation, repo: string, promote: boolean): string {
+  let file: string;
+  try {
+    file = path.relative(repo, fileURLToPath(location.uri)).split(path.sep).join('/');
+  } catch {
+    file = location.uri;
+  }
+  const lines = `${location.range.start.line + 1}-${location.range.end.line + 1}`;
+  const fence = location.text.includes('```') ? '~~~~' : '```';
+  const quoted = `${file}:${lines}\n${fence}\n${location.text}\n${fence}`;
+  return promote
+    ? `Prepare a coding task for this ${location.kind === 'todo' ? 'TODO' : 'code'} in ${quoted}\nRead what you need around it first, then call prepare_coding_task.`
+    : `Let's discuss this code from ${quoted}`;
+}
+
 function sliceRange(lines: string[], range: CodeLocation['range']): string {
   const out: string[] = [];
   for (let line = range.start.line; line <= range.end.line && line < lines.length; line++) {

@@ -24,6 +24,11 @@ if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWi
 
 const connection = createConnection(ProposedFeatures.all);
 
+// One failed promise must not take every open discussion down with the process.
+process.on('unhandledRejection', (reason) => {
+  connection.console.error(`unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}`);
+});
+
 startServer(connection, {
   createModel: (settings) => createOpenAIModel(settings),
   createRepoAccess: () => createRepoAccess(),

@@ -30,6 +30,11 @@ export interface InitializationOptions {
   denyRead?: string[];
   /** Path of a ripgrep binary; `null` turns ripgrep off; absent means look on PATH. */
   ripgrepPath?: string | null;
+  /**
+   * The client runs the code actions' commands itself (the VS Code extension
+   * does). Otherwise the server offers them through `workspace/executeCommand`.
+   */
+  clientCommands?: boolean;
 }
 
 /** The prepared task distilled from a discussion: one imperative intent and the agreed constraints. */

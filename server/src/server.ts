@@ -1,6 +1,8 @@
 import {
   CodeActionKind,
   ErrorCodes,
+  MessageType,
+  ShowMessageNotification,
   ResponseError,
   TextDocumentSyncKind,
   TextDocuments,
@@ -10,7 +12,14 @@ import {
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { codeActionsFor } from './codeActions';
+import {
+  DISCUSS_SELECTION_COMMAND,
+  PROMOTE_LOCATION_COMMAND,
+  codeActionsFor,
+  insideWorkspace,
+  locationMessage,
+  type CodeLocation,
+} from './codeActions';
 import {
   CancelRequest,
   CloseRequest,
@@ -27,6 +36,7 @@ import {
   StartRequest,
   SubscribeRequest,
   UnsubscribeRequest,
+  type DiscussionEvent,
   type InitializationOptions,
   type ModelConfig,
 } from './protocol';
@@ -79,9 +89,11 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   let workspaceFolders: string[] = [];
 
   let clientWatchesFolders = false;
+  let clientRunsCommands = false;
 
   connection.onInitialize(async (params): Promise<InitializeResult> => {
     clientWatchesFolders = params.capabilities.workspace?.workspaceFolders === true;
+    clientRunsCommands = (params.initializationOptions as InitializationOptions | undefined)?.clientCommands === true;
     workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
     const options = (params.initializationOptions ?? {}) as InitializationOptions;
     settings = mergeModel(settings, options.model);
@@ -107,6 +119,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
+        ...(options.clientCommands ? {} : { executeCommandProvider: { commands: [DISCUSS_SELECTION_COMMAND, PROMOTE_LOCATION_COMMAND] } }),
         workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
       },
       serverInfo: { name: 'repo-discuss-server', version: '0.1.0' },
@@ -117,15 +130,9 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   connection.onRequest(SendRequest.method, (p: SendRequest.Params) =>
     handle(() => ready().send(p?.discussionId, p?.text)),
   );
+  const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   connection.onRequest(SubscribeRequest.method, (p: SubscribeRequest.Params) =>
-    handle(() => ({
-      eventsReplayed: ready().subscribe(
-        p?.discussionId,
-        CONNECTION_SUBSCRIBER,
-        { deliver: (event) => connection.sendNotification(EventNotification.method, event) },
-        p?.fromSeq,
-      ),
-    })),
+    handle(() => ({ eventsReplayed: ready().subscribe(p?.discussionId, CONNECTION_SUBSCRIBER, eventSink, p?.fromSeq) })),
   );
   connection.onRequest(UnsubscribeRequest.method, (p: UnsubscribeRequest.Params) =>
     handle(() => {
@@ -199,6 +206,39 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       command: { title: action.title, command: action.command, arguments: [action.location] },
     }));
   });
+  /**
+   * Editors without the extension (Neovim, Helix) run the code actions'
+   * commands here: the location goes into the folder's open discussion (one
+   * is started if needed), which this connection is subscribed to.
+   */
+  connection.onExecuteCommand((params) =>
+    handle(async () => {
+      const location = params.arguments?.[0] as CodeLocation | undefined;
+      if (clientRunsCommands) {
+        throw new DiscussError('InvalidParams', `${params.command} is run by this client itself, not by the server.`);
+      }
+      if (
+        (params.command !== DISCUSS_SELECTION_COMMAND && params.command !== PROMOTE_LOCATION_COMMAND) ||
+        !location ||
+        typeof location.uri !== 'string'
+      ) {
+        throw new DiscussError('InvalidParams', `Unknown command or arguments: ${params.command}.`);
+      }
+      const folder = workspaceFolders
+        .filter((f) => insideWorkspace(location.uri, [f]))
+        .sort((a, b) => b.length - a.length)[0];
+      if (!folder) throw new DiscussError('InvalidParams', 'That file is not inside a workspace folder, so a discussion cannot read it.');
+      const service = ready();
+      const { discussions } = await service.list({ folder });
+      const discussionId = discussions[0]?.discussionId ?? (await service.start({ folder })).discussionId;
+      const repo = service.find(discussionId)!.repo;
+      service.subscribe(discussionId, CONNECTION_SUBSCRIBER, eventSink, service.find(discussionId)!.stream.seqNext);
+      const sent = service.send(discussionId, locationMessage(location, repo, params.command === PROMOTE_LOCATION_COMMAND));
+      // A notification, not a request: a client that cannot answer requests must not be asked one.
+      void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Info, message: `Repo Discuss: sent to discussion ${discussionId}.` });
+      return { discussionId, seq: sent.seq };
+    }),
+  );
   documents.listen(connection);
 
   connection.onShutdown(async () => {

@@ -321,6 +321,29 @@ describe('the server process over stdio', function () {
     assert.equal((actions[0].command.arguments[0] as { text: string }).text, '// TODO: explain 42');
   });
 
+  it('runs Promote to task itself for editors without the extension, and leaves it to a client that runs commands', async () => {
+    const { pathToFileURL } = await import('node:url');
+    const folders = [{ uri: pathToFileURL(repo).href, name: 'repo' }];
+    fake.push({ kind: 'text', text: 'Let me look at it.' });
+    const s = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'k', model: 'fake-small' } }, {}, folders);
+    servers.push(s);
+    const uri = pathToFileURL(path.join(repo, 'src', 'app.ts')).href;
+    const location = { uri, range: { start: { line: 1, character: 0 }, end: { line: 1, character: 19 } }, text: '// TODO: explain 42', kind: 'todo' };
+    const result = await s.request<{ discussionId: string; seq: number }>('workspace/executeCommand', {
+      command: 'repoDiscuss.promoteLocation',
+      arguments: [location],
+    });
+    await s.turnsComplete(result.discussionId, 1);
+    const asked = s.of(result.discussionId, 'user_message')[0].text;
+    assert.match(asked, /^Prepare a coding task for this TODO in src\/app\.ts:2-2/);
+    assert.match(asked, /prepare_coding_task/);
+
+    const vscodeLike = await ServerProcess.start({ storageDir: storage, clientCommands: true }, {}, folders);
+    servers.push(vscodeLike);
+    const refused = await refusal(vscodeLike.request('workspace/executeCommand', { command: 'repoDiscuss.promoteLocation', arguments: [location] }));
+    assert.match(refused.message, /run by this client itself/);
+  });
+
   it('writes nothing inside the folder under discussion', async () => {
     fake.push({ kind: 'text', text: 'ok' });
     const before = fs.readdirSync(repo).sort();

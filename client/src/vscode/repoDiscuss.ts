@@ -9,6 +9,7 @@ import {
   type DiscussionSummary,
   type PreparedTask,
 } from '../../../server/src/protocol';
+import { locationMessage, type CodeLocation } from '../../../server/src/codeActions';
 import { DiscussionHub, type ClientDiscussion } from '../common/discussionHub';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { ChatController, chatWebviewOptions, type ChatHost } from './chatController';
@@ -19,12 +20,7 @@ export const VIEW_ID = 'repoDiscuss.chat';
 export const PANEL_TYPE = 'repoDiscuss.chatPanel';
 const ACTIVE_KEY = 'repoDiscuss.activeDiscussion';
 
-interface CodeLocationArg {
-  uri: string;
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  text: string;
-  kind: 'selection' | 'todo';
-}
+type CodeLocationArg = CodeLocation;
 
 /**
  * The extension's state for one window: the server connection, the
@@ -293,13 +289,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     if (!discussion || discussion.repo !== folder.uri.fsPath) discussion = await this.startDiscussion(folder);
     if (!discussion) return;
     await this.reveal();
-    const rel = path.relative(discussion.repo, uri.fsPath).split(path.sep).join('/');
-    const lines = `${where.range.start.line + 1}-${where.range.end.line + 1}`;
-    const fence = '```';
-    const context = `${rel}:${lines}\n${fence}\n${where.text}\n${fence}`;
-    const text = promote
-      ? `Prepare a coding task for this ${where.kind === 'todo' ? 'TODO' : 'code'} in ${context}\nRead what you need around it first, then call prepare_coding_task.`
-      : `Let's discuss this code from ${context}`;
+    const text = locationMessage(where, discussion.repo, promote);
     await this.send(discussion, text);
   }
 

@@ -58,6 +58,8 @@ export function initializationOptions(apiKey: string | undefined, ripgrepPath: s
     },
     denyRead: s.denyRead,
     ripgrepPath: s.useRipgrep ? ripgrepPath : null,
+    // The extension registers the code actions' commands itself.
+    clientCommands: true,
   };
 }
 
