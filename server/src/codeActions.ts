@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -72,7 +73,15 @@ export function codeActionsFor(
 export function locationMessage(location: CodeLocation, repo: string, promote: boolean): string {
   let file: string;
   try {
-    file = path.relative(repo, fileURLToPath(location.uri)).split(path.sep).join('/');
+    // `repo` is a real path; the editor's URI may go through a symlink.
+    const onDisk = fileURLToPath(location.uri);
+    let real = onDisk;
+    try {
+      real = realpathSync(onDisk);
+    } catch {
+      // An unsaved or deleted file: its path as given is the best we have.
+    }
+    file = path.relative(repo, real).split(path.sep).join('/');
   } catch {
     file = location.uri;
   }

@@ -119,8 +119,8 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
-        ...(options.clientCommands ? {} : { executeCommandProvider: { commands: [DISCUSS_SELECTION_COMMAND, PROMOTE_LOCATION_COMMAND] } }),
-        workspace: { workspaceFolders: { supported: true, changeNotifications: true } },
+        ...(options.clientCommands === true ? {} : { executeCommandProvider: { commands: [DISCUSS_SELECTION_COMMAND, PROMOTE_LOCATION_COMMAND] } }),
+        workspace: { workspaceFolders: { supported: true, changeNotifications: clientWatchesFolders } },
       },
       serverInfo: { name: 'repo-discuss-server', version: '0.1.0' },
     };
@@ -231,9 +231,14 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       const service = ready();
       const { discussions } = await service.list({ folder });
       const discussionId = discussions[0]?.discussionId ?? (await service.start({ folder })).discussionId;
-      const repo = service.find(discussionId)!.repo;
-      service.subscribe(discussionId, CONNECTION_SUBSCRIBER, eventSink, service.find(discussionId)!.stream.seqNext);
-      const sent = service.send(discussionId, locationMessage(location, repo, params.command === PROMOTE_LOCATION_COMMAND));
+      const discussion = service.find(discussionId)!;
+      // Sent first: a refused send (a turn is running) changes nothing.
+      const sent = service.send(discussionId, locationMessage(location, discussion.repo, params.command === PROMOTE_LOCATION_COMMAND));
+      // Subscribed from the message on, unless this connection already is:
+      // replacing a live subscription would drop what it had queued.
+      if (!discussion.stream.hasSubscriber(CONNECTION_SUBSCRIBER)) {
+        service.subscribe(discussionId, CONNECTION_SUBSCRIBER, eventSink, sent.seq);
+      }
       // A notification, not a request: a client that cannot answer requests must not be asked one.
       void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Info, message: `Repo Discuss: sent to discussion ${discussionId}.` });
       return { discussionId, seq: sent.seq };

@@ -138,7 +138,8 @@ export class Discussion {
     this.stream = new EventStream({
       discussionId: this.id,
       now: () => this.clock.now(),
-      nextSeq: saved?.nextSeq ?? 0,
+      // Past the saved ceiling: deltas after the last save were never written.
+      nextSeq: saved ? Math.max(saved.nextSeq, saved.seqCeiling ?? 0) : 0,
       ceiling: saved?.seqCeiling,
       reserve: () => this.changed(),
       onShed: (subscriber, reason) =>

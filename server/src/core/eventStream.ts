@@ -204,6 +204,10 @@ export class EventStream {
     return replayed;
   }
 
+  hasSubscriber(subscriberId: string): boolean {
+    return this.lanes.has(subscriberId);
+  }
+
   unsubscribe(subscriberId: string): boolean {
     const lane = this.lanes.get(subscriberId);
     if (!lane) return false;

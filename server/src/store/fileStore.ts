@@ -1,4 +1,15 @@
-import { appendFileSync, mkdirSync, promises as fs, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  mkdirSync,
+  openSync,
+  promises as fs,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DiscussionEvent, DiscussionSummary } from '../protocol';
@@ -224,6 +235,10 @@ export class FileStore implements DiscussionStore {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         await fs.writeFile(file, JSON.stringify(mine), { flag: 'wx' });
+        // Only the holder may touch the logs: end a torn last line now, or the
+        // next append would be glued to it and lost along with it.
+        terminateTornLine(path.join(dir, HISTORY_FILE));
+        terminateTornLine(path.join(dir, EVENTS_FILE));
         return { release: () => releaseLease(file) };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -282,9 +297,6 @@ async function readJsonLines<T>(file: string, valid: (value: unknown) => value i
   } catch {
     return [];
   }
-  // End a torn last line now, or the next append would be glued to it and
-  // lost along with it.
-  if (raw.length > 0 && !raw.endsWith('\n')) appendFileSync(file, '\n');
   const out: T[] = [];
   for (const line of raw.split('\n')) {
     if (!line.trim()) continue;
@@ -306,6 +318,24 @@ function isMessage(value: unknown): value is ChatMessage {
 function isEvent(value: unknown): value is DiscussionEvent {
   const v = value as { seq?: unknown; type?: unknown } | null;
   return typeof v?.seq === 'number' && typeof v.type === 'string';
+}
+
+function terminateTornLine(file: string): void {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    return;
+  }
+  if (size === 0) return;
+  const fd = openSync(file, 'r');
+  try {
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    if (last[0] !== 0x0a) appendFileSync(file, '\n');
+  } finally {
+    closeSync(fd);
+  }
 }
 
 async function readLease(file: string): Promise<LeaseRecord | undefined> {
