@@ -96,6 +96,8 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     clientRunsCommands = (params.initializationOptions as InitializationOptions | undefined)?.clientCommands === true;
     workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
     const options = (params.initializationOptions ?? {}) as InitializationOptions;
+    const invalid = invalidSettings(options);
+    if (invalid) throw new ResponseError(ErrorCodes.InvalidParams, `initializationOptions: ${invalid}`);
     settings = mergeModel(settings, options.model);
     contextTokens = positiveInt(options.model?.contextTokens) ?? contextTokens;
     denyRead = stringArray(options.denyRead);
@@ -177,6 +179,10 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   );
   connection.onRequest(ConfigureRequest.method, (p: ConfigureRequest.Params) =>
     handle(() => {
+      // Checked whole before anything changes: a malformed field must never
+      // wipe a setting (a deny rule silently dropped widens what is readable).
+      const invalid = invalidSettings(p ?? {});
+      if (invalid) throw new DiscussError('InvalidParams', invalid);
       if (p?.model) {
         settings = mergeModel(settings, p.model);
         if (p.model.contextTokens !== undefined) contextTokens = positiveInt(p.model.contextTokens);
@@ -294,6 +300,29 @@ function mergeModel(current: ModelSettings, update: ModelConfig | undefined): Mo
     if (typeof value === 'string') next[key] = value.trim() === '' ? undefined : value.trim();
   }
   return next;
+}
+
+/** What is wrong with model settings or deny rules from a client, if anything. */
+function invalidSettings(options: { model?: unknown; denyRead?: unknown; storageDir?: unknown }): string | undefined {
+  if (options.model !== undefined && options.model !== null) {
+    if (typeof options.model !== 'object' || Array.isArray(options.model)) return '"model" must be an object such as { "baseUrl": "…", "model": "…" }.';
+    const model = options.model as Record<string, unknown>;
+    for (const key of ['baseUrl', 'apiKey', 'model', 'apiVersion']) {
+      if (model[key] !== undefined && model[key] !== null && typeof model[key] !== 'string') return `"model.${key}" must be a string.`;
+    }
+    if (model.contextTokens !== undefined && model.contextTokens !== null && typeof model.contextTokens !== 'number') {
+      return '"model.contextTokens" must be a number of tokens.';
+    }
+  }
+  if (options.denyRead !== undefined && options.denyRead !== null) {
+    if (!Array.isArray(options.denyRead) || options.denyRead.some((g) => typeof g !== 'string')) {
+      return '"denyRead" must be an array of glob strings, e.g. ["secrets/**"].';
+    }
+  }
+  if (options.storageDir !== undefined && options.storageDir !== null && typeof options.storageDir !== 'string') {
+    return '"storageDir" must be a folder path.';
+  }
+  return undefined;
 }
 
 function positiveInt(value: unknown): number | undefined {

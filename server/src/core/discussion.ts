@@ -15,6 +15,7 @@ import {
 } from './limits';
 import { PREPARE_TASK_TOOL } from './prompt';
 import { distill } from './distill';
+import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, countToolTokens, fitToBudget, reserveForReplyFor } from '../model/budget';
 
 export type TranscriptRole = 'User' | 'Assistant';
@@ -261,6 +262,9 @@ export class Discussion {
         'InvalidParams',
         'There is no prepared task to hand off — prepare one first (Prepare coding task), or pass the edited task.',
       );
+    }
+    if (target !== undefined && target !== null && (typeof target !== 'string' || target.length > TASK_LIMITS.targetChars)) {
+      throw new DiscussError('InvalidParams', `"target" must be a short name such as chat, markdown or clipboard (at most ${TASK_LIMITS.targetChars} characters).`);
     }
     const handoff: Handoff = {
       at: this.clock.now(),
@@ -610,9 +614,11 @@ export class Discussion {
   }
 
   private async runTool(toolCall: ToolCall, signal: AbortSignal): Promise<void> {
+    // The name is the model's output: bounded like everything else it shows.
+    const shownName = bound(toolCall.name, TOOL_NAME_CHARS);
     this.stream.emit({
       type: 'tool_call',
-      tool: toolCall.name,
+      tool: shownName,
       paramsPreview: bound(toolCall.arguments, PARAMS_PREVIEW_CHARS),
     });
     let ok: boolean;
@@ -624,8 +630,15 @@ export class Discussion {
       // the toolbox, which runs only its read tools and refuses the rest.
       ({ ok, output } = await this.toolbox.run(toolCall.name, toolCall.arguments, signal));
     }
+    // Every later request carries this answer: one oversized result (a huge
+    // error echoing its input) must not grow them all.
+    // A refusal or error needs a sentence, not the megabyte of input it may quote.
+    const limit = ok ? TOOL_OUTPUT_MAX_CHARS : TOOL_ERROR_MAX_CHARS;
+    if (output.length > limit) {
+      output = `${output.slice(0, limit)}\n[cut: this result was ${output.length} characters; ask for less]`;
+    }
     this.history.push({ role: 'tool', toolCallId: toolCall.id, content: output });
-    this.stream.emit({ type: 'tool_result', tool: toolCall.name, ok, preview: bound(output, RESULT_PREVIEW_CHARS) });
+    this.stream.emit({ type: 'tool_result', tool: shownName, ok, preview: bound(output, RESULT_PREVIEW_CHARS) });
   }
 
   private prepareTask(rawArguments: string): { ok: boolean; output: string } {
@@ -635,15 +648,13 @@ export class Discussion {
     } catch {
       return { ok: false, output: 'prepare_coding_task needs JSON arguments: {"intent": string, "constraints": string[]}.' };
     }
-    const record = (args ?? {}) as { intent?: unknown; constraints?: unknown };
-    const intent = typeof record.intent === 'string' ? record.intent.trim() : '';
-    if (!intent) {
-      return { ok: false, output: 'prepare_coding_task needs a non-empty "intent": one imperative paragraph of what to change.' };
+    let task: PreparedTask;
+    try {
+      task = validTask(args);
+    } catch (err) {
+      return { ok: false, output: `prepare_coding_task: ${errorText(err)}` };
     }
-    const constraints = Array.isArray(record.constraints)
-      ? record.constraints.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter(Boolean)
-      : [];
-    this.setTask({ intent, constraints });
+    this.setTask(task);
     return {
       ok: true,
       output:
@@ -688,13 +699,36 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/** Characters of a tool name shown in events. */
+const TOOL_NAME_CHARS = 100;
+
+/** Characters of one tool result kept for the model (a full read is 256 KiB). */
+const TOOL_OUTPUT_MAX_CHARS = 300_000;
+
+/** Characters of a failed call's answer kept for the model. */
+const TOOL_ERROR_MAX_CHARS = 4_000;
+
+/**
+ * A task as the model prepared it or the user edited it: an intent and
+ * string constraints, bounded, since every later turn carries hand-offs in
+ * its system prompt.
+ */
 function validTask(value: unknown): PreparedTask {
   const record = (value ?? {}) as { intent?: unknown; constraints?: unknown };
   const intent = typeof record.intent === 'string' ? record.intent.trim() : '';
-  if (!intent) throw new DiscussError('InvalidParams', 'The task has no intent — write what should change before handing it off.');
+  if (!intent) throw new DiscussError('InvalidParams', 'The task needs a non-empty "intent": one imperative paragraph of what to change.');
+  if (intent.length > TASK_LIMITS.intentChars) {
+    throw new DiscussError('InvalidParams', `The intent is ${intent.length} characters; keep it under ${TASK_LIMITS.intentChars}.`);
+  }
   const constraints = Array.isArray(record.constraints)
     ? record.constraints.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter(Boolean)
     : [];
+  if (constraints.length > TASK_LIMITS.constraints || constraints.some((c) => c.length > TASK_LIMITS.constraintChars)) {
+    throw new DiscussError(
+      'InvalidParams',
+      `Keep the task to ${TASK_LIMITS.constraints} constraints of at most ${TASK_LIMITS.constraintChars} characters each.`,
+    );
+  }
   return { intent, constraints };
 }
 

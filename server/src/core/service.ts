@@ -17,6 +17,7 @@ import { DiscussError } from './errors';
 import { IDLE_TTL_MS, MAX_OPEN_DISCUSSIONS } from './limits';
 import { buildSystemPrompt } from './prompt';
 import { exportMarkdown } from './export';
+import { discussionIdOf, optionalString, quote } from './inputs';
 import type { DiscussionStore } from '../store/types';
 import { memoryStore } from '../store/memoryStore';
 
@@ -45,7 +46,9 @@ export class DiscussionService {
 
   async start(params: StartRequest.Params): Promise<StartRequest.Result> {
     const repo = await resolveFolder(params?.folder);
-    const resumeId = params.resumeId?.trim() || undefined;
+    const resumeId = optionalString(params.resumeId, 'resumeId')?.trim() || undefined;
+    const requestedModel = optionalString(params.model, 'model');
+    if (resumeId) discussionIdOf(resumeId);
 
     // Reap first, so a discussion forgotten an hour ago never blocks this one.
     await this.reapIdle();
@@ -53,7 +56,7 @@ export class DiscussionService {
     if (resumeId && (this.open.has(resumeId) || this.opening.has(resumeId))) {
       throw new DiscussError(
         'Conflict',
-        `Discussion ${resumeId} is already open — switch to it, or close it before resuming it again.`,
+        `Discussion ${quote(resumeId)} is already open — switch to it, or close it before resuming it again.`,
       );
     }
     // Reserve the slot before any await below. Counting the open map and
@@ -76,7 +79,7 @@ export class DiscussionService {
         if (!loaded) {
           throw new DiscussError(
             'NotFound',
-            `No saved discussion "${resumeId}" — pick one from discuss/list, or start a new discussion.`,
+            `No saved discussion ${quote(resumeId)} — pick one from discuss/list, or start a new discussion.`,
           );
         }
         if (loaded.snapshot.repo !== repo) {
@@ -88,7 +91,7 @@ export class DiscussionService {
         saved = loaded.snapshot;
         savedEvents = loaded.events;
       }
-      const modelId = chooseModel(params.model, saved?.model ?? null);
+      const modelId = chooseModel(requestedModel, saved?.model ?? null);
       if (modelId) await this.assertModelOffered(modelId);
       // Bound before the lease is taken: a folder that cannot be bound (a bad
       // policy file) must leave nothing behind in the store.
@@ -175,23 +178,23 @@ export class DiscussionService {
 
   /** Deletes a saved discussion, closing it first if it is open here. */
   async delete(discussionId: unknown): Promise<void> {
-    const id = typeof discussionId === 'string' ? discussionId : '';
+    const id = discussionIdOf(discussionId);
     const open = this.open.get(id);
     if (open) await this.closeDiscussion(open);
     const found = await this.store.delete(id);
     if (!found && !open) {
-      throw new DiscussError('NotFound', `No saved discussion "${id}" to delete — it may already be gone.`);
+      throw new DiscussError('NotFound', `No saved discussion ${quote(id)} to delete — it may already be gone.`);
     }
   }
 
   /** A discussion, open or saved, as text a person can keep. */
   async export(discussionId: unknown, format: unknown = 'markdown'): Promise<{ format: 'markdown' | 'json'; text: string }> {
     if (format !== 'markdown' && format !== 'json') {
-      throw new DiscussError('InvalidParams', `Unknown export format "${String(format)}" — use "markdown" or "json".`);
+      throw new DiscussError('InvalidParams', `Unknown export format ${quote(format, 40)} — use "markdown" or "json".`);
     }
-    const id = typeof discussionId === 'string' ? discussionId : '';
+    const id = discussionIdOf(discussionId);
     const snapshot = this.open.get(id)?.snapshot() ?? (await this.store.load(id))?.snapshot;
-    if (!snapshot) throw new DiscussError('NotFound', `No discussion "${id}" to export — pick one from discuss/list.`);
+    if (!snapshot) throw new DiscussError('NotFound', `No discussion ${quote(id)} to export — pick one from discuss/list.`);
     const { seqCeiling: _ceiling, ...portable } = snapshot as typeof snapshot & { historyLength?: number };
     delete (portable as { historyLength?: number }).historyLength;
     return { format, text: format === 'json' ? JSON.stringify(portable, null, 2) : exportMarkdown(snapshot) };
@@ -199,13 +202,13 @@ export class DiscussionService {
 
   rename(discussionId: unknown, title: unknown): void {
     if (typeof title !== 'string') throw new DiscussError('InvalidParams', 'Give the new title as a string.');
-    const id = typeof discussionId === 'string' ? discussionId : '';
+    const id = discussionIdOf(discussionId);
     const discussion = this.open.get(id);
     if (discussion) {
       discussion.rename(title);
       return;
     }
-    throw new DiscussError('NotFound', `No open discussion "${id}" to rename — resume it first.`);
+    throw new DiscussError('NotFound', `No open discussion ${quote(id)} to rename — resume it first.`);
   }
 
   async close(discussionId: unknown): Promise<void> {
@@ -259,7 +262,7 @@ export class DiscussionService {
     const some = offered.slice(0, 8).join(', ') + (offered.length > 8 ? ', …' : '');
     throw new DiscussError(
       'InvalidParams',
-      `The endpoint does not offer model "${modelId}" — pick one it lists (${some}), or "auto" for its default.`,
+      `The endpoint does not offer model ${quote(modelId, 80)} — pick one it lists (${some}), or "auto" for its default.`,
     );
   }
 
@@ -299,12 +302,12 @@ export class DiscussionService {
   }
 
   private get(discussionId: unknown): Discussion {
-    const id = typeof discussionId === 'string' ? discussionId : String(discussionId ?? '');
+    const id = discussionIdOf(discussionId);
     const discussion = this.open.get(id);
     if (!discussion) {
       throw new DiscussError(
         'NotFound',
-        `No open discussion "${id}" — it was closed, or closed after an hour idle. Start a new one, or resume it from the saved list.`,
+        `No open discussion ${quote(id)} — it was closed, or closed after an hour idle. Start a new one, or resume it from the saved list.`,
       );
     }
     return discussion;
@@ -327,18 +330,21 @@ export async function resolveFolder(folder: unknown): Promise<string> {
   if (typeof folder !== 'string' || folder.trim() === '') {
     throw new DiscussError('InvalidParams', 'Say which folder to discuss: pass "folder" as an absolute path or a file: URI.');
   }
+  if (folder.length > 4096) {
+    throw new DiscussError('InvalidParams', `The folder path ${quote(folder)} is too long to be a folder on this machine.`);
+  }
   let candidate = folder.trim();
   if (/^file:/i.test(candidate)) {
     try {
       candidate = fileURLToPath(candidate);
     } catch (err) {
-      throw new DiscussError('InvalidParams', `"${folder}" is not a usable file: URI (${errorText(err)}).`);
+      throw new DiscussError('InvalidParams', `${quote(folder)} is not a usable file: URI (${errorText(err)}).`);
     }
   } else if (/^[a-z][a-z0-9+.-]+:\/\//i.test(candidate)) {
-    throw new DiscussError('InvalidParams', `"${folder}" is not on this machine's disk — only local folders can be discussed.`);
+    throw new DiscussError('InvalidParams', `${quote(folder)} is not on this machine's disk — only local folders can be discussed.`);
   }
   if (!path.isAbsolute(candidate)) {
-    throw new DiscussError('InvalidParams', `"${folder}" is not an absolute path — pass the folder's full path.`);
+    throw new DiscussError('InvalidParams', `${quote(folder)} is not an absolute path — pass the folder's full path.`);
   }
   let real: string;
   try {
