@@ -188,9 +188,14 @@ function applyChanges(changes: ViewChange[]): void {
         addTurnView(findTurn(change.turnId));
         renderControls();
         break;
-      case 'replyAppended':
+      case 'replyAppended': {
         queueReply(change.turnId, false);
+        // "Thinking…" turns into "Writing…" with the first text; later deltas
+        // leave the status alone rather than rebuild it on every one.
+        const view = turnViews.get(change.turnId);
+        if (view && view.status.textContent?.endsWith('Thinking…')) renderTurnMeta(view);
         break;
+      }
       case 'replyReplaced':
         queueReply(change.turnId, true);
         break;
