@@ -31,7 +31,7 @@ process.on('unhandledRejection', (reason) => {
 
 startServer(connection, {
   createModel: (settings) => createOpenAIModel(settings),
-  createRepoAccess: () => createRepoAccess(),
+  createRepoAccess: (options) => createRepoAccess({ ripgrepPath: options.ripgrepPath }),
   openStore: (storageDir) =>
     FileStore.open(storageDir || defaultStorageDir(), (message) => connection.console.error(message)),
   clock: systemClock,

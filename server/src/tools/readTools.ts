@@ -1,15 +1,18 @@
-import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Minimatch } from 'minimatch';
 import type { ToolOutcome } from './types';
 import { ReadBoundary, ResolvedPath } from './boundary';
-import { walkFiles, WalkStats } from './walk';
+import { compilePattern, GREP_LIMITS } from './grepCore';
+import { compileGlobTest, normalizeGlob } from './globs';
+import { SearchEngine } from './searchEngine';
+import { SEARCH_LIMITS, SearchScope } from './searchJobs';
+import type { PoolOutcome } from './searchPool';
 
 /**
  * The four read tools. Each takes arguments already validated by the toolbox
  * and resolves every path through the read boundary; nothing here touches a
- * path the boundary did not return.
+ * path the boundary did not return. find_files and grep_files run in a
+ * worker thread through the search engine (ripgrep or the Node walk).
  */
 
 export const READ_LIMITS = Object.freeze({
@@ -18,14 +21,14 @@ export const READ_LIMITS = Object.freeze({
   /** Below this size a cut read_file still counts the file's lines so the model knows how much is left. */
   readCountTotalBelowBytes: 32 * 1024 * 1024,
   listMaxEntries: 500,
-  findMaxResults: 500,
-  grepMaxMatches: 200,
-  grepMaxLineChars: 300,
-  /** Bigger files are skipped by grep (with a note) rather than loaded whole. */
-  grepMaxFileBytes: 4 * 1024 * 1024,
+  findMaxResults: SEARCH_LIMITS.findMaxResults,
+  grepMaxMatches: GREP_LIMITS.maxMatches,
+  grepMaxLineChars: GREP_LIMITS.maxLineChars,
+  /** Bigger files are not searched line by line; ones that match are named (with a note). */
+  grepMaxFileBytes: GREP_LIMITS.maxFileBytes,
   /** A walk stops here even without enough results, so one call cannot run for minutes. */
-  walkMaxEntries: 1_000_000,
-  binarySniffBytes: 8192,
+  walkMaxEntries: SEARCH_LIMITS.walkMaxEntries,
+  binarySniffBytes: GREP_LIMITS.binarySniffBytes,
 });
 
 export interface ReadFileArgs {
@@ -86,8 +89,8 @@ function stripCarriageReturn(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line;
 }
 
-function walkStopNote(stats: WalkStats): string | undefined {
-  if (stats.stoppedBy === 'entry_limit') {
+function listingStopNote(stopped: boolean): string | undefined {
+  if (stopped) {
     return `[The search stopped after ${READ_LIMITS.walkMaxEntries.toLocaleString('en-US')} entries; pass path to search a smaller part of the folder.]`;
   }
   return undefined;
@@ -300,22 +303,6 @@ async function describeEntry(boundary: ReadBoundary, directory: string, base: st
 
 // --------------------------------------------------------------- find_files
 
-function normalizeGlob(pattern: string): string {
-  let normalized = pattern.trim().replace(/\\/g, '/');
-  while (normalized.startsWith('./')) normalized = normalized.slice(2);
-  while (normalized.startsWith('/')) normalized = normalized.slice(1);
-  return normalized;
-}
-
-/**
- * A pattern without `/` matches file names at any depth (`*.ts`), like
- * .gitignore and ripgrep's --glob; with `/` it matches the whole relative path.
- */
-function compileGlob(pattern: string): Minimatch {
-  const normalized = normalizeGlob(pattern);
-  return new Minimatch(normalized, { dot: true, matchBase: !normalized.includes('/') });
-}
-
 async function resolveSearchScope(
   boundary: ReadBoundary,
   requested: string | undefined,
@@ -326,280 +313,99 @@ async function resolveSearchScope(
   return { ok: true, scope: resolved };
 }
 
-export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, signal?: AbortSignal): Promise<ToolOutcome> {
+function jobScope(scope: ResolvedPath): SearchScope {
+  return { realPath: scope.realPath, relativePath: scope.relativePath, kind: scope.kind === 'file' ? 'file' : 'directory' };
+}
+
+/** The model-facing answer when the worker did not finish. */
+function unfinished(tool: string, outcome: Exclude<PoolOutcome, { ok: true }>, timeoutMs: number): ToolOutcome {
+  if (outcome.reason === 'cancelled') return cancelled();
+  if (outcome.reason === 'timeout') {
+    const seconds = Math.round(timeoutMs / 100) / 10;
+    return failed(
+      `${tool} stopped after ${seconds} s without finishing. The pattern may be too slow to match (nested repetition such as (a+)+ can take exponential time) or the search too wide. ` +
+        'Use a simpler pattern, or pass path or glob to search less of the folder.',
+    );
+  }
+  return failed(`The ${tool} call failed. Try again with other arguments.`);
+}
+
+export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, signal: AbortSignal | undefined, engine: SearchEngine): Promise<ToolOutcome> {
   if (normalizeGlob(args.pattern) === '') return failed('pattern is empty. Pass a glob such as "**/*.ts" or "package.json".');
-  const matcher = compileGlob(args.pattern);
+  const matches = compileGlobTest(args.pattern);
   const scopeResult = await resolveSearchScope(boundary, args.path);
   if (!scopeResult.ok) return scopeResult.outcome;
   const scope = scopeResult.scope;
-
-  const scopePrefix = scope.relativePath === '.' ? '' : `${scope.relativePath}/`;
-  // Also match relative to `path`, so {"path": "src", "pattern": "lib/*.ts"} finds src/lib/a.ts.
-  const matches = (relativePath: string): boolean =>
-    matcher.match(relativePath) ||
-    (scopePrefix !== '' && relativePath.startsWith(scopePrefix) && matcher.match(relativePath.slice(scopePrefix.length)));
 
   if (scope.kind === 'file') {
     return ok(matches(scope.relativePath) ? scope.relativePath : `No files match "${args.pattern}" at ${scope.relativePath}.`);
   }
 
-  const results: string[] = [];
-  let more = false;
-  const stats = await walkFiles(
-    { boundary, startDirectory: scope.realPath, signal, maxEntries: READ_LIMITS.walkMaxEntries },
-    (file) => {
-      if (!matches(file.relativePath)) return;
-      if (results.length >= READ_LIMITS.findMaxResults) {
-        more = true;
-        return false;
-      }
-      results.push(file.denial ? `${file.relativePath}${NOT_READABLE_NOTE}` : file.relativePath);
-    },
-  );
+  const outcome = await engine.run({ kind: 'find', root: boundary.root, denyRead: boundary.denyRules.policyGlobs, scope: jobScope(scope), pattern: args.pattern }, signal);
   if (signal?.aborted) return cancelled();
+  if (!outcome.ok) return unfinished('find_files', outcome, engine.timeoutMs);
+  const result = outcome.result;
+  if (result.kind !== 'find') return failed('The find_files call failed. Try again with other arguments.');
 
   const where = scope.relativePath === '.' ? 'the folder' : `${scope.relativePath}/`;
   const notes: string[] = [];
-  if (more) {
+  if (result.more) {
     notes.push(`[Showing the first ${READ_LIMITS.findMaxResults} matches; there are more. Use a narrower pattern or pass path.]`);
   }
-  const stopNote = walkStopNote(stats);
+  const stopNote = listingStopNote(result.listingStopped);
   if (stopNote) notes.push(stopNote);
-  if (results.length === 0) {
+  if (result.results.length === 0) {
     return ok([`No files match "${args.pattern}" in ${where} (${WALK_EXCLUSIONS}).`, ...notes].join('\n'));
   }
-  return ok([...results, ...notes].join('\n'));
+  const lines = result.results.map((file) => (file.denied ? `${file.relativePath}${NOT_READABLE_NOTE}` : file.relativePath));
+  return ok([...lines, ...notes].join('\n'));
 }
 
 // --------------------------------------------------------------- grep_files
 
-interface CompiledPattern {
-  /** Global, multiline: scans a whole file for candidate lines in one pass. */
-  wholeText: RegExp;
-  /** Confirms a candidate line on its own, so results are strictly per line. */
-  singleLine: RegExp;
-  /** Lookaround can see across line ends in the whole text, so test line by line instead. */
-  lineByLine: boolean;
-  /** For a pattern that is a plain string: its bytes, so files without it are skipped before decoding. */
-  literal?: Buffer;
-}
-
-/** The string a pattern matches literally, if it has no regex operators (escaped punctuation allowed). */
-function literalOf(pattern: string): string | undefined {
-  let literal = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i];
-    if (char === '\\') {
-      const next = pattern[i + 1];
-      // `\(` is a literal "("; `\d`, `\b`, `\1`… are operators.
-      if (next === undefined || /[A-Za-z0-9]/.test(next)) return undefined;
-      literal += next;
-      i += 1;
-    } else if ('^$.*+?()[]{}|'.includes(char)) {
-      return undefined;
-    } else {
-      literal += char;
-    }
-  }
-  return literal === '' ? undefined : literal;
-}
-
-function compilePattern(pattern: string): CompiledPattern | string {
-  const literal = literalOf(pattern);
-  const attempt = (flags: string): CompiledPattern => ({
-    wholeText: new RegExp(pattern, `g${flags}`),
-    singleLine: new RegExp(pattern, flags),
-    lineByLine: /\(\?<?[=!]/.test(pattern),
-    literal: literal === undefined ? undefined : Buffer.from(literal, 'utf8'),
-  });
-  try {
-    // `u` first so \p{…} works; fall back for patterns only valid without it (e.g. `\-`).
-    return attempt('mu');
-  } catch {
-    try {
-      return attempt('m');
-    } catch (error) {
-      return (error as Error).message;
-    }
-  }
-}
-
-interface GrepState {
-  readonly pattern: CompiledPattern;
-  readonly output: string[];
-  matchCount: number;
-  more: boolean;
-  readonly oversized: string[];
-  buffer: Buffer;
-  /** Why the last file was not searched, for a file named explicitly. */
-  lastSkip?: 'binary' | 'oversized';
-}
-
-function formatMatchLine(relativePath: string, lineNumber: number, line: string, matchIndex: number): string {
-  const max = READ_LIMITS.grepMaxLineChars;
-  let text = line;
-  if (line.length > max) {
-    const windowStart = matchIndex > max - 100 ? matchIndex - 100 : 0;
-    text = `${windowStart > 0 ? '…' : ''}${line.slice(windowStart, windowStart + max)}…`;
-  }
-  return `${relativePath}:${lineNumber}: ${text}`;
-}
-
-/** Records a match; returns false once the cap is reached. */
-function recordMatch(state: GrepState, relativePath: string, lineNumber: number, line: string, matchIndex: number): boolean {
-  if (state.matchCount >= READ_LIMITS.grepMaxMatches) {
-    state.more = true;
-    return false;
-  }
-  state.output.push(formatMatchLine(relativePath, lineNumber, line, matchIndex));
-  state.matchCount += 1;
-  return true;
-}
-
-/** Reads one file whole (bounded by size) into the shared buffer; undefined when skipped. */
-function loadTextForGrep(state: GrepState, realPath: string, relativePath: string): string | undefined {
-  let descriptor: number;
-  try {
-    descriptor = fs.openSync(realPath, 'r');
-  } catch {
-    return undefined;
-  }
-  try {
-    const size = fs.fstatSync(descriptor).size;
-    state.lastSkip = undefined;
-    if (size === 0) return undefined;
-    if (size > READ_LIMITS.grepMaxFileBytes) {
-      state.oversized.push(relativePath);
-      state.lastSkip = 'oversized';
-      return undefined;
-    }
-    if (state.buffer.length < size) state.buffer = Buffer.allocUnsafe(Math.max(size, state.buffer.length * 2));
-    let filled = 0;
-    while (filled < size) {
-      const read = fs.readSync(descriptor, state.buffer, filled, size - filled, filled);
-      if (read === 0) break;
-      filled += read;
-    }
-    const bytes = state.buffer.subarray(0, filled);
-    if (looksBinary(bytes)) {
-      state.lastSkip = 'binary';
-      return undefined;
-    }
-    // Most files cannot match a plain-string pattern: skip them before paying for decoding.
-    if (state.pattern.literal && bytes.indexOf(state.pattern.literal) === -1) return undefined;
-    // latin1 decodes pure ASCII to the same string, faster than utf8.
-    return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
-  } catch {
-    return undefined;
-  } finally {
-    fs.closeSync(descriptor);
-  }
-}
-
-/** Searches one file's text; returns false once the match cap is reached. */
-function grepText(state: GrepState, relativePath: string, text: string): boolean {
-  const { wholeText, singleLine, lineByLine } = state.pattern;
-
-  if (lineByLine) {
-    let lineStart = 0;
-    let lineNumber = 1;
-    while (lineStart <= text.length) {
-      let lineEnd = text.indexOf('\n', lineStart);
-      if (lineEnd === -1) lineEnd = text.length;
-      if (lineEnd === text.length && lineStart === lineEnd && lineStart > 0) break; // after a final newline
-      const line = stripCarriageReturn(text.slice(lineStart, lineEnd));
-      const match = singleLine.exec(line);
-      if (match && !recordMatch(state, relativePath, lineNumber, line, match.index)) return false;
-      lineStart = lineEnd + 1;
-      lineNumber += 1;
-    }
-    return true;
-  }
-
-  // One regex pass over the whole text finds candidate lines; line numbers are counted incrementally.
-  wholeText.lastIndex = 0;
-  let lineNumber = 1;
-  let countedUpTo = 0;
-  while (wholeText.lastIndex <= text.length) {
-    const candidate = wholeText.exec(text);
-    if (!candidate) break;
-    const lineStart = text.lastIndexOf('\n', candidate.index - 1) + 1;
-    let lineEnd = text.indexOf('\n', candidate.index);
-    if (lineEnd === -1) lineEnd = text.length;
-    if (candidate.index === text.length && lineStart === lineEnd && text.endsWith('\n')) break; // nothing after a final newline
-    for (let newline = text.indexOf('\n', countedUpTo); newline !== -1 && newline < lineStart; newline = text.indexOf('\n', newline + 1)) {
-      lineNumber += 1;
-    }
-    countedUpTo = lineStart;
-    const line = stripCarriageReturn(text.slice(lineStart, lineEnd));
-    const match = singleLine.exec(line);
-    if (match && !recordMatch(state, relativePath, lineNumber, line, match.index)) return false;
-    wholeText.lastIndex = lineEnd + 1;
-  }
-  return true;
-}
-
-export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, signal?: AbortSignal): Promise<ToolOutcome> {
+export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, signal: AbortSignal | undefined, engine: SearchEngine): Promise<ToolOutcome> {
   if (args.pattern === '') return failed('pattern is empty. Pass a JavaScript regular expression such as "createToolbox\\(".');
+  // Compiled here only to answer a bad pattern at once; the worker compiles its own copy.
   const pattern = compilePattern(args.pattern);
   if (typeof pattern === 'string') {
     return failed(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${pattern}. Pass a JavaScript regular expression; escape special characters such as ( [ { . * + ? with a backslash.`);
   }
-  const globMatcher = args.glob !== undefined && normalizeGlob(args.glob) !== '' ? compileGlob(args.glob) : undefined;
+  const glob = args.glob !== undefined && normalizeGlob(args.glob) !== '' ? args.glob : undefined;
   const scopeResult = await resolveSearchScope(boundary, args.path);
   if (!scopeResult.ok) return scopeResult.outcome;
   const scope = scopeResult.scope;
 
-  const state: GrepState = {
-    pattern,
-    output: [],
-    matchCount: 0,
-    more: false,
-    oversized: [],
-    buffer: Buffer.allocUnsafe(64 * 1024),
-  };
-  const searchFile = (realPath: string, relativePath: string): boolean => {
-    if (globMatcher && !globMatcher.match(relativePath)) return true;
-    const text = loadTextForGrep(state, realPath, relativePath);
-    return text === undefined ? true : grepText(state, relativePath, text);
-  };
-
-  let stats: WalkStats | undefined;
-  if (scope.kind === 'file') {
-    // Named explicitly, so searched even if gitignored; the boundary already refused secrets.
-    searchFile(scope.realPath, scope.relativePath);
-    if (state.lastSkip === 'binary') {
-      return failed(`"${args.path}" looks like a binary file (it contains NUL bytes), so it is not searched.`);
-    }
-  } else {
-    stats = await walkFiles(
-      { boundary, startDirectory: scope.realPath, signal, maxEntries: READ_LIMITS.walkMaxEntries },
-      (file) => {
-        // Secret and policy-denied files are skipped silently: their contents never reach the model.
-        if (file.denial) return;
-        return searchFile(file.realPath, file.relativePath);
-      },
-    );
-  }
+  const outcome = await engine.run(
+    { kind: 'grep', root: boundary.root, denyRead: boundary.denyRules.policyGlobs, scope: jobScope(scope), pattern: args.pattern, glob },
+    signal,
+  );
   if (signal?.aborted) return cancelled();
+  if (!outcome.ok) return unfinished('grep_files', outcome, engine.timeoutMs);
+  const result = outcome.result;
+  if (result.kind !== 'grep') return failed('The grep_files call failed. Try again with other arguments.');
+  if (result.namedFileBinary) {
+    return failed(`"${args.path}" looks like a binary file (it contains NUL bytes), so it is not searched.`);
+  }
 
   const notes: string[] = [];
-  if (state.more) {
+  if (result.more) {
     notes.push(`[Stopped at ${READ_LIMITS.grepMaxMatches} matches; there are more. Use a more specific pattern, or pass path or glob.]`);
   }
-  if (state.oversized.length > 0) {
-    const listed = state.oversized.slice(0, 5).join(', ');
-    const rest = state.oversized.length > 5 ? ` and ${state.oversized.length - 5} more` : '';
-    notes.push(`[Skipped ${state.oversized.length} file(s) larger than ${READ_LIMITS.grepMaxFileBytes / (1024 * 1024)} MiB: ${listed}${rest}. Use read_file with start_line/end_line to inspect them.]`);
+  if (result.oversized.length > 0) {
+    const listed = result.oversized.slice(0, 5).join(', ');
+    const rest = result.oversized.length > 5 ? ` and ${result.oversized.length - 5} more` : '';
+    notes.push(
+      `[Skipped ${result.oversized.length} file(s) larger than ${READ_LIMITS.grepMaxFileBytes / (1024 * 1024)} MiB: ${listed}${rest}. ` +
+        'They contain matches; use read_file with start_line/end_line to inspect them.]',
+    );
   }
-  const stopNote = stats ? walkStopNote(stats) : undefined;
+  const stopNote = listingStopNote(result.listingStopped);
   if (stopNote) notes.push(stopNote);
 
-  if (state.matchCount === 0) {
+  if (result.matchCount === 0) {
     const where = scope.relativePath === '.' ? 'the folder' : scope.relativePath;
-    const filter = globMatcher ? ` matching glob "${args.glob}"` : '';
+    const filter = glob !== undefined ? ` matching glob "${args.glob}"` : '';
     return ok([`No matches for ${JSON.stringify(args.pattern)} in ${where}${filter} (${WALK_EXCLUSIONS}; binary files are skipped).`, ...notes].join('\n'));
   }
-  return ok([...state.output, ...notes].join('\n'));
+  return ok([...result.lines, ...notes].join('\n'));
 }
-

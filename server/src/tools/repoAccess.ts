@@ -1,15 +1,33 @@
 import type { RepoAccess, RepoBinding } from '../core/deps';
 import { DiscussError } from '../core/errors';
 import { PolicyError, loadPolicy } from './policy';
-import { readInstructionFiles, summarizeRepo } from './repoContext';
+import { readInstructionFiles, RepoSummaries } from './repoContext';
+import type { RipgrepOption } from './ripgrep';
+import { SearchEngine } from './searchEngine';
 import { createToolbox } from './toolbox';
+
+export interface RepoAccessOptions {
+  /** ripgrep for find_files, grep_files and the summary: a binary path, `null` for off, absent to look on PATH. */
+  ripgrepPath?: RipgrepOption;
+  /** Time limit of one find_files or grep_files call (default 15 s). */
+  searchTimeoutMs?: number;
+  /** Told once which way searches run, for the server's log. */
+  log?: (message: string) => void;
+}
 
 /**
  * Binds a folder to its read-only tools under the project's policy narrowed
  * by the user's settings. A policy that cannot be read refuses the start:
  * running with a policy we misread could widen what the model may see.
  */
-export function createRepoAccess(): RepoAccess {
+export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
+  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs });
+  const summaries = new RepoSummaries(search);
+  // Find (and probe) ripgrep now, off the first discussion's path; a thread is only started at the first bind.
+  void search.ripgrep().then((ripgrep) => {
+    const why = options.ripgrepPath === null ? 'ripgrep is turned off' : options.ripgrepPath ? `no usable ripgrep at ${options.ripgrepPath}` : 'no usable rg on PATH';
+    options.log?.(ripgrep ? `Searching with ${ripgrep.version} (${ripgrep.path}).` : `Searching with the built-in walk: ${why}.`);
+  });
   return {
     async bind(root: string, extraDenyRead: string[]): Promise<RepoBinding> {
       let policy;
@@ -20,10 +38,13 @@ export function createRepoAccess(): RepoAccess {
         throw err;
       }
       const [toolbox, summary, instructions] = await Promise.all([
-        createToolbox(root, policy),
-        summarizeRepo(root, policy),
+        createToolbox(root, policy, { search }),
+        summaries.summarize(root, policy),
         readInstructionFiles(root, policy),
       ]);
+      // The discussion will search soon: start a search thread now that the start is answered,
+      // rather than alongside it, where its start-up would compete with the census for the CPU.
+      setImmediate(() => search.warm());
       return { toolbox, summary, instructions };
     },
   };

@@ -21,6 +21,14 @@ const ENV_TEMPLATE_SUFFIXES = new Set(['example', 'sample', 'template', 'dist', 
 
 const EXACT_SECRET_NAMES = new Set(['.npmrc', '.netrc', '.pypirc']);
 
+/**
+ * The default rules as case-insensitive name globs, for tools that filter by
+ * glob (ripgrep). `.env.*` is left out because its template exception cannot
+ * be written as a glob; callers must still check every path with
+ * `ReadDenyRules`, which is the rule itself.
+ */
+export const SECRET_NAME_GLOBS: readonly string[] = ['.env', '*.pem', '*.key', 'id_rsa*', 'id_ed25519*', '.npmrc', '.netrc', '.pypirc'];
+
 /** The default secret rule a single path segment matches, if any. */
 function defaultSecretRule(segment: string): string | undefined {
   // Lower-cased so `.ENV` on a case-insensitive file system is still refused.
@@ -73,6 +81,11 @@ export class ReadDenyRules {
         // nocase and matchBase only ever deny more; nonegate keeps `!x` from meaning "everything but x".
         matcher: new Minimatch(glob, { dot: true, nocase: true, matchBase: !glob.includes('/'), nonegate: true, nocomment: true }),
       }));
+  }
+
+  /** The policy and settings globs, normalized (relative to the root, no leading `./` or `/`). */
+  get policyGlobs(): readonly string[] {
+    return this.globs.map((glob) => glob.source);
   }
 
   /**

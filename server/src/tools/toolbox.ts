@@ -2,6 +2,7 @@ import type { ToolSpec } from '../model/types';
 import type { ReadPolicy, Toolbox, ToolOutcome } from './types';
 import { ReadBoundary } from './boundary';
 import { findFiles, grepFiles, listDir, READ_LIMITS, readFile } from './readTools';
+import { defaultSearchEngine, SearchEngine } from './searchEngine';
 
 /**
  * The read-only toolbox of one discussion. Only the four read tools exist
@@ -39,7 +40,12 @@ interface ReadToolDefinition {
   name: string;
   description: string;
   arguments: ArgumentSpec[];
-  run(boundary: ReadBoundary, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome>;
+  run(context: ToolContext, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome>;
+}
+
+interface ToolContext {
+  boundary: ReadBoundary;
+  search: SearchEngine;
 }
 
 const PATH_HELP = 'relative to the folder root (an absolute path or file: URI inside the folder also works)';
@@ -56,7 +62,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
       { name: 'start_line', type: 'integer', required: false, minimum: 1, description: 'First line to return (1-based, inclusive). Default 1.' },
       { name: 'end_line', type: 'integer', required: false, minimum: 1, description: 'Last line to return (1-based, inclusive). Default: as far as the limits allow.' },
     ],
-    run: (boundary, args, signal) =>
+    run: ({ boundary }, args, signal) =>
       readFile(boundary, { path: args.path as string, start_line: args.start_line as number | undefined, end_line: args.end_line as number | undefined }, signal),
   },
   {
@@ -65,7 +71,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
       `List one directory's entries, sorted, directories marked with a trailing "/". At most ${READ_LIMITS.listMaxEntries} entries. ` +
       'Not recursive: use find_files to search a whole tree.',
     arguments: [{ name: 'path', type: 'string', required: false, description: `Directory path, ${PATH_HELP}. Default: the folder root.` }],
-    run: (boundary, args, signal) => listDir(boundary, { path: args.path as string | undefined }, signal),
+    run: ({ boundary }, args, signal) => listDir(boundary, { path: args.path as string | undefined }, signal),
   },
   {
     name: 'find_files',
@@ -77,7 +83,8 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
       { name: 'pattern', type: 'string', required: true, description: 'Glob (minimatch syntax: *, **, ?, [abc], {a,b}).' },
       { name: 'path', type: 'string', required: false, description: `Directory to search in, ${PATH_HELP}. Default: the whole folder.` },
     ],
-    run: (boundary, args, signal) => findFiles(boundary, { pattern: args.pattern as string, path: args.path as string | undefined }, signal),
+    run: ({ boundary, search }, args, signal) =>
+      findFiles(boundary, { pattern: args.pattern as string, path: args.path as string | undefined }, signal, search),
   },
   {
     name: 'grep_files',
@@ -91,8 +98,13 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
       { name: 'path', type: 'string', required: false, description: `File or directory to search, ${PATH_HELP}. Default: the whole folder.` },
       { name: 'glob', type: 'string', required: false, description: 'Only search files matching this glob, e.g. "*.ts" (any depth) or "src/**/*.py".' },
     ],
-    run: (boundary, args, signal) =>
-      grepFiles(boundary, { pattern: args.pattern as string, path: args.path as string | undefined, glob: args.glob as string | undefined }, signal),
+    run: ({ boundary, search }, args, signal) =>
+      grepFiles(
+        boundary,
+        { pattern: args.pattern as string, path: args.path as string | undefined, glob: args.glob as string | undefined },
+        signal,
+        search,
+      ),
   },
 ];
 
@@ -180,6 +192,7 @@ class ReadOnlyToolbox implements Toolbox {
   constructor(
     private readonly boundary: ReadBoundary,
     policy: ReadPolicy,
+    private readonly search: SearchEngine,
   ) {
     this.deniedTools = new Set(policy.denyTools);
     this.tools = new Map(READ_TOOLS.map((tool) => [tool.name, tool]));
@@ -210,7 +223,7 @@ class ReadOnlyToolbox implements Toolbox {
       if (signal?.aborted) return { ok: false, output: 'Cancelled.' };
       const args = parseArguments(tool, rawArguments);
       if (typeof args === 'string') return { ok: false, output: args };
-      return await tool.run(this.boundary, args, signal);
+      return await tool.run({ boundary: this.boundary, search: this.search }, args, signal);
     } catch (error) {
       // Never throw into the discussion loop; keep the message free of paths and stack traces.
       const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -219,11 +232,16 @@ class ReadOnlyToolbox implements Toolbox {
   }
 }
 
+export interface ToolboxOptions {
+  /** How find_files and grep_files search; default: ripgrep from PATH if present, else the Node walk. */
+  search?: SearchEngine;
+}
+
 /**
  * Binds the read tools to `root` (any path; its real path becomes the
  * boundary) under `policy`. Rejects when `root` is not an existing folder.
  */
-export async function createToolbox(root: string, policy: ReadPolicy): Promise<Toolbox> {
+export async function createToolbox(root: string, policy: ReadPolicy, options: ToolboxOptions = {}): Promise<Toolbox> {
   const boundary = await ReadBoundary.create(root, policy.denyRead);
-  return new ReadOnlyToolbox(boundary, policy);
+  return new ReadOnlyToolbox(boundary, policy, options.search ?? defaultSearchEngine());
 }

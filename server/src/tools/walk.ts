@@ -7,8 +7,15 @@ import { ReadDenial } from './secrets';
 
 /**
  * A bounded, sorted, depth-first walk of the files under one directory inside
- * the read boundary. It honors .gitignore files at every level, skips
+ * the read boundary. It honors ignore files at every level, skips
  * node_modules/ and .git/, and never follows a symlink out of the root.
+ *
+ * Ignore files are read the way ripgrep reads them, so the ripgrep search
+ * path and this walk leave out the same files: `.rgignore` rules beat
+ * `.ignore` rules, which beat `.gitignore` rules and then `.git/info/exclude`;
+ * within one kind the deepest file with an opinion wins. A directory holding
+ * its own `.git` (a nested repository or submodule) starts afresh for the
+ * git kinds: the .gitignore rules from above it do not apply inside it.
  *
  * File system calls are synchronous (much faster than the promise API for the
  * many small calls a walk makes) but the walk yields to the event loop every
@@ -18,11 +25,15 @@ import { ReadDenial } from './secrets';
 type Ignore = ReturnType<typeof ignore>;
 
 /** Directory names never descended into by find, grep or the summary. */
-const ALWAYS_SKIPPED_DIRECTORIES = new Set(['node_modules', '.git']);
-/** A .gitignore bigger than this is ignored rather than parsed (it is not a real one). */
-const MAX_GITIGNORE_BYTES = 1024 * 1024;
+export const ALWAYS_SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['node_modules', '.git']);
+/** A bigger ignore file is skipped rather than parsed (it is not a real one). */
+const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
 /** How long the walk may hold the event loop before yielding. */
 const TIME_SLICE_MS = 8;
+
+/** Ignore file names, highest precedence first (ripgrep's order). */
+export const IGNORE_FILE_NAMES = ['.rgignore', '.ignore', '.gitignore'] as const;
+type IgnoreKind = 0 | 1 | 2;
 
 export interface WalkFile {
   /** Root-relative, `/`-separated path as found in the tree (a symlink's own path, not its target). */
@@ -38,6 +49,8 @@ export interface WalkOptions {
   /** Real path of the directory to walk (from `boundary.resolve`). */
   startDirectory: string;
   signal?: AbortSignal;
+  /** Polled like `signal`; lets a worker thread stop a walk without an event loop turn. */
+  shouldStop?: () => boolean;
   /** Stop after visiting this many directory entries (files and directories). */
   maxEntries?: number;
   /** Stop once `performance.now()` passes this. */
@@ -54,27 +67,36 @@ export interface WalkStats {
 export type WalkVisitor = (file: WalkFile) => boolean | void;
 
 interface IgnoreLayer {
-  /** Root-relative directory the .gitignore sits in ('' for the root). */
+  /** Root-relative directory the ignore file sits in ('' for the root). */
   base: string;
   rules: Ignore;
 }
+
+/** One stack of layers per ignore kind, shallowest first. */
+type IgnoreStacks = readonly [IgnoreLayer[], IgnoreLayer[], IgnoreLayer[]];
 
 interface DirectoryFrame {
   absolutePath: string;
   relativePath: string;
   entries: fs.Dirent[];
   index: number;
-  ignoreLayers: IgnoreLayer[];
+  ignore: IgnoreStacks;
 }
 
 function joinRelative(parent: string, name: string): string {
   return parent === '' || parent === '.' ? name : `${parent}/${name}`;
 }
 
+/**
+ * Reads an ignore file, unless it is a symlink: a committed `.gitignore ->
+ * /elsewhere` would let bytes from outside the folder decide what the model
+ * sees (Git stopped following symlinked .gitignore files in 2.32 for the
+ * same reason).
+ */
 function readIgnoreFile(filePath: string): string | undefined {
   try {
-    const stats = fs.statSync(filePath);
-    if (!stats.isFile() || stats.size > MAX_GITIGNORE_BYTES) return undefined;
+    const stats = fs.lstatSync(filePath);
+    if (!stats.isFile() || stats.size > MAX_IGNORE_FILE_BYTES) return undefined;
     return fs.readFileSync(filePath, 'utf8');
   } catch {
     return undefined;
@@ -86,18 +108,90 @@ function newIgnoreRules(): Ignore {
   return ignore({ ignorecase: process.platform === 'win32' || process.platform === 'darwin' });
 }
 
-/** Adds the .gitignore of `directoryAbsolute` (if any) as the deepest layer. */
-function withIgnoreFile(layers: IgnoreLayer[], directoryAbsolute: string, directoryRelative: string): IgnoreLayer[] {
-  const text = readIgnoreFile(path.join(directoryAbsolute, '.gitignore'));
-  if (text === undefined) return layers;
-  return [...layers, { base: directoryRelative, rules: newIgnoreRules().add(text) }];
+function pushLayer(stacks: IgnoreStacks, kind: IgnoreKind, base: string, text: string): IgnoreStacks {
+  const next = [stacks[0], stacks[1], stacks[2]] as [IgnoreLayer[], IgnoreLayer[], IgnoreLayer[]];
+  next[kind] = [...stacks[kind], { base, rules: newIgnoreRules().add(text) }];
+  return next;
 }
 
 /**
- * Git precedence: the deepest .gitignore that has an opinion wins, so a
- * nested `!keep.log` re-includes what the root ignored.
+ * Adds the ignore files of one directory. `names` (the directory's entries,
+ * when already read) saves a failing stat per kind per directory.
  */
-function isIgnored(layers: IgnoreLayer[], relativePath: string, isDirectory: boolean): boolean {
+function withIgnoreFiles(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string, names?: ReadonlySet<string>): IgnoreStacks {
+  let result = stacks;
+  for (let kind = 0; kind < IGNORE_FILE_NAMES.length; kind++) {
+    const name = IGNORE_FILE_NAMES[kind];
+    if (names && !names.has(name)) continue;
+    const text = readIgnoreFile(path.join(directoryAbsolute, name));
+    if (text !== undefined) result = pushLayer(result, kind as IgnoreKind, directoryRelative, text);
+  }
+  return result;
+}
+
+/**
+ * The `.git/info/exclude` of the repository rooted at `directory`, read only
+ * when `.git` and `info` are real directories and `exclude` a regular file,
+ * so that it is inside the folder. A `.git` file (a linked worktree or a
+ * submodule) points at a git directory elsewhere: its exclude is not read.
+ */
+function readExcludeFile(directory: string): string | undefined {
+  const dotGit = path.join(directory, '.git');
+  try {
+    if (!fs.lstatSync(dotGit).isDirectory() || !fs.lstatSync(path.join(dotGit, 'info')).isDirectory()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return readIgnoreFile(path.join(dotGit, 'info', 'exclude'));
+}
+
+/**
+ * Whether a tool that follows links (ripgrep) would read rules from outside
+ * the folder through this entry: an ignore file that is a symlink, or a
+ * `.git` whose exclude file is reached through a symlink or lives in another
+ * git directory (a linked worktree's `.git` file names one with a
+ * `commondir`). Only file types are looked at, never the linked contents.
+ */
+export function ignoreEntryLeadsOutside(entryPath: string): boolean {
+  try {
+    const name = path.basename(entryPath);
+    const stats = fs.lstatSync(entryPath);
+    if (name !== '.git') return stats.isSymbolicLink();
+    if (stats.isSymbolicLink()) return true;
+    if (stats.isFile()) {
+      const line = fs.readFileSync(entryPath, 'utf8').split('\n')[0];
+      if (!line.startsWith('gitdir: ')) return false;
+      const gitDirectory = path.resolve(path.dirname(entryPath), line.slice('gitdir: '.length).trim());
+      return fs.existsSync(path.join(gitDirectory, 'commondir'));
+    }
+    const info = path.join(entryPath, 'info');
+    if (fs.lstatSync(info).isSymbolicLink()) return true;
+    return fs.lstatSync(path.join(info, 'exclude')).isSymbolicLink();
+  } catch {
+    return false; // missing: nothing is read through it
+  }
+}
+
+/** Whether `directory` holds a `.git` (directory or file): the root of a repository. */
+export function isRepositoryRoot(directory: string, names?: ReadonlySet<string>): boolean {
+  if (names) return names.has('.git');
+  try {
+    fs.statSync(path.join(directory, '.git'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** At a repository root the git kinds start afresh: only its own exclude file, then its .gitignore. */
+function startRepository(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string): IgnoreStacks {
+  const exclude = readExcludeFile(directoryAbsolute);
+  const reset: IgnoreStacks = [stacks[0], stacks[1], []];
+  return exclude === undefined ? reset : pushLayer(reset, 2, directoryRelative, exclude);
+}
+
+/** Whether one stack has an opinion: the deepest layer that matches decides. */
+function stackVerdict(layers: IgnoreLayer[], relativePath: string, isDirectory: boolean): boolean | undefined {
   for (let i = layers.length - 1; i >= 0; i--) {
     const layer = layers[i];
     const local = layer.base === '' ? relativePath : relativePath.slice(layer.base.length + 1);
@@ -109,22 +203,83 @@ function isIgnored(layers: IgnoreLayer[], relativePath: string, isDirectory: boo
       // `ignore` rejects odd names such as `...`; treat them as not ignored.
     }
   }
+  return undefined;
+}
+
+/** ripgrep precedence: an opinion from a higher kind settles it, whatever lower kinds say. */
+function isIgnored(stacks: IgnoreStacks, relativePath: string, isDirectory: boolean): boolean {
+  for (const layers of stacks) {
+    if (layers.length === 0) continue;
+    const verdict = stackVerdict(layers, relativePath, isDirectory);
+    if (verdict !== undefined) return verdict;
+  }
   return false;
 }
 
-/** The ignore layers in force at `startRelative`: .git/info/exclude, then each ancestor's .gitignore. */
-function ignoreLayersFor(root: string, startRelative: string): IgnoreLayer[] {
-  let layers: IgnoreLayer[] = [];
-  const exclude = readIgnoreFile(path.join(root, '.git', 'info', 'exclude'));
-  if (exclude !== undefined) layers.push({ base: '', rules: newIgnoreRules().add(exclude) });
-  layers = withIgnoreFile(layers, root, '');
-  if (startRelative === '.' || startRelative === '') return layers;
+const NO_LAYERS: IgnoreStacks = [[], [], []];
+
+/** The ignore layers in force at `startRelative`: each ancestor's (and the start's own) exclude and ignore files. */
+function ignoreStacksFor(root: string, startRelative: string): IgnoreStacks {
+  const segments = startRelative === '.' || startRelative === '' ? [] : startRelative.split('/');
+  let stacks = NO_LAYERS;
   let relative = '';
-  for (const segment of startRelative.split('/')) {
-    relative = joinRelative(relative, segment);
-    layers = withIgnoreFile(layers, path.join(root, ...relative.split('/')), relative);
+  for (let depth = 0; depth <= segments.length; depth++) {
+    const directory = depth === 0 ? root : path.join(root, ...segments.slice(0, depth));
+    if (isRepositoryRoot(directory)) stacks = startRepository(stacks, directory, relative);
+    stacks = withIgnoreFiles(stacks, directory, relative);
+    if (depth < segments.length) relative = joinRelative(relative, segments[depth]);
   }
-  return layers;
+  return stacks;
+}
+
+/** Rewrites one ignore-file line from directory `base` so it means the same relative to the root. */
+function rebaseIgnoreLine(line: string, base: string): string | undefined {
+  const trimmed = line.replace(/\r$/, '');
+  if (trimmed.trim() === '' || trimmed.startsWith('#')) return undefined;
+  if (base === '') return trimmed;
+  const negated = trimmed.startsWith('!');
+  const body = negated ? trimmed.slice(1) : trimmed;
+  // gitignore: a slash anywhere but at the end anchors the pattern to its directory.
+  const withoutTrailingSlash = body.endsWith('/') ? body.slice(0, -1) : body;
+  const rebased = withoutTrailingSlash.includes('/') ? `${base}/${body.replace(/^\//, '')}` : `${base}/**/${body}`;
+  return negated ? `!${rebased}` : rebased;
+}
+
+/**
+ * The rules from the root down to (not including) `startRelative`, as one
+ * root-relative ignore file for a tool that starts below the root (ripgrep's
+ * `--ignore-file`, whose later lines win). Undefined when there are none.
+ */
+export function ancestorIgnoreText(root: string, startRelative: string): string | undefined {
+  if (startRelative === '.' || startRelative === '') return undefined;
+  const lines: string[][] = [[], [], []];
+  const add = (kind: number, text: string, base: string): void => {
+    for (const line of text.split('\n')) {
+      const rebased = rebaseIgnoreLine(line, base);
+      if (rebased !== undefined) lines[kind].push(rebased);
+    }
+  };
+  const segments = startRelative.split('/');
+  let relative = '';
+  for (let depth = 0; depth < segments.length; depth++) {
+    const directory = path.join(root, ...segments.slice(0, depth));
+    if (isRepositoryRoot(directory)) {
+      // Git rules from above a repository root do not reach into it.
+      lines[2] = [];
+      const exclude = readExcludeFile(directory);
+      if (exclude !== undefined) add(2, exclude, relative);
+    }
+    for (let kind = 0; kind < IGNORE_FILE_NAMES.length; kind++) {
+      const text = readIgnoreFile(path.join(directory, IGNORE_FILE_NAMES[kind]));
+      if (text !== undefined) add(kind, text, relative);
+    }
+    relative = joinRelative(relative, segments[depth]);
+  }
+  // A start that is itself a repository root keeps none of the git rules from above.
+  if (isRepositoryRoot(path.join(root, ...segments))) lines[2] = [];
+  // Lowest precedence first: gitignore rules, then .ignore, then .rgignore.
+  const all = [...lines[2], ...lines[1], ...lines[0]];
+  return all.length > 0 ? `${all.join('\n')}\n` : undefined;
 }
 
 function readSortedEntries(directory: string): fs.Dirent[] {
@@ -136,6 +291,18 @@ function readSortedEntries(directory: string): fs.Dirent[] {
   } catch {
     return []; // unreadable directory: nothing to show
   }
+}
+
+/** The names among `entries` that matter to ignore rules: the ignore files and `.git`. */
+function ignoreFileNames(entries: fs.Dirent[]): ReadonlySet<string> {
+  const found = new Set<string>();
+  for (const entry of entries) {
+    const name = entry.name;
+    // Sorted entries: every such name starts with '.', so stop at the first name past them.
+    if (name > '.rgignore') break;
+    if (name === '.git' || name === '.gitignore' || name === '.ignore' || name === '.rgignore') found.add(name);
+  }
+  return found;
 }
 
 type EntryType = 'file' | 'directory' | 'symlink' | 'other';
@@ -159,22 +326,24 @@ function entryType(entry: fs.Dirent, absolutePath: string): EntryType {
 
 /** Walks files under `startDirectory`, calling `visit` for each in sorted order. */
 export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promise<WalkStats> {
-  const { boundary, signal } = options;
+  const { boundary, signal, shouldStop } = options;
   const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
   const stats: WalkStats = { entriesVisited: 0 };
   if (!boundary.isInside(options.startDirectory)) return stats;
 
   const startRelative = boundary.relativeOf(options.startDirectory);
-  const rootLayers = ignoreLayersFor(boundary.root, startRelative);
+  const startEntries = readSortedEntries(options.startDirectory);
+  // The start directory's own ignore files are read with its ancestors'.
   const stack: DirectoryFrame[] = [
     {
       absolutePath: options.startDirectory,
       relativePath: startRelative === '.' ? '' : startRelative,
-      entries: readSortedEntries(options.startDirectory),
+      entries: startEntries,
       index: 0,
-      ignoreLayers: rootLayers,
+      ignore: ignoreStacksFor(boundary.root, startRelative),
     },
   ];
+  const separator = path.sep;
   let sliceStarted = performance.now();
 
   while (stack.length > 0) {
@@ -201,32 +370,35 @@ export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promi
         sliceStarted = performance.now();
       }
     }
-    if (signal?.aborted) {
+    if (signal?.aborted || shouldStop?.()) {
       stats.stoppedBy = 'aborted';
       return stats;
     }
 
     const name = entry.name;
-    const absolutePath = path.join(frame.absolutePath, name);
+    const absolutePath = frame.absolutePath.endsWith(separator) ? frame.absolutePath + name : frame.absolutePath + separator + name;
     const relativePath = joinRelative(frame.relativePath, name);
     const type = entryType(entry, absolutePath);
 
     if (type === 'directory') {
       if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;
-      if (isIgnored(frame.ignoreLayers, relativePath, true)) continue;
+      if (isIgnored(frame.ignore, relativePath, true)) continue;
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
+      const entries = readSortedEntries(absolutePath);
+      const names = ignoreFileNames(entries);
+      const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath) : frame.ignore;
       stack.push({
         absolutePath,
         relativePath,
-        entries: readSortedEntries(absolutePath),
+        entries,
         index: 0,
-        ignoreLayers: withIgnoreFile(frame.ignoreLayers, absolutePath, relativePath),
+        ignore: withIgnoreFiles(inherited, absolutePath, relativePath, names),
       });
       continue;
     }
     if (name === '.git') continue; // a worktree's `.git` pointer file
     if (type === 'other') continue;
-    if (isIgnored(frame.ignoreLayers, relativePath, false)) continue;
+    if (isIgnored(frame.ignore, relativePath, false)) continue;
 
     if (type === 'symlink') {
       // Never descend a symlinked directory (loops, escapes); include a
@@ -247,4 +419,22 @@ export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promi
     }
   }
   return stats;
+}
+
+/**
+ * Sort key giving the walk's order: depth-first, names in code-unit order.
+ * Plain string order would put `a.txt` before `a/x` ('.' < '/'); mapping the
+ * separator below every other character makes a directory's contents sort
+ * right after its name, as the walk visits them.
+ */
+export function walkOrderKey(relativePath: string): string {
+  return relativePath.replaceAll('/', '\u0000');
+}
+
+/** Sorts root-relative paths into walk order, in place. */
+export function sortInWalkOrder(paths: string[]): string[] {
+  const keyed = paths.map((relativePath) => ({ relativePath, key: walkOrderKey(relativePath) }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (let i = 0; i < keyed.length; i++) paths[i] = keyed[i].relativePath;
+  return paths;
 }

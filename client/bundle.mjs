@@ -1,0 +1,55 @@
+// Bundles the extension's runtime into dist/: the extension host entry
+// (dist/extension.js, package.json "main"), the server process (dist/server.js,
+// which the client prefers when present) and the server's search worker
+// (dist/searchWorker.js). Self-contained files, so the .vsix needs no
+// node_modules and holds no sources.
+//
+//   node client/bundle.mjs                development build, with source maps
+//   node client/bundle.mjs --production   minified, no maps (for the .vsix)
+//   node client/bundle.mjs --watch        rebuild on change
+//
+// esbuild only strips types: `tsc -p .` (in `npm run build`) does the checking.
+import { rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const args = new Set(process.argv.slice(2));
+const production = process.env.NODE_ENV === 'production' || args.has('--production');
+const watch = args.has('--watch');
+const outDir = join(root, 'dist');
+
+/** @type {import('esbuild').BuildOptions} */
+const common = {
+  absWorkingDir: root,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  // The oldest Node a supported VS Code (engines.vscode ^1.100) runs extensions on.
+  target: 'node20',
+  minify: production,
+  sourcemap: production ? false : 'linked',
+  // Libraries pick their lean paths on it; the bundle has no dev-only code paths to keep.
+  define: { 'process.env.NODE_ENV': JSON.stringify(production ? 'production' : 'development') },
+  logLevel: 'info',
+  legalComments: production ? 'none' : 'inline',
+};
+
+const builds = [
+  // `vscode` exists only inside the extension host, provided by VS Code itself.
+  { ...common, entryPoints: [join(root, 'client', 'src', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode'] },
+  { ...common, entryPoints: [join(root, 'server', 'src', 'main.ts')], outfile: join(outDir, 'server.js') },
+  // The server's searches run in worker threads loaded from `__dirname/searchWorker.js`
+  // (server/src/tools/searchPool.ts): the bundle needs that file beside it.
+  { ...common, entryPoints: [join(root, 'server', 'src', 'tools', 'searchWorker.ts')], outfile: join(outDir, 'searchWorker.js') },
+];
+
+// A production build has no maps: leave none from an earlier build to be packaged.
+for (const stale of builds.flatMap((b) => [b.outfile, `${b.outfile}.map`])) rmSync(stale, { force: true });
+
+if (watch) {
+  for (const options of builds) await (await esbuild.context(options)).watch();
+} else {
+  await Promise.all(builds.map((options) => esbuild.build(options)));
+}

@@ -1,0 +1,418 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { RipgrepPattern } from './rgPattern';
+
+/**
+ * Running ripgrep for the read tools. ripgrep is only ever asked for file
+ * names (`--files`, `--files-with-matches`): file contents never come back
+ * from it, and every name it prints is checked again against our boundary
+ * and deny rules before anything is read.
+ *
+ * Its flags make it leave out exactly what our walk leaves out: hidden files
+ * are searched, .gitignore/.ignore/.rgignore are honored (even outside a git
+ * repository), nothing from above the folder or from the user's global git
+ * config applies, symlinks are not followed, node_modules/ and .git/ are
+ * skipped.
+ */
+
+export interface Ripgrep {
+  path: string;
+  version: string;
+}
+
+/** What `ripgrepPath` may say: a binary to use, `null` for off, undefined to look on PATH. */
+export type RipgrepOption = string | null | undefined;
+
+const located = new Map<string, Promise<Ripgrep | undefined>>();
+const SYMLINK_LOG_MARKER = ': failed to pass subject filter';
+/** How the debug log names an entry its ignore rules or globs left out. */
+const IGNORED_LOG_MARKER = ': Ignore(';
+/** Entries whose contents ripgrep reads as ignore rules (`.git` for its info/exclude). */
+const RULE_ENTRY_NAMES = new Set(['.git', '.gitignore', '.ignore', '.rgignore']);
+
+async function isExecutableFile(candidate: string): Promise<boolean> {
+  try {
+    const stats = await fs.promises.stat(candidate);
+    if (!stats.isFile()) return false;
+    if (process.platform !== 'win32') await fs.promises.access(candidate, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function findOnPath(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const names = process.platform === 'win32' ? ['rg.exe', 'rg.cmd', 'rg.bat'] : ['rg'];
+  for (const directory of (env.PATH ?? env.Path ?? '').split(path.delimiter)) {
+    if (directory === '') continue;
+    for (const name of names) {
+      const candidate = path.join(directory, name);
+      if (await isExecutableFile(candidate)) return candidate;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * ripgrep's stderr goes to a private temporary file, never a pipe. Its debug
+ * log is written all along a run; if the server dies mid-run, writes to a
+ * pipe fail, and ripgrep 13 then hangs for good (a logging thread panics
+ * holding a lock) as an orphan. A file never refuses a write.
+ */
+interface StderrFile {
+  directory: string;
+  file: string;
+  /** Open for reading and writing: ripgrep writes through its copy, we read through this one. */
+  fd: number;
+}
+
+function openStderrFile(): StderrFile {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-rg-log-'));
+  const file = path.join(directory, 'stderr.log');
+  return { directory, file, fd: fs.openSync(file, 'w+', 0o600) };
+}
+
+/**
+ * Once ripgrep holds its copy, the name is removed (where open files can be),
+ * so nothing is left behind even if this process dies before ripgrep does.
+ */
+function unlinkStderrFile(log: StderrFile): void {
+  if (process.platform === 'win32') return;
+  try {
+    fs.unlinkSync(log.file);
+    fs.rmdirSync(log.directory);
+  } catch {
+    // removed again in removeStderrFile
+  }
+}
+
+/** Calls `onLine` for each line of the log, reading it in pieces so a long log is never held whole. */
+function readLogLines(log: StderrFile, onLine: (line: string) => void): void {
+  const chunk = Buffer.allocUnsafe(1024 * 1024);
+  let carry = '';
+  let position = 0;
+  try {
+    for (;;) {
+      const read = fs.readSync(log.fd, chunk, 0, chunk.length, position);
+      if (read === 0) break;
+      position += read;
+      const lines = (carry + chunk.toString('utf8', 0, read)).split('\n');
+      carry = lines.pop() as string;
+      for (const line of lines) onLine(line);
+    }
+  } catch {
+    // an unreadable log says nothing
+  }
+  if (carry !== '') onLine(carry);
+}
+
+function removeStderrFile(log: StderrFile): void {
+  fs.close(log.fd, () => undefined);
+  fs.rm(log.directory, { recursive: true, force: true }, () => undefined);
+}
+
+interface Captured {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function capture(binary: string, args: string[], cwd: string, timeoutMs: number): Promise<Captured> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let stdout = '';
+    const log = openStderrFile();
+    const done = (code: number | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      const lines: string[] = [];
+      readLogLines(log, (line) => lines.push(line));
+      removeStderrFile(log);
+      resolve({ code, stdout, stderr: lines.join('\n') });
+    };
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(binary, args, { cwd, stdio: ['ignore', 'pipe', log.fd], windowsHide: true });
+    } finally {
+      unlinkStderrFile(log);
+    }
+    const timer = setTimeout(() => {
+      child.kill();
+      done(null);
+    }, timeoutMs);
+    child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.on('error', () => done(null));
+    child.on('close', (code) => done(code));
+  });
+}
+
+/**
+ * Checks a candidate binary: it must run, and its `--debug` log must name the
+ * symlinks it passes over. ripgrep never lists a symlink, and the log is how
+ * symlinked files (which the walk includes) and symlinked ignore files (which
+ * the walk refuses to read) are found; a ripgrep without that log line is not
+ * used. Where no symlink can be made to check (Windows without the
+ * privilege), the line is taken on trust: it has been in ripgrep for years.
+ */
+async function probe(binary: string): Promise<Ripgrep | undefined> {
+  const version = await capture(binary, ['--version'], os.tmpdir(), 5000);
+  if (version.code !== 0 || !/^ripgrep \d/.test(version.stdout)) return undefined;
+  let logsSymlinks = true;
+  let sandbox: string | undefined;
+  try {
+    sandbox = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'repo-discuss-rg-probe-'));
+    await fs.promises.writeFile(path.join(sandbox, 'target.txt'), 'probe\n');
+    let linked = true;
+    await fs.promises.symlink('target.txt', path.join(sandbox, 'link.txt')).catch(() => (linked = false));
+    if (linked) {
+      const listing = await capture(binary, ['--no-config', '--files', '--hidden', '--debug', './'], sandbox, 5000);
+      logsSymlinks = listing.code === 0 && parseSymlinkLog(listing.stderr).some((entry) => entry.endsWith('link.txt'));
+    }
+  } finally {
+    if (sandbox) await fs.promises.rm(sandbox, { recursive: true, force: true }).catch(() => undefined);
+  }
+  return logsSymlinks ? { path: binary, version: version.stdout.split('\n')[0].trim() } : undefined;
+}
+
+/**
+ * Resolves the `ripgrepPath` option to a working ripgrep, or undefined (the
+ * pure-Node path is used). Looked up and probed once per binary per process.
+ */
+export function findRipgrep(option: RipgrepOption, env: NodeJS.ProcessEnv = process.env): Promise<Ripgrep | undefined> {
+  if (option === null) return Promise.resolve(undefined);
+  const key = option === undefined || option === '' ? '\0PATH' : path.resolve(option);
+  let pending = located.get(key);
+  if (!pending) {
+    pending = (async () => {
+      const binary = key === '\0PATH' ? await findOnPath(env) : (await isExecutableFile(key)) ? key : undefined;
+      return binary ? probe(binary) : undefined;
+    })().catch(() => undefined);
+    located.set(key, pending);
+  }
+  return pending;
+}
+
+/** The path a debug line says was passed over (before `marker`), as ripgrep printed it. */
+function loggedPath(line: string, marker: number): string | undefined {
+  const start = line.indexOf(' ignoring ');
+  return start === -1 || start > marker ? undefined : line.slice(start + ' ignoring '.length, marker);
+}
+
+/** Paths of the symlinks ripgrep's debug log says it passed over, as it printed them. */
+function parseSymlinkLog(stderr: string): string[] {
+  const found: string[] = [];
+  for (const line of stderr.split('\n')) {
+    const marker = line.indexOf(SYMLINK_LOG_MARKER);
+    const logged = marker === -1 ? undefined : loggedPath(line, marker);
+    if (logged !== undefined) found.push(logged);
+  }
+  return found;
+}
+
+function isRuleEntry(printed: string): boolean {
+  return RULE_ENTRY_NAMES.has(printed.slice(Math.max(printed.lastIndexOf('/'), printed.lastIndexOf('\\')) + 1));
+}
+
+/** Names of files that are never searched or listed, as ripgrep globs. */
+export interface RipgrepExclusion {
+  glob: string;
+  caseInsensitive: boolean;
+}
+
+/** Skipped in every mode, as the walk skips them. */
+const ALWAYS_EXCLUDED: readonly RipgrepExclusion[] = [
+  { glob: '!.git', caseInsensitive: false },
+  { glob: '!.git/', caseInsensitive: true },
+  { glob: '!node_modules/', caseInsensitive: false },
+];
+
+export interface RipgrepQuery {
+  /** `files` lists every file; `matches` lists the files with a line matching `pattern`. */
+  mode: 'files' | 'matches';
+  /** Root-relative directory to search, `.` for the root. */
+  scope: string;
+  pattern?: RipgrepPattern;
+  exclusions: readonly RipgrepExclusion[];
+  /** Root-relative ignore rules from above `scope` (see walk.ts `ancestorIgnoreText`). */
+  ignoreFile?: string;
+
+  /** Single-threaded, in path order: lets a capped listing stop at the same files every time. */
+  sorted?: boolean;
+  /**
+   * No `.git` at or above the folder root: .gitignore files must still count
+   * (`--no-require-git`). Inside a repository ripgrep's default is kept, so
+   * that every ripgrep version treats a nested repository the same way (its
+   * .gitignore rules start afresh, as the walk's do).
+   */
+  outsideRepository: boolean;
+}
+
+export function ripgrepArguments(query: RipgrepQuery): string[] {
+  const args = [
+    '--no-config',
+    '--hidden',
+    '--no-follow',
+    // Parent directories' ignore files are handed over as a file instead (`ignoreFile`): ripgrep
+    // would read them up to the file system root, and ripgrep 13 misplaces their anchored rules.
+    '--no-ignore-parent',
+    '--no-ignore-global',
+    '--no-messages',
+    '--null',
+    '--path-separator',
+    '/',
+  ];
+  if (query.outsideRepository) args.push('--no-require-git');
+  for (const exclusion of [...ALWAYS_EXCLUDED, ...query.exclusions]) {
+    args.push(exclusion.caseInsensitive ? '--iglob' : '--glob', exclusion.glob);
+  }
+  if (query.ignoreFile !== undefined) args.push('--ignore-file', query.ignoreFile);
+  if (query.sorted) args.push('--sort', 'path');
+  // The debug log names the symlinks and ignore files ripgrep passes over (see `probe`).
+  args.push('--debug');
+  if (query.mode === 'files') {
+    args.push('--files');
+  } else {
+    if (!query.pattern) throw new Error('a matches query needs a pattern');
+    // --text: our own binary test runs on each candidate; --encoding none: see the bytes we will read.
+    args.push('--files-with-matches', '--text', '--encoding', 'none');
+    if (query.pattern.fixed) args.push('--fixed-strings');
+    args.push('--regexp', query.pattern.pattern);
+  }
+  args.push('--', query.scope === '.' || query.scope === '' ? './' : query.scope);
+  return args;
+}
+
+export interface RipgrepListing {
+  /** Root-relative paths, in the order ripgrep printed them. */
+  paths: string[];
+  /** Root-relative paths of the symlinks passed over. */
+  symlinks: string[];
+  /** Stopped at the cap: more paths exist. */
+  truncated: boolean;
+  /** Stopped because `onPath` said so. */
+  abandoned: boolean;
+  /**
+   * Root-relative paths of the ignore files and `.git` entries the debug log
+   * mentions: where ripgrep may have read rules through a link. See walk.ts
+   * `ignoreEntryLeadsOutside`.
+   */
+  ruleEntries: string[];
+  /** ripgrep could not run the query (bad pattern or glob, failed to start); the caller falls back. */
+  error?: string;
+}
+
+export interface RipgrepRun {
+  ripgrep: Ripgrep;
+  /** The folder root: ripgrep runs there so every path it prints is root-relative. */
+  root: string;
+  query: RipgrepQuery;
+  /** Stop ripgrep once this many paths are in. */
+  maxPaths: number;
+  /** Sees each path as it arrives; returning false stops ripgrep (the listing is then `abandoned`). */
+  onPath?: (relativePath: string) => boolean;
+  shouldStop?: () => boolean;
+  /** Lets the owner of a worker kill ripgrep if the worker itself is stopped. */
+  onSpawn?: (pid: number) => void;
+}
+
+function normalizeListedPath(printed: string): string {
+  let relative = process.platform === 'win32' ? printed.replace(/\\/g, '/') : printed;
+  while (relative.startsWith('./')) relative = relative.slice(2);
+  return relative;
+}
+
+/** Runs one listing query and collects the paths, killing ripgrep at the cap or when told to stop. */
+export function runRipgrep(run: RipgrepRun): Promise<RipgrepListing> {
+  return new Promise((resolve) => {
+    const paths: string[] = [];
+    let pendingOut = '';
+    let truncated = false;
+    let abandoned = false;
+    let settled = false;
+    let stopPoll: NodeJS.Timeout | undefined;
+
+    const log = openStderrFile();
+    let child: ReturnType<typeof spawn>;
+    try {
+      child = spawn(run.ripgrep.path, ripgrepArguments(run.query), {
+        cwd: run.root,
+        stdio: ['ignore', 'pipe', log.fd],
+        windowsHide: true,
+      });
+    } finally {
+      unlinkStderrFile(log);
+    }
+    if (child.pid !== undefined) run.onSpawn?.(child.pid);
+
+    /** Reads the log once ripgrep is gone: symlinks, ignore files met, and any error it printed. */
+    const finish = (failure?: (errorText: string) => string): void => {
+      if (settled) return;
+      settled = true;
+      if (stopPoll) clearInterval(stopPoll);
+      const symlinks: string[] = [];
+      const ruleEntries: string[] = [];
+      const errorLines: string[] = [];
+      readLogLines(log, (line) => {
+        const symlinkMarker = line.indexOf(SYMLINK_LOG_MARKER);
+        const ignoredMarker = symlinkMarker === -1 ? line.indexOf(IGNORED_LOG_MARKER) : -1;
+        const logged = symlinkMarker !== -1 ? loggedPath(line, symlinkMarker) : ignoredMarker !== -1 ? loggedPath(line, ignoredMarker) : undefined;
+        if (logged !== undefined) {
+          const relativePath = normalizeListedPath(logged);
+          if (symlinkMarker !== -1) symlinks.push(relativePath);
+          if (isRuleEntry(logged)) ruleEntries.push(relativePath);
+        } else if (!line.startsWith('DEBUG|') && !line.startsWith('TRACE|') && line.trim() !== '' && errorLines.length < 20) {
+          errorLines.push(line);
+        }
+      });
+      removeStderrFile(log);
+      const error = failure?.(errorLines.join('\n').trim());
+      resolve({ paths, symlinks, truncated, abandoned, ruleEntries, ...(error !== undefined ? { error } : {}) });
+    };
+    const stop = (): void => {
+      if (child.exitCode === null && child.signalCode === null) child.kill();
+    };
+
+    if (run.shouldStop) {
+      stopPoll = setInterval(() => {
+        if (run.shouldStop?.()) stop();
+      }, 5);
+    }
+
+    child.stdout?.on('data', (chunk: Buffer) => {
+      if (truncated || abandoned) return;
+      const text = pendingOut + chunk.toString('utf8');
+      const parts = text.split('\0');
+      pendingOut = parts.pop() as string;
+      for (const part of parts) {
+        if (paths.length >= run.maxPaths) {
+          truncated = true;
+          stop();
+          return;
+        }
+        const relativePath = normalizeListedPath(part);
+        paths.push(relativePath);
+        if (run.onPath && !run.onPath(relativePath)) {
+          abandoned = true;
+          stop();
+          return;
+        }
+      }
+    });
+    child.on('error', (error) => finish(() => `ripgrep could not start (${(error as NodeJS.ErrnoException).code ?? error.message})`));
+    child.on('close', (code) => {
+      // Exit 2 is an error, but also "some file was unreadable": only a run that printed nothing failed.
+      if (code === 2 && paths.length === 0 && !truncated && !abandoned) {
+        finish((errorText) => errorText || 'ripgrep failed');
+        return;
+      }
+      if (code !== 0 && code !== 1 && code !== 2 && !truncated && !abandoned && !run.shouldStop?.()) {
+        finish(() => `ripgrep stopped unexpectedly (exit ${code})`);
+        return;
+      }
+      finish();
+    });
+  });
+}

@@ -1,0 +1,80 @@
+import { findRipgrep, Ripgrep, RipgrepOption } from './ripgrep';
+import { PoolOutcome, SearchPool, sharedSearchPool } from './searchPool';
+import type { SearchEngineName, SearchJob } from './searchJobs';
+
+/**
+ * How one toolbox searches: with ripgrep when one is configured or on PATH,
+ * otherwise with the pure-Node walk, always in a worker thread and under a
+ * time limit.
+ */
+
+export interface SearchOptions {
+  /** A ripgrep binary to use; `null` turns ripgrep off; undefined looks for `rg` on PATH (once per process). */
+  ripgrepPath?: RipgrepOption;
+  /** A search that runs longer is stopped and answered with a failure. Default 15 s. */
+  timeoutMs?: number;
+  /** Default: the pool shared by the whole process. */
+  pool?: SearchPool;
+}
+
+export const DEFAULT_SEARCH_TIMEOUT_MS = 15_000;
+
+/** A job as a tool describes it; the engine adds its ripgrep. */
+type JobWithoutRipgrep = SearchJob extends infer Job ? (Job extends SearchJob ? Omit<Job, 'ripgrep'> : never) : never;
+
+/** Counts of what actually ran, for tests and the benchmark. */
+export interface SearchCounts {
+  ripgrep: number;
+  node: number;
+  /** Searches where ripgrep found so many files that the ordered walk finished the job. */
+  switchedToWalk: number;
+  /** Why ripgrep was passed over when it was available. */
+  fallbackReasons: string[];
+}
+
+export class SearchEngine {
+  readonly timeoutMs: number;
+  readonly counts: SearchCounts = { ripgrep: 0, node: 0, switchedToWalk: 0, fallbackReasons: [] };
+  private readonly pool: SearchPool;
+  private located?: Promise<Ripgrep | undefined>;
+
+  constructor(private readonly options: SearchOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
+    this.pool = options.pool ?? sharedSearchPool();
+  }
+
+  /** The ripgrep this engine uses, if any (looked up on first use). */
+  ripgrep(): Promise<Ripgrep | undefined> {
+    this.located ??= findRipgrep(this.options.ripgrepPath);
+    return this.located;
+  }
+
+  /** Prepares the first search: finds ripgrep and starts a worker. */
+  warm(): void {
+    void this.ripgrep();
+    this.pool.warm();
+  }
+
+  async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {
+    const ripgrep = await this.ripgrep();
+    const outcome = await this.pool.run({ ...job, ripgrep } as SearchJob, this.timeoutMs, signal);
+    if (outcome.ok) {
+      this.count(outcome.result.engine);
+      if (outcome.result.switchedToWalk) this.counts.switchedToWalk += 1;
+      if (ripgrep && outcome.result.fallbackReason) this.counts.fallbackReasons.push(outcome.result.fallbackReason);
+    }
+    return outcome;
+  }
+
+  private count(engine: SearchEngineName): void {
+    this.counts[engine] += 1;
+  }
+}
+
+let defaultEngine: SearchEngine | undefined;
+
+/** The engine toolboxes get when none is given: ripgrep from PATH if present. */
+export function defaultSearchEngine(): SearchEngine {
+  defaultEngine ??= new SearchEngine();
+  return defaultEngine;
+}

@@ -1,0 +1,200 @@
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { SearchJob, SearchJobResult } from './searchJobs';
+import type { WorkerReply, WorkerRequest } from './searchWorker';
+
+/**
+ * A few worker threads that run find_files and grep_files, so a search over
+ * a large tree, or a regular expression that backtracks for minutes, never
+ * holds the server's event loop. A job that runs past its time limit has its
+ * worker terminated (and the ripgrep it started killed); the caller gets a
+ * clear failure and the next job gets a fresh worker.
+ */
+
+export type PoolOutcome =
+  | { ok: true; result: SearchJobResult }
+  | { ok: false; reason: 'timeout' | 'cancelled' | 'failed'; message?: string };
+
+export interface SearchPoolOptions {
+  /** Default: one per CPU, at most 4. */
+  maxWorkers?: number;
+  /** An idle worker is stopped after this long (it costs memory, not CPU). */
+  idleMs?: number;
+}
+
+interface Slot {
+  worker: Worker;
+  stopFlag: Int32Array;
+  job?: RunningJob;
+  idleTimer?: NodeJS.Timeout;
+}
+
+interface RunningJob {
+  id: number;
+  pids: Set<number>;
+  settle: (outcome: PoolOutcome) => void;
+}
+
+interface QueuedJob {
+  job: SearchJob;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  resolve: (outcome: PoolOutcome) => void;
+}
+
+const WORKER_SCRIPT = path.join(__dirname, 'searchWorker.js');
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid);
+  } catch {
+    // already gone
+  }
+}
+
+export class SearchPool {
+  private readonly slots = new Set<Slot>();
+  private readonly queue: QueuedJob[] = [];
+  private readonly maxWorkers: number;
+  private readonly idleMs: number;
+  private nextId = 1;
+
+  constructor(options: SearchPoolOptions = {}) {
+    const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
+    this.maxWorkers = Math.max(1, options.maxWorkers ?? Math.min(4, cpus));
+    this.idleMs = options.idleMs ?? 60_000;
+  }
+
+  /** Starts a worker ahead of the first search, so that search does not pay for the thread's start. */
+  warm(): void {
+    if (this.slots.size === 0) this.release(this.spawn());
+  }
+
+  get workerCount(): number {
+    return this.slots.size;
+  }
+
+  run(job: SearchJob, timeoutMs: number, signal?: AbortSignal): Promise<PoolOutcome> {
+    if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
+    return new Promise((resolve) => {
+      this.queue.push({ job, timeoutMs, signal, resolve });
+      this.pump();
+    });
+  }
+
+  /** Stops every worker (tests, shutdown). Running jobs fail. */
+  async close(): Promise<void> {
+    for (const queued of this.queue.splice(0)) queued.resolve({ ok: false, reason: 'cancelled' });
+    await Promise.all([...this.slots].map((slot) => this.discard(slot)));
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      let slot = [...this.slots].find((candidate) => !candidate.job);
+      if (!slot) {
+        if (this.slots.size >= this.maxWorkers) return;
+        slot = this.spawn();
+      }
+      this.start(slot, this.queue.shift() as QueuedJob);
+    }
+  }
+
+  private spawn(): Slot {
+    const stopBuffer = new SharedArrayBuffer(4);
+    const worker = new Worker(WORKER_SCRIPT, { workerData: { stopBuffer } });
+    // An idle worker must not keep the server process alive.
+    worker.unref();
+    const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer) };
+    worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
+    worker.on('error', (error) => this.onCrash(slot, error.message));
+    worker.on('exit', () => this.onCrash(slot, 'the search worker stopped'));
+    this.slots.add(slot);
+    return slot;
+  }
+
+  private start(slot: Slot, queued: QueuedJob): void {
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
+    slot.idleTimer = undefined;
+    const id = this.nextId++;
+    let settled = false;
+    const onAbort = (): void => {
+      // Answer at once; the worker stops at its next check, or the timer below ends it.
+      Atomics.store(slot.stopFlag, 0, id);
+      settle({ ok: false, reason: 'cancelled' });
+    };
+    const timer = setTimeout(() => {
+      settle({ ok: false, reason: 'timeout' });
+      void this.discard(slot);
+      this.pump();
+    }, queued.timeoutMs);
+    const settle = (outcome: PoolOutcome): void => {
+      if (settled) return;
+      settled = true;
+      queued.signal?.removeEventListener('abort', onAbort);
+      if (outcome.ok || outcome.reason !== 'cancelled') clearTimeout(timer);
+      queued.resolve(outcome);
+    };
+    const running: RunningJob = {
+      id,
+      pids: new Set(),
+      settle: (outcome) => {
+        clearTimeout(timer);
+        settle(outcome);
+      },
+    };
+    slot.job = running;
+    queued.signal?.addEventListener('abort', onAbort, { once: true });
+    slot.worker.postMessage({ id, job: queued.job } satisfies WorkerRequest);
+  }
+
+  private onReply(slot: Slot, reply: WorkerReply): void {
+    const job = slot.job;
+    if (!job || reply.id !== job.id) return;
+    if (reply.type === 'spawned') {
+      job.pids.add(reply.pid);
+      return;
+    }
+    slot.job = undefined;
+    job.settle(reply.type === 'done' ? { ok: true, result: reply.result as SearchJobResult } : { ok: false, reason: 'failed', message: reply.message });
+    this.release(slot);
+    this.pump();
+  }
+
+  private release(slot: Slot): void {
+    if (slot.job || !this.slots.has(slot)) return;
+    slot.idleTimer = setTimeout(() => void this.discard(slot), this.idleMs);
+    slot.idleTimer.unref();
+  }
+
+  private onCrash(slot: Slot, message: string): void {
+    if (!this.slots.has(slot)) return;
+    this.slots.delete(slot);
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
+    const job = slot.job;
+    slot.job = undefined;
+    if (job) {
+      for (const pid of job.pids) killQuietly(pid);
+      job.settle({ ok: false, reason: 'failed', message });
+    }
+    this.pump();
+  }
+
+  private async discard(slot: Slot): Promise<void> {
+    if (!this.slots.has(slot)) return;
+    this.slots.delete(slot);
+    if (slot.idleTimer) clearTimeout(slot.idleTimer);
+    // ripgrep is a separate process: ending the thread does not end it.
+    for (const pid of slot.job?.pids ?? []) killQuietly(pid);
+    slot.job = undefined;
+    await slot.worker.terminate().catch(() => undefined);
+  }
+}
+
+let shared: SearchPool | undefined;
+
+/** The pool every toolbox in this process shares, so open discussions cannot multiply the threads. */
+export function sharedSearchPool(): SearchPool {
+  shared ??= new SearchPool();
+  return shared;
+}

@@ -1,0 +1,34 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { runSearchJob, SearchJob } from './searchJobs';
+
+/**
+ * Entry point of a search worker thread (started by searchPool.ts). It runs
+ * one job at a time. A job is stopped early through a shared flag the owner
+ * sets, which the job polls between files: a message would wait for an event
+ * loop turn this thread may not take while a search runs.
+ */
+
+export interface WorkerRequest {
+  id: number;
+  job: SearchJob;
+}
+
+export type WorkerReply =
+  | { type: 'spawned'; id: number; pid: number }
+  | { type: 'done'; id: number; result: unknown }
+  | { type: 'failed'; id: number; message: string };
+
+const port = parentPort;
+if (!port) throw new Error('searchWorker.js must run as a worker thread');
+const stopFlag = new Int32Array(workerData.stopBuffer as SharedArrayBuffer);
+
+port.on('message', (request: WorkerRequest) => {
+  const control = {
+    shouldStop: () => Atomics.load(stopFlag, 0) === request.id,
+    onSpawn: (pid: number) => port.postMessage({ type: 'spawned', id: request.id, pid } satisfies WorkerReply),
+  };
+  runSearchJob(request.job, control).then(
+    (result) => port.postMessage({ type: 'done', id: request.id, result } satisfies WorkerReply),
+    (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error) } satisfies WorkerReply),
+  );
+});

@@ -1,0 +1,439 @@
+/**
+ * Part 1 — escapes. Every attempt is a real tool call a (fake) model makes
+ * through the server process: paths, links and patterns that try to leave the
+ * folder or reach a secret, through all four read tools.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { InitializationOptions } from '../../server/src/protocol';
+import type { FakeStep } from '../support/fakeOpenAI';
+import type { ServerProcess } from '../support/serverProcess';
+import {
+  INSIDE_MARKER,
+  Lab,
+  SENTINEL_PATTERNS,
+  assertNoLeak,
+  assertValidHistory,
+  recordFigures,
+  runTurn,
+  scanForLeaks,
+  toolOutputs,
+} from './lab';
+
+type Expect = 'refused' | 'contained';
+
+interface Attempt {
+  tool: 'read_file' | 'list_dir' | 'find_files' | 'grep_files';
+  /** A string is sent verbatim as the argument text (it may be deliberately odd JSON). */
+  args: Record<string, unknown> | string;
+  /**
+   * `refused`: the call must fail. `contained`: it may succeed (a climbing
+   * glob matches nothing outside), but must show nothing from outside.
+   */
+  expect: Expect;
+}
+
+/** The escape attempts, built against this lab's real paths. */
+export function escapeAttempts(lab: Lab): Attempt[] {
+  const R = lab.repo;
+  const O = lab.outside;
+  const S = path.join(O, 'secret.txt');
+  const H = lab.home;
+  const out: Attempt[] = [];
+  const read = (p: unknown, expect: Expect = 'refused', extra: Record<string, unknown> = {}) =>
+    out.push({ tool: 'read_file', args: { path: p, ...extra }, expect });
+  const list = (p: unknown, expect: Expect = 'refused') => out.push({ tool: 'list_dir', args: { path: p }, expect });
+  const find = (pattern: string, p?: string, expect: Expect = p === undefined ? 'contained' : 'refused') =>
+    out.push({ tool: 'find_files', args: p === undefined ? { pattern } : { pattern, path: p }, expect });
+  const grep = (pattern: string, p?: string, glob?: string, expect: Expect = p === undefined ? 'contained' : 'refused') =>
+    out.push({
+      tool: 'grep_files',
+      args: { pattern, ...(p === undefined ? {} : { path: p }), ...(glob === undefined ? {} : { glob }) },
+      expect,
+    });
+
+  // --- read_file: `..` chains
+  read('../outside/secret.txt');
+  read('../'.repeat(30) + S.slice(1));
+  read('src/../../outside/secret.txt');
+  read('./../outside/secret.txt');
+  read('src/./../.././outside/secret.txt');
+  read('src/util/../../../outside/nested/deeper.txt');
+  read('..');
+  read('../');
+  read('.././..');
+  // --- absolute paths
+  read(S);
+  read('/' + S);
+  read(S + '/.');
+  read(`${R}/../outside/secret.txt`);
+  read(`${R}/src/../../outside/secret.txt`);
+  read(`${R}-other/../outside/secret.txt`);
+  read(path.join(H, 'secret.txt'));
+  read('/etc/passwd');
+  read('/etc/shadow');
+  // --- file: URIs
+  read('file://' + S);
+  read('file://localhost' + S);
+  read('FILE://' + S);
+  read('file:' + S);
+  read(`file://${R}/../outside/secret.txt`);
+  read(`file://${R}/%2e%2e/outside/secret.txt`);
+  read(`file://${R}/%2E%2E/outside/secret.txt`);
+  read(`file://${R}/..%2foutside%2fsecret.txt`);
+  read(`file://${R}/%252e%252e/outside/secret.txt`);
+  read('file:///etc/passwd');
+  read('file://evil.example.com' + S);
+  read('file:../outside/secret.txt');
+  read(`file://${R}/.env`);
+  read(`file://${R}/.git/config`);
+  // --- percent- and double-encoding
+  read('..%2Foutside%2Fsecret.txt');
+  read('%2e%2e/outside/secret.txt');
+  read('%2E%2E%2F%2E%2E%2Foutside%2Fsecret.txt');
+  read('%252e%252e%252foutside%252fsecret.txt');
+  read('..%252f..%252foutside%252fsecret.txt');
+  read('%c0%ae%c0%ae/outside/secret.txt');
+  read('%2e%2e%5coutside%5csecret.txt');
+  // --- backslashes and look-alikes
+  read('..\\outside\\secret.txt');
+  read('..\\..\\' + S.slice(1).replace(/\//g, '\\'));
+  read('src\\..\\..\\outside\\secret.txt');
+  read('..\u2215outside\u2215secret.txt');
+  read('\uff0e\uff0e/outside/secret.txt');
+  read('C:\\Windows\\win.ini');
+  read('\\\\?\\C:\\secret.txt');
+  // --- NUL bytes
+  read('README.md\u0000../outside/secret.txt');
+  read('../outside/secret.txt\u0000.md');
+  read('\u0000');
+  read(`file://${R}/README.md%00../../outside/secret.txt`);
+  // --- `~` and variables
+  read('~/secret.txt');
+  read('~/.ssh/id_rsa');
+  read('~root/.bashrc');
+  read('$HOME/secret.txt');
+  read('${HOME}/.ssh/id_rsa');
+  read('%USERPROFILE%\\secret.txt');
+  // --- very long paths
+  read('a/'.repeat(2500));
+  read('../'.repeat(1400) + 'outside/secret.txt');
+  read('./'.repeat(1900) + '../outside/secret.txt');
+  read('x'.repeat(300));
+  read('src/' + '../'.repeat(900) + S.slice(1));
+  // --- /proc
+  read('/proc/self/root' + S);
+  read('/proc/self/root' + R + '/README.md');
+  read('/proc/self/cwd/package.json');
+  read('/proc/self/environ');
+  read('/proc/self/cmdline');
+  read('/proc/self/fd/0');
+  read('/proc/1/root' + S);
+  read('/proc/self/root/proc/self/root' + S);
+  read('/dev/stdin');
+  // --- symlinks committed in the repository
+  read('link-file');
+  read('link-file-rel');
+  read('link-dir/secret.txt');
+  read('link-dir-rel/secret.txt');
+  read('link-dir/nested/deeper.txt');
+  read('chain-1');
+  read('chain-3');
+  read('chain-dir-1/secret.txt');
+  read('loop-a');
+  read('self-loop');
+  read('loop-a/x');
+  read('dangling-out');
+  read('dangling-in');
+  read('link-root/etc/passwd');
+  read('link-root' + S);
+  read('link-up/outside/secret.txt');
+  read('docs/up2/outside/secret.txt');
+  read('link-home/secret.txt');
+  read('link-home/.ssh/id_rsa');
+  read('link-proc-root' + S);
+  read('link-proc-cwd/package.json');
+  read('link-storage/planted.txt');
+  read('link-tmp/' + path.relative(os.tmpdir(), S));
+  read('link-env');
+  read('innocent.txt');
+  read('.env.example');
+  read('src/deep/inner/secret.txt');
+  read('src/deep/hop');
+  read('notes/key-link');
+  read('CLAUDE.md');
+  read('.github/copilot-instructions.md');
+  read(`${R}/link-dir/secret.txt`);
+  read(`file://${R}/link-file`);
+  // --- default-denied secrets and the policy
+  for (const p of [
+    '.env', './.env', 'src/../.env', '.env/', '.env/.', '.ENV', '.env.local', 'config/.env.production',
+    '.npmrc', '.netrc', '.pypirc', 'id_rsa', 'keys/id_ed25519', 'certs/server.pem', 'certs/private.key',
+    '.git/config', '.git//config', '.git/./config', 'src/../.git/config', '.git/HEAD', '.git/credentials',
+    '.git/objects/ab/cdef0123', '.GIT/config', 'private/notes.txt', './private/notes.txt', 'private//notes.txt',
+    `${R}/.env`, `${R}/private/notes.txt`,
+  ]) {
+    read(p);
+  }
+  read('.env', 'refused', { start_line: 1, end_line: 1 });
+  read('id_rsa', 'refused', { start_line: 2 });
+  // --- argument-level tricks
+  out.push({ tool: 'read_file', args: '{"path":"README.md","path":"../outside/secret.txt"}', expect: 'refused' });
+  out.push({ tool: 'read_file', args: { path: ['../outside/secret.txt'] }, expect: 'refused' });
+  out.push({ tool: 'read_file', args: { __proto__: { path: '../outside/secret.txt' } }, expect: 'refused' });
+  out.push({ tool: 'read_file', args: '{"__proto__":{"path":"../outside/secret.txt"}}', expect: 'refused' });
+  out.push({ tool: 'read_file', args: { path: 'README.md', file: '../outside/secret.txt' }, expect: 'refused' });
+  out.push({ tool: 'read_file', args: { path: { toString: '../outside/secret.txt' } }, expect: 'refused' });
+
+  // --- list_dir
+  for (const p of [
+    '..', '../', '../outside', '/', O, '/proc/self/root', '/proc/self/cwd', '/proc/self/fd', '/proc/self/root' + O,
+    '~', '~/.ssh', 'link-dir', 'link-dir-rel', 'link-dir/nested', 'link-up', 'docs/up2', 'link-root', 'link-home',
+    'link-storage', 'link-tmp', 'link-proc-root', 'link-proc-cwd', 'chain-dir-1', 'src/deep/inner', 'loop-a',
+    'dangling-out', '.git', '.git/objects', 'private', 'file://' + O, 'file:///', `file://${R}/..`, '%2e%2e',
+    '..\\', '\u0000', '../'.repeat(2000), `${R}/..`, `${R}/link-dir`,
+  ]) {
+    list(p);
+  }
+  // The folder itself lists the links by name and must not follow them.
+  list('.', 'contained');
+  list(undefined, 'contained');
+
+  // --- find_files: climbing globs (may succeed, must stay inside) and outside scopes (refused)
+  for (const pattern of [
+    '../**', '../*', '../outside/**', '../../**/*', '**/../../**', '/**', `${O}/**`, '..\\**', '{..,.}/**',
+    '**/secret.txt', '**/*-name.txt', '**/deeper.txt', '**/.env', '.git/**', '**/.git/**', '**/id_rsa',
+    'link-dir/**', 'link-up/**', 'chain-dir-1/**', 'src/deep/inner/**', 'link-root/**', 'link-home/**',
+    'link-storage/**', '**/planted.txt', '**', 'private/**',
+  ]) {
+    find(pattern);
+  }
+  for (const p of [
+    '..', O, 'link-dir', 'link-up', '/', '~', '.git', 'private', 'link-home', 'chain-dir-1', 'src/deep/inner',
+    'link-root', 'link-proc-root', 'link-storage', 'file://' + O, '/proc/self/cwd',
+  ]) {
+    find('**', p);
+  }
+
+  // --- grep_files: the sentinel is searched for by patterns that do not contain it
+  for (const pattern of [...SENTINEL_PATTERNS, '.', 'API_TOKEN', 'password', 'BEGIN OPENSSH']) grep(pattern);
+  for (const p of [
+    '..', O, S, '../outside/secret.txt', '/', 'link-dir', 'link-dir-rel', 'link-file', 'chain-1', 'chain-dir-1',
+    'link-up', 'link-root', 'link-home', '~', '.env', '.env.local', '.git', '.git/config', 'private',
+    'private/notes.txt', 'config/.env.production', 'keys/id_ed25519', 'certs/server.pem', 'id_rsa', 'link-proc-root', '/proc/self/environ',
+    '/proc/self/root' + O, 'file://' + O, '.env.example', 'innocent.txt', 'link-env', 'src/deep/inner',
+    'link-storage', 'notes/key-link', 'CLAUDE.md', '.github/copilot-instructions.md',
+  ]) {
+    grep(SENTINEL_PATTERNS[0], p);
+  }
+  // Paths inside the folder whose files include secrets: allowed, but secrets stay unsearched.
+  grep(SENTINEL_PATTERNS[0], 'config', undefined, 'contained');
+  grep('.', 'config', undefined, 'contained');
+  grep('.', 'keys', undefined, 'contained');
+  grep('.', 'certs', undefined, 'contained');
+  grep('.', 'notes', undefined, 'contained');
+  for (const glob of ['../**', '**/.env', '.git/**', '/**', '**/*', '**/secret.txt', '**/*.pem', '{.env,id_rsa}', 'private/**']) {
+    grep(SENTINEL_PATTERNS[2], undefined, glob);
+  }
+  grep('.', 'link-dir', '**');
+  // Patterns that look like command-line flags to a search program.
+  for (const pattern of ['--follow', '-L', '--no-ignore', '-uuu', '--hidden', '--files', '--search-zip', '-e', '--', '--pre=/bin/cat']) {
+    grep(pattern);
+    grep(pattern, '.', undefined, 'contained');
+  }
+  grep('.', '--follow', undefined, 'refused');
+  grep('.', undefined, '--follow');
+  grep('.', undefined, '!*.md');
+  return out;
+}
+
+/** Calls per model step; several steps per reply, several replies. */
+const CALLS_PER_STEP = 25;
+const STEPS_PER_TURN = 8;
+
+interface Outcome {
+  attempt: Attempt;
+  id: string;
+  ok: boolean;
+  output: string;
+}
+
+async function drive(lab: Lab, s: ServerProcess, discussionId: string, attempts: Attempt[], tag: string): Promise<Outcome[]> {
+  const ids = attempts.map((_, i) => `${tag}-${i}`);
+  const firstRequest = lab.fake.completionRequests.length;
+  const results: Array<{ ok: boolean }> = [];
+  for (let start = 0, turn = 0; start < attempts.length; turn++) {
+    const steps: FakeStep[] = [];
+    for (let step = 0; step < STEPS_PER_TURN && start < attempts.length; step++, start += CALLS_PER_STEP) {
+      steps.push({
+        kind: 'toolCalls',
+        interleave: step % 2 === 1,
+        calls: attempts.slice(start, start + CALLS_PER_STEP).map((attempt, k) => ({
+          id: ids[start + k],
+          name: attempt.tool,
+          arguments: typeof attempt.args === 'string' ? attempt.args : JSON.stringify(attempt.args),
+        })),
+      });
+    }
+    steps.push({ kind: 'text', text: `Batch ${turn} looked at.` });
+    const events = await runTurn(s, lab.fake, discussionId, `look around, batch ${turn}`, steps);
+    results.push(...events.filter((e) => e.type === 'tool_result').map((e) => e as { ok: boolean }));
+    assert.equal(lab.fake.pendingSteps, 0);
+  }
+  const requests = lab.fake.completionRequests.slice(firstRequest);
+  for (const request of requests) assertValidHistory(request);
+  const outputs = toolOutputs(requests);
+  assert.equal(results.length, attempts.length, 'every attempt got a tool_result event');
+  return attempts.map((attempt, i) => ({ attempt, id: ids[i], ok: results[i].ok, output: outputs.get(ids[i]) ?? '(no tool message)' }));
+}
+
+/** Where ripgrep is on this machine's PATH, if anywhere. */
+function ripgrepOnPath(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'rg');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Both search engines: the built-in one (ripgrep turned off, and not on the
+ * PATH either, whichever the server honours) and ripgrep from the PATH.
+ */
+const CONFIGS: Array<{ name: string; tag: string; init: Partial<InitializationOptions>; env: (lab: Lab) => Record<string, string> }> = [
+  {
+    name: 'built-in search',
+    tag: 'b',
+    init: { ripgrepPath: null },
+    env: (lab) => {
+      const empty = path.join(lab.root, 'empty-bin');
+      fs.mkdirSync(empty, { recursive: true });
+      return { PATH: empty };
+    },
+  },
+  { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}) },
+];
+
+describe('adversarial: escapes through the read tools, as real model tool calls', function () {
+  this.timeout(120_000);
+  const figures: Record<string, unknown> = {};
+  let lab: Lab;
+
+  before(async () => {
+    lab = await Lab.create();
+  });
+  after(async () => {
+    await lab.dispose();
+    recordFigures('escapes', figures);
+  });
+
+  for (const config of CONFIGS) {
+    it(`refuses every path, link and pattern leading outside the folder or into a secret, and the sentinel reaches no event, model request, log or saved file (${config.name})`, async () => {
+      const s = await lab.server(config.init, config.env(lab));
+      const id = await lab.open(s);
+      const attempts = escapeAttempts(lab);
+      // A control that must succeed: the leak check is looking at real tool output.
+      attempts.unshift(
+        { tool: 'read_file', args: { path: 'docs/inside.txt' }, expect: 'contained' },
+        { tool: 'grep_files', args: { pattern: 'INSIDE.MARKER' }, expect: 'contained' },
+      );
+      const outcomes = await drive(lab, s, id, attempts, config.tag);
+
+      const [controlRead, controlGrep] = outcomes;
+      assert.ok(controlRead.ok && controlRead.output.includes(INSIDE_MARKER), 'the control read shows the inside file');
+      assert.ok(controlGrep.ok && controlGrep.output.includes('docs/inside.txt'), 'the control grep finds the inside file');
+      assert.ok(JSON.stringify(s.events).includes(INSIDE_MARKER), 'tool output reaches the events');
+
+      const wronglyAllowed = outcomes
+        .slice(2)
+        .filter((o) => o.attempt.expect === 'refused' && o.ok)
+        .map((o) => `${o.attempt.tool} ${JSON.stringify(o.attempt.args).slice(0, 160)} -> ${o.output.slice(0, 200)}`);
+      assert.deepEqual(wronglyAllowed, [], 'these escape attempts were not refused');
+
+      const leaks = scanForLeaks(lab, [s]);
+      assertNoLeak(leaks);
+      assert.equal(s.child.exitCode, null, 'the server is still running');
+
+      const byTool: Record<string, number> = {};
+      for (const o of outcomes.slice(2)) byTool[o.attempt.tool] = (byTool[o.attempt.tool] ?? 0) + 1;
+      figures[config.name] = {
+        attempts: outcomes.length - 2,
+        byTool,
+        refused: outcomes.slice(2).filter((o) => !o.ok).length,
+        answeredWithoutLeaving: outcomes.slice(2).filter((o) => o.ok).length,
+        leakedBytes: leaks.bytes,
+        scannedBytes: leaks.scanned,
+        modelRequests: lab.fake.completionRequests.length,
+        ripgrep: config.tag === 'r' ? (ripgrepOnPath() ?? 'not on PATH: same as built-in') : 'off',
+      };
+      await s.stop();
+      lab.drop(s);
+    });
+  }
+});
+
+/**
+ * Ignore files decide what find_files and grep_files show. One that is a link
+ * committed to point outside makes the server read an outside file and let
+ * its bytes decide what the model sees (Git itself stopped following
+ * symlinked .gitignore files in 2.32 for this reason).
+ *
+ * Found by this suite, now fixed: walk.ts reads `.gitignore`
+ * and `.git/info/exclude` with a plain readFileSync, which follows the link.
+ */
+describe('adversarial: ignore files linked outside the folder', function () {
+  this.timeout(60_000);
+  let lab: Lab;
+
+  before(async () => {
+    lab = await Lab.create({
+      plain: true,
+      build: (l) => {
+        // The outside file's contents, read as ignore rules, would hide these names.
+        fs.writeFileSync(path.join(l.outside, 'rules'), 'visible-*.txt\n');
+        fs.writeFileSync(path.join(l.outside, 'exclude-rules'), 'shown-*.md\n');
+        l.link('sub/.gitignore', '../../outside/rules');
+        l.write('sub/visible-1.txt', 'hello from sub\n');
+        l.write('sub/other.txt', 'hello from sub\n');
+        l.link('.git/info/exclude', '../../../outside/exclude-rules');
+        l.write('docs/shown-1.md', 'hello from docs\n');
+      },
+    });
+  });
+  after(() => lab.dispose());
+
+  for (const config of CONFIGS) {
+    it(`a .gitignore or .git/info/exclude that is a link leading outside is not read, so outside bytes never decide what the model sees (${config.name})`, async () => {
+      const s = await lab.server(config.init, config.env(lab));
+      const id = await lab.open(s);
+      const tag = `i${config.tag}`;
+      await runTurn(s, lab.fake, id, 'what is in sub and docs?', [
+        {
+          kind: 'toolCalls',
+          calls: [
+            { id: `${tag}-find`, name: 'find_files', arguments: '{"pattern":"*.txt","path":"sub"}' },
+            { id: `${tag}-grep`, name: 'grep_files', arguments: '{"pattern":"hello from"}' },
+            { id: `${tag}-md`, name: 'find_files', arguments: '{"pattern":"docs/*.md"}' },
+          ],
+        },
+        { kind: 'text', text: 'Listed.' },
+      ]);
+      const outputs = toolOutputs(lab.fake.completionRequests);
+      await s.stop();
+      lab.drop(s);
+      const decidedByOutside = [
+        !/sub\/visible-1\.txt/.test(outputs.get(`${tag}-find`) ?? '') && 'find_files hid sub/visible-1.txt by a rule read from outside (sub/.gitignore)',
+        !/sub\/visible-1\.txt/.test(outputs.get(`${tag}-grep`) ?? '') && 'grep_files skipped sub/visible-1.txt by a rule read from outside (sub/.gitignore)',
+        !/docs\/shown-1\.md/.test(outputs.get(`${tag}-md`) ?? '') && 'find_files hid docs/shown-1.md by a rule read from outside (.git/info/exclude)',
+      ].filter(Boolean);
+      assert.deepEqual(decidedByOutside, [], 'an outside file was read through a linked ignore file');
+    });
+  }
+});

@@ -1,0 +1,415 @@
+/**
+ * `npm run bench`: measures the hot paths side by side with their reference
+ * points in one run and prints a table (ours, the reference, the ratio):
+ * grep_files and find_files against `rg`, discuss/start on 20,000 and 100,000
+ * files, streaming through the server against the raw `openai` client,
+ * resume, memory, the webview's cost per delta, the package size. Machines
+ * are noisy, so every figure is a median of several runs and the reference
+ * runs interleaved with ours. This is not a test: it asserts nothing and
+ * never fails on a slow figure. docs/performance.md explains each figure.
+ *
+ *   BENCH_ITERATIONS=30 npm run bench   more runs per figure (default 15)
+ *   CHROMIUM_PATH=/path/to/chrome       where Chromium is, if not /usr/bin/chromium
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import OpenAI from 'openai';
+import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../server/src/protocol';
+import { createRepoAccess } from '../../server/src/tools/repoAccess';
+import { findRipgrep } from '../../server/src/tools/ripgrep';
+import { SearchEngine } from '../../server/src/tools/searchEngine';
+import { SearchPool, sharedSearchPool } from '../../server/src/tools/searchPool';
+import { createToolbox } from '../../server/src/tools/toolbox';
+import type { Toolbox } from '../../server/src/tools/types';
+import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
+import { ServerProcess } from '../support/serverProcess';
+import { generateRepo, GeneratedRepo } from './generateRepo';
+import { formatMs, formatRatio, median, printTable, Row, timed, timeProcess } from './measure';
+import { findChromium, measureWebviewRender } from './webviewRender';
+
+const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
+const WARMUP = 3;
+const NO_POLICY = { denyTools: [], denyRead: [] };
+
+function row(figure: string, ours: string, reference: string, ratio: string, goal: string, met: boolean | undefined): Row {
+  return { figure, ours, reference, ratio, goal, verdict: met === undefined ? '-' : met ? 'yes' : 'NO' };
+}
+
+function unavailable(figure: string, why: string, goal = '-'): Row {
+  return row(figure, `n/a: ${why}`, '-', '-', goal, undefined);
+}
+
+function log(message: string): void {
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+function machine(): string {
+  const cpus = os.cpus();
+  const cpu = cpus[0]?.model.trim() ?? 'unknown CPU';
+  const load = os.loadavg().map((value) => value.toFixed(2)).join(' ');
+  const cores = typeof os.availableParallelism === 'function' ? os.availableParallelism() : cpus.length;
+  return `${cores} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, load average ${load}`;
+}
+
+// ---------------------------------------------------------------- 1. search
+
+async function searchFigures(repo: GeneratedRepo, rows: Row[]): Promise<void> {
+  const ripgrep = await findRipgrep(undefined);
+  if (!ripgrep) {
+    rows.push(unavailable('search (all figures)', 'no rg on PATH; install ripgrep (Debian: apt-get install -y ripgrep)'));
+    return;
+  }
+  log(`search: ${repo.files} files, ${ripgrep.version} at ${ripgrep.path}`);
+  const pool = new SearchPool();
+  const viaRipgrep = new SearchEngine({ ripgrepPath: ripgrep.path, pool, timeoutMs: 120_000 });
+  const viaWalk = new SearchEngine({ ripgrepPath: null, pool, timeoutMs: 120_000 });
+  const withRipgrep = await createToolbox(repo.root, NO_POLICY, { search: viaRipgrep });
+  const withWalk = await createToolbox(repo.root, NO_POLICY, { search: viaWalk });
+  // What a user runs by hand: the same files (hidden ones too, .git/ left out), every match printed.
+  const base = ['--no-config', '--hidden', '--glob', '!.git'];
+  const cases = [
+    { figure: `grep_files literal "${repo.literal}"`, tool: 'grep_files', args: { pattern: repo.literal }, reference: [...base, '--fixed-strings', '--regexp', repo.literal, './'] },
+    { figure: `grep_files regex /${repo.regex}/`, tool: 'grep_files', args: { pattern: repo.regex }, reference: [...base, '--regexp', repo.regex, './'] },
+    { figure: `find_files glob "${repo.glob}"`, tool: 'find_files', args: { pattern: repo.glob }, reference: [...base, '--files', '--glob', repo.glob, './'] },
+  ];
+
+  try {
+    for (const testCase of cases) {
+      const switchesBefore = viaRipgrep.counts.switchedToWalk;
+      const ours: number[] = [];
+      const walk: number[] = [];
+      const reference: number[] = [];
+      let answer = '';
+      const runTool = async (toolbox: Toolbox): Promise<number> => {
+        const { ms, value } = await timed(() => toolbox.run(testCase.tool, JSON.stringify(testCase.args)));
+        if (!value.ok) throw new Error(`${testCase.tool} failed: ${value.output}`);
+        if (answer === '') answer = value.output;
+        else if (value.output !== answer) throw new Error(`${testCase.tool}: ripgrep and the walk disagree`);
+        return ms;
+      };
+      for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+        // Rotate the order so neither side always runs on a cache the other warmed.
+        const steps = [
+          async () => reference.push((await timeProcess(ripgrep.path, testCase.reference, repo.root)).ms),
+          async () => ours.push(await runTool(withRipgrep)),
+          async () => walk.push(await runTool(withWalk)),
+        ];
+        for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]();
+        if (i < WARMUP) {
+          ours.length = 0;
+          walk.length = 0;
+          reference.length = 0;
+        }
+      }
+      const ref = median(reference);
+      const withRg = median(ours);
+      const withNode = median(walk);
+      const results = answer.split('\n').filter((line) => !line.startsWith('[')).length;
+      // Past the cap the ripgrep engine hands over to the ordered walk (searchJobs.ts); say so.
+      const how = viaRipgrep.counts.switchedToWalk > switchesBefore ? 'ripgrep, then the walk past the cap' : 'ripgrep in use';
+      rows.push(row(`${testCase.figure}, ${how} (${results} results)`, formatMs(withRg), `rg: ${formatMs(ref)}`, formatRatio(withRg / ref), '<= 1.2x', withRg / ref <= 1.2));
+      rows.push(row(`${testCase.figure}, pure-Node fallback`, formatMs(withNode), `rg: ${formatMs(ref)}`, formatRatio(withNode / ref), '<= 3x', withNode / ref <= 3));
+    }
+    if (viaRipgrep.counts.fallbackReasons.length > 0) {
+      log(`warning: ripgrep could not run ${viaRipgrep.counts.fallbackReasons.length} searches: ${[...new Set(viaRipgrep.counts.fallbackReasons)].join('; ')}`);
+    }
+  } finally {
+    await pool.close();
+  }
+}
+
+// ------------------------------------------------------- 2. discuss/start
+
+async function startFigures(small: GeneratedRepo, large: GeneratedRepo, rows: Row[], fake: FakeOpenAI, storage: string): Promise<void> {
+  const measured = new Map<string, { cold: number; warm: number; counted: boolean }>();
+  for (const repo of [small, large]) {
+    // A fresh server per folder: each first start pays for the search thread's start alike.
+    const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+    try {
+      await server.request('discuss/list', {});
+      const times: number[] = [];
+      let counted = false;
+      for (let i = 0; i < ITERATIONS + 1; i++) {
+        const { ms, value } = await timed(() => server.request<StartRequest.Result>('discuss/start', { folder: repo.root }));
+        times.push(ms);
+        // A first start that outlasts the census wait answers without file counts: say so.
+        if (i === 0) counted = !value.repoSummary.includes('still being counted');
+        await server.request('discuss/close', { discussionId: value.discussionId });
+      }
+      measured.set(repo.root, { cold: times[0], warm: median(times.slice(1)), counted });
+    } finally {
+      await server.stop();
+    }
+  }
+  const s = measured.get(small.root) as { cold: number; warm: number; counted: boolean };
+  const l = measured.get(large.root) as { cold: number; warm: number; counted: boolean };
+  const counts = (m: { counted: boolean }): string => (m.counted ? 'with file counts' : 'summary without file counts');
+  rows.push(row(`discuss/start, ${small.files.toLocaleString('en-US')} files (server over stdio, median)`, formatMs(s.warm), 'goal 150 ms', formatRatio(s.warm / 150), '< 150 ms', s.warm < 150));
+  rows.push(row(`discuss/start, ${large.files.toLocaleString('en-US')} files (median)`, formatMs(l.warm), `${small.files.toLocaleString('en-US')} files: ${formatMs(s.warm)}`, formatRatio(l.warm / s.warm), 'no growth (~1x)', l.warm < 150 && l.warm / s.warm < 1.5));
+  rows.push(row(`first discuss/start in a new server, ${small.files.toLocaleString('en-US')} files (${counts(s)})`, formatMs(s.cold), 'goal 150 ms', formatRatio(s.cold / 150), '< 150 ms', s.cold < 150));
+  rows.push(row(`first discuss/start in a new server, ${large.files.toLocaleString('en-US')} files (${counts(l)})`, formatMs(l.cold), `${small.files.toLocaleString('en-US')} files: ${formatMs(s.cold)}`, formatRatio(l.cold / s.cold), 'no growth (~1x)', l.cold < 150 && l.cold / s.cold < 1.5));
+
+  // The folder-dependent part of a start without ripgrep (the census walks instead), in process.
+  for (const repo of [small, large]) {
+    const access = createRepoAccess({ ripgrepPath: null });
+    const times: number[] = [];
+    for (let i = 0; i < ITERATIONS + 1; i++) times.push((await timed(() => access.bind(repo.root, []))).ms);
+    // Each folder's first binding starts the search thread afresh, as in a new server.
+    await sharedSearchPool().close();
+    rows.push(
+      row(
+        `folder binding without ripgrep, ${repo.files.toLocaleString('en-US')} files: first / median`,
+        `${formatMs(times[0])} / ${formatMs(median(times.slice(1)))}`,
+        'goal 150 ms',
+        formatRatio(times[0] / 150),
+        '< 150 ms',
+        times[0] < 150,
+      ),
+    );
+  }
+}
+
+// ------------------------------------------------------------ 3. streaming
+
+const DELTAS = 2000;
+
+async function streamingFigures(rows: Row[], fake: FakeOpenAI, storage: string, folder: string): Promise<void> {
+  const deltas = Array.from({ length: DELTAS }, (_, i) => `tok${i} `);
+  fake.setFallback({ kind: 'text', deltas });
+  const client = new OpenAI({ apiKey: 'sk-bench', baseURL: fake.baseUrl, maxRetries: 0 });
+  const raw = { first: [] as number[], total: [] as number[], rate: [] as number[] };
+  const ours = { first: [] as number[], total: [] as number[], rate: [] as number[] };
+  const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+  try {
+    for (let i = 0; i < WARMUP + ITERATIONS; i++) {
+      // Raw client: the reference.
+      {
+        const started = performance.now();
+        let first = 0;
+        let last = 0;
+        let count = 0;
+        const stream = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'bench' }], stream: true });
+        for await (const chunk of stream) {
+          if (chunk.choices[0]?.delta?.content) {
+            last = performance.now();
+            if (count === 0) first = last;
+            count += 1;
+          }
+        }
+        const ended = performance.now();
+        if (i >= WARMUP) {
+          raw.first.push(first - started);
+          raw.total.push(ended - started);
+          raw.rate.push(count / ((last - first) / 1000));
+        }
+      }
+      // Through our server, as discuss/event notifications.
+      {
+        const started = await server.request<StartRequest.Result>('discuss/start', { folder });
+        const id = started.discussionId;
+        await server.request<SubscribeRequest.Result>('discuss/subscribe', { discussionId: id });
+        let first = 0;
+        let last = 0;
+        let count = 0;
+        let seen = server.events.length;
+        const sent = performance.now();
+        const done = server.until((events: DiscussionEvent[]) => {
+          // Called as each event arrives: timestamps are taken here.
+          for (; seen < events.length; seen++) {
+            const event = events[seen];
+            if (event.discussionId !== id) continue;
+            if (event.type === 'assistant_delta') {
+              last = performance.now();
+              if (count === 0) first = last;
+              count += 1;
+            }
+            if (event.type === 'turn_complete') return true;
+          }
+          return false;
+        });
+        await server.request('discuss/send', { discussionId: id, text: 'bench' });
+        await done;
+        const ended = performance.now();
+        await server.request('discuss/close', { discussionId: id });
+        server.events.length = 0;
+        if (i >= WARMUP) {
+          ours.first.push(first - sent);
+          ours.total.push(ended - sent);
+          ours.rate.push(count / ((last - first) / 1000));
+        }
+      }
+    }
+  } finally {
+    await server.stop();
+  }
+  const addedFirst = median(ours.first) - median(raw.first);
+  const overhead = (median(ours.total) - median(raw.total)) / median(raw.total);
+  rows.push(row(`time to first delta (${DELTAS} deltas)`, formatMs(median(ours.first)), `openai client: ${formatMs(median(raw.first))}`, `+${formatMs(addedFirst)}`, 'added < 10 ms', addedFirst < 10));
+  rows.push(row(`whole reply (${DELTAS} deltas)`, formatMs(median(ours.total)), `openai client: ${formatMs(median(raw.total))}`, `+${(overhead * 100).toFixed(1)}%`, 'overhead < 10%', overhead < 0.1));
+  rows.push(row('events per second through the protocol', `${median(ours.rate).toFixed(0)}/s`, `openai client: ${median(raw.rate).toFixed(0)}/s`, formatRatio(median(ours.rate) / median(raw.rate)), '>= 20,000/s', median(ours.rate) >= 20_000));
+}
+
+// -------------------------------------------------------------- 4. resume
+
+async function resumeFigures(rows: Row[], fake: FakeOpenAI, storage: string, folder: string): Promise<void> {
+  // 40 turns of about 25 KB each: about 1 MB of history.
+  const reply = Array.from({ length: 50 }, (_, i) => `${'lorem ipsum dolor sit amet '.repeat(18)}${i}\n`);
+  fake.setFallback({ kind: 'text', deltas: reply });
+  const writer = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+  let id: string;
+  try {
+    id = (await writer.request<StartRequest.Result>('discuss/start', { folder })).discussionId;
+    await writer.request('discuss/subscribe', { discussionId: id });
+    for (let turn = 1; turn <= 40; turn++) {
+      await writer.request('discuss/send', { discussionId: id, text: `turn ${turn}` });
+      await writer.turnsComplete(id, turn);
+    }
+    await writer.request('discuss/close', { discussionId: id });
+  } finally {
+    await writer.stop();
+  }
+  const history = fs.readdirSync(storage, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).reduce((sum, entry) => sum + fs.statSync(path.join(entry.parentPath ?? (entry as unknown as { path: string }).path, entry.name)).size, 0);
+  const toResult: number[] = [];
+  const toReplay: number[] = [];
+  for (let i = 0; i < Math.min(ITERATIONS, 7); i++) {
+    const reader = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+    try {
+      const started = performance.now();
+      const result = await reader.request<StartRequest.Result>('discuss/start', { folder, resumeId: id });
+      toResult.push(performance.now() - started);
+      if (!result.resumed) throw new Error('the discussion did not resume');
+      const { eventsReplayed } = await reader.request<SubscribeRequest.Result>('discuss/subscribe', { discussionId: id, fromSeq: 0 });
+      await reader.until((events) => events.length >= eventsReplayed);
+      toReplay.push(performance.now() - started);
+      await reader.request('discuss/close', { discussionId: id });
+    } finally {
+      await reader.stop();
+    }
+  }
+  rows.push(row(`resume a 40-turn discussion (${(history / 2 ** 20).toFixed(1)} MB on disk) to resumed: true`, formatMs(median(toResult)), 'goal 100 ms', formatRatio(median(toResult) / 100), '< 100 ms', median(toResult) < 100));
+  rows.push(row('resume to the end of its replay', formatMs(median(toReplay)), 'goal 100 ms', formatRatio(median(toReplay) / 100), '< 100 ms', median(toReplay) < 100));
+}
+
+// -------------------------------------------------------------- 5. memory
+
+function residentBytes(pid: number): number | undefined {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const match = /^VmRSS:\s+(\d+) kB/m.exec(status);
+    return match ? Number(match[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function memoryFigures(rows: Row[], fake: FakeOpenAI, storage: string, folder: string): Promise<void> {
+  fake.setFallback({ kind: 'text', deltas: Array.from({ length: DELTAS }, (_, i) => `tok${i} `) });
+  const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+  try {
+    const pid = server.child.pid as number;
+    await server.request('discuss/list', {});
+    const idle = residentBytes(pid);
+    if (idle === undefined) {
+      rows.push(unavailable('server resident size', 'no /proc on this system'));
+      return;
+    }
+    for (let i = 0; i < 8; i++) {
+      const { discussionId } = await server.request<StartRequest.Result>('discuss/start', { folder });
+      await server.request('discuss/subscribe', { discussionId });
+      await server.request('discuss/send', { discussionId, text: 'fill the buffer' });
+      await server.turnsComplete(discussionId, 1);
+    }
+    const full = residentBytes(pid) as number;
+    const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+    rows.push(row('server resident size, idle', mb(idle), 'goal 60 MB', formatRatio(idle / (60 * 2 ** 20)), '< 60 MB', idle < 60 * 2 ** 20));
+    rows.push(row(`server resident size, 8 discussions x ${DELTAS}-event buffers`, mb(full), 'goal 200 MB', formatRatio(full / (200 * 2 ** 20)), '< 200 MB', full < 200 * 2 ** 20));
+  } finally {
+    await server.stop();
+  }
+}
+
+// --------------------------------------------------------------- 6, 7. rest
+
+function packageFigures(rows: Row[]): void {
+  const root = path.resolve(__dirname, '../../..');
+  const vsix = fs.readdirSync(root).find((name) => name.endsWith('.vsix'));
+  if (!vsix) {
+    rows.push(unavailable('package .vsix size', 'run npm run package first', '< 1.5 MB'));
+  } else {
+    const size = fs.statSync(path.join(root, vsix)).size;
+    rows.push(row(`package ${vsix} size`, `${(size / 2 ** 20).toFixed(2)} MB`, 'goal 1.5 MB', formatRatio(size / (1.5 * 2 ** 20)), '< 1.5 MB', size < 1.5 * 2 ** 20));
+  }
+  rows.push(unavailable('extension activation time', 'needs a VS Code host (see docs/performance.md)', '< 50 ms'));
+}
+
+// ------------------------------------------------------------- 6. webview
+
+async function webviewFigures(rows: Row[]): Promise<void> {
+  const executable = findChromium();
+  if (!executable) {
+    rows.push(unavailable('webview cost per delta, 20,000-token reply', 'no Chromium found (Debian: apt-get install -y chromium, or set CHROMIUM_PATH)', 'flat'));
+    return;
+  }
+  const timing = await measureWebviewRender(executable, 20_000);
+  const ratio = timing.lastTenthMs / timing.firstTenthMs;
+  rows.push(
+    row(
+      `webview cost per delta, last 10% of a ${timing.deltas.toLocaleString('en-US')}-token reply (headless Chromium)`,
+      `${timing.lastTenthMs.toFixed(3)} ms`,
+      `first 10%: ${timing.firstTenthMs.toFixed(3)} ms`,
+      formatRatio(ratio),
+      'flat (~1x)',
+      ratio < 1.5,
+    ),
+  );
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-bench-')));
+  console.log(`Machine: ${machine()}`);
+  console.log(`Iterations per figure: ${ITERATIONS} (medians; ${WARMUP} warm-up runs first for search and streaming)`);
+  const section = async (name: string, body: () => Promise<void>): Promise<void> => {
+    log(`${name}…`);
+    try {
+      await body();
+    } catch (error) {
+      rows.push(unavailable(name, `failed: ${(error as Error).message}`));
+    }
+  };
+  let fake: FakeOpenAI | undefined;
+  try {
+    log('generating a 20,000-file repository…');
+    const small = generateRepo(path.join(work, 'repo-20k'), 20_000);
+    log('generating a 100,000-file repository (one-line files)…');
+    const large = generateRepo(path.join(work, 'repo-100k'), 100_000, { tiny: true });
+    const folder = path.join(work, 'small-folder');
+    fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(folder, 'src', 'app.ts'), 'export const answer = 42;\n');
+    fake = await startFakeOpenAI({ models: ['fake-model'], fallback: { kind: 'text', text: 'ok' } });
+    const storage = (name: string): string => fs.mkdtempSync(path.join(work, `${name}-`));
+
+    await section('search', () => searchFigures(small, rows));
+    await section('discuss/start', () => startFigures(small, large, rows, fake as FakeOpenAI, storage('start')));
+    await section('streaming', () => streamingFigures(rows, fake as FakeOpenAI, storage('stream'), folder));
+    await section('resume', () => resumeFigures(rows, fake as FakeOpenAI, storage('resume'), folder));
+    await section('memory', () => memoryFigures(rows, fake as FakeOpenAI, storage('memory'), folder));
+    await section('webview', () => webviewFigures(rows));
+    packageFigures(rows);
+  } finally {
+    await fake?.close();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  console.log('');
+  printTable(rows);
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,49 @@
+/**
+ * Runs the extension-host suite in desktop VS Code with @vscode/test-electron,
+ * where VS Code can be downloaded (it is cached in .vscode-test/). The suite is
+ * the same one runInCodeServer.ts runs in the browser.
+ *
+ *   npm run build && node out/test/vscode/runDesktop.js
+ *   VSCODE_VERSION=stable node out/test/vscode/runDesktop.js     (default: 1.100.3)
+ *   On a Linux machine without a display: xvfb-run -a node out/test/vscode/runDesktop.js
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { runTests } from '@vscode/test-electron';
+import { QUIET_USER_SETTINGS, REPO_ROOT, writeUserSettings } from './codeServer';
+import { createFixtureRepo } from './fixture';
+
+async function main(): Promise<void> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rd-vscode-desktop-'));
+  try {
+    const workspace = createFixtureRepo(path.join(tmp, 'invoice-service'), {
+      // Read when the extension starts its server: discussions stay in this run's folder.
+      'repoDiscuss.storageDir': path.join(tmp, 'storage'),
+    });
+    const userDataDir = path.join(tmp, 'user-data');
+    writeUserSettings(userDataDir, QUIET_USER_SETTINGS);
+    await runTests({
+      // The oldest VS Code the extension supports (engines.vscode), as code-server 4.100.3 runs.
+      version: process.env.VSCODE_VERSION ?? '1.100.3',
+      extensionDevelopmentPath: REPO_ROOT,
+      extensionTestsPath: path.join(REPO_ROOT, 'out', 'test', 'vscode', 'suite', 'index.js'),
+      launchArgs: [
+        workspace,
+        '--user-data-dir', userDataDir,
+        '--extensions-dir', path.join(tmp, 'extensions'),
+        '--disable-extensions',
+        '--disable-workspace-trust',
+        '--skip-welcome',
+        '--skip-release-notes',
+      ],
+    });
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : error);
+  process.exit(1);
+});
