@@ -226,8 +226,15 @@ export class Discussion {
 
   /** The request the next model call would carry (system prompt first). */
   modelMessages(): ChatMessage[] {
-    return [{ role: 'system', content: this.systemPrompt + this.handoffNote() }, ...this.history];
+    // One object while the prompt is unchanged: the token budget counts each
+    // message object once, and re-counting a long system prompt on every
+    // model call was a measurable share of a turn.
+    const content = this.systemPrompt + this.handoffNote();
+    if (this.systemMessage?.content !== content) this.systemMessage = { role: 'system', content };
+    return [this.systemMessage, ...this.history];
   }
+
+  private systemMessage: { role: 'system'; content: string } | undefined;
 
   /**
    * Tasks already handed off, told to the model on every later turn so it
