@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview } from '../../server/src/protocol';
 import {
+  discussionUsage,
   ConversationModel,
   describeParams,
   fixForError,
@@ -468,3 +469,13 @@ function deepFreeze(value: unknown): void {
   Object.freeze(value);
   for (const child of Object.values(value)) deepFreeze(child);
 }
+
+describe('token usage', () => {
+  it('adds up the usage of every turn into the discussion total, and has none until a turn reports it', () => {
+    assert.equal(discussionUsage([{ usage: null }, {}]), null);
+    assert.deepEqual(
+      discussionUsage([{ usage: { promptTokens: 100, completionTokens: 20 } }, { usage: null }, { usage: { promptTokens: 50, completionTokens: 5 } }]),
+      { promptTokens: 150, completionTokens: 25 },
+    );
+  });
+});

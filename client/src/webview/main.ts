@@ -10,6 +10,7 @@
 import type { ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../server/src/protocol';
 import { CODE_ACTION_ATTRIBUTE, createMarkdownRenderer, MarkdownStream, type StreamUpdate } from './markdown';
 import {
+  discussionUsage,
   ConversationModel,
   describeParams,
   type Banner,
@@ -256,8 +257,15 @@ function renderHeader(): void {
   const { repo, model: modelId, detached } = model.state;
   repoLabel.textContent = repo ? baseName(repo) : 'Repo Discuss';
   repoLabel.title = repo ?? '';
-  modelLabel.textContent = detached ? 'not connected' : modelId ?? '';
-  modelLabel.title = modelId ? `Model: ${modelId}` : '';
+  const total = discussionUsage(model.state.turns);
+  const spent = total ? ` · ${formatCount(total.promptTokens + total.completionTokens)} tokens` : '';
+  modelLabel.textContent = detached ? 'not connected' : `${modelId ?? ''}${spent}`;
+  modelLabel.title = [
+    modelId ? `Model: ${modelId}` : '',
+    total ? `This discussion: ${formatCount(total.promptTokens)} tokens in, ${formatCount(total.completionTokens)} out` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 function renderControls(): void {

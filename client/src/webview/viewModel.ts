@@ -102,6 +102,21 @@ const FIX_LABELS: Record<FixCommand, string> = {
   showLogs: 'Show logs',
 };
 
+/** Tokens the whole discussion used, over every turn that reported usage. */
+export function discussionUsage(turns: ReadonlyArray<{ usage?: { promptTokens: number; completionTokens: number } | null }>): {
+  promptTokens: number;
+  completionTokens: number;
+} | null {
+  let total: { promptTokens: number; completionTokens: number } | null = null;
+  for (const turn of turns) {
+    if (!turn.usage) continue;
+    total ??= { promptTokens: 0, completionTokens: 0 };
+    total.promptTokens += turn.usage.promptTokens;
+    total.completionTokens += turn.usage.completionTokens;
+  }
+  return total;
+}
+
 export class ConversationModel {
   private readonly current: ConversationState;
 
@@ -292,7 +307,7 @@ export class ConversationModel {
           promptTokens: previous.promptTokens + event.promptTokens,
           completionTokens: previous.completionTokens + event.completionTokens,
         };
-        changes.push({ kind: 'turnUpdated', turnId: turn.id });
+        changes.push({ kind: 'turnUpdated', turnId: turn.id }, { kind: 'header' });
         return;
       }
       case 'tool_call': {
