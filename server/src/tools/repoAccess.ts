@@ -21,13 +21,8 @@ export interface RepoAccessOptions {
  * running with a policy we misread could widen what the model may see.
  */
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
-  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs });
+  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log });
   const summaries = new RepoSummaries(search);
-  // Find (and probe) ripgrep now, off the first discussion's path; a thread is only started at the first bind.
-  void search.ripgrep().then((ripgrep) => {
-    const why = options.ripgrepPath === null ? 'ripgrep is turned off' : options.ripgrepPath ? `no usable ripgrep at ${options.ripgrepPath}` : 'no usable rg on PATH';
-    options.log?.(ripgrep ? `Searching with ${ripgrep.version} (${ripgrep.path}).` : `Searching with the built-in walk: ${why}.`);
-  });
   return {
     async bind(root: string, extraDenyRead: string[]): Promise<RepoBinding> {
       let policy;

@@ -160,21 +160,36 @@ function capture(binary: string, args: string[], cwd: string, timeoutMs: number)
 async function probe(binary: string): Promise<Ripgrep | undefined> {
   const version = await capture(binary, ['--version'], os.tmpdir(), 5000);
   if (version.code !== 0 || !/^ripgrep \d/.test(version.stdout)) return undefined;
-  let logsSymlinks = true;
-  let sandbox: string | undefined;
-  try {
-    sandbox = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'repo-discuss-rg-probe-'));
-    await fs.promises.writeFile(path.join(sandbox, 'target.txt'), 'probe\n');
-    let linked = true;
-    await fs.promises.symlink('target.txt', path.join(sandbox, 'link.txt')).catch(() => (linked = false));
-    if (linked) {
-      const listing = await capture(binary, ['--no-config', '--files', '--hidden', '--debug', './'], sandbox, 5000);
-      logsSymlinks = listing.code === 0 && parseSymlinkLog(listing.stderr).some((entry) => entry.endsWith('link.txt'));
-    }
-  } finally {
-    if (sandbox) await fs.promises.rm(sandbox, { recursive: true, force: true }).catch(() => undefined);
-  }
+  const sandbox = await probeDirectory();
+  if (!sandbox) return { path: binary, version: version.stdout.split('\n')[0].trim() };
+  const listing = await capture(binary, ['--no-config', '--files', '--hidden', '--debug', './'], sandbox, 5000);
+  const logsSymlinks = listing.code === 0 && parseSymlinkLog(listing.stderr).some((entry) => entry.endsWith('link.txt'));
   return logsSymlinks ? { path: binary, version: version.stdout.split('\n')[0].trim() } : undefined;
+}
+
+/**
+ * A directory holding a file and a symlink to it, for the probe. One per user,
+ * made once and kept: a process killed mid-probe leaves nothing new behind.
+ * It must be a real directory owned by this user (a shared temp folder could
+ * hold someone else's); undefined when no symlink can be made there.
+ */
+async function probeDirectory(): Promise<string | undefined> {
+  const user = typeof process.getuid === 'function' ? String(process.getuid()) : (os.userInfo().username || 'user').replace(/[^A-Za-z0-9_-]/g, '_');
+  const directory = path.join(os.tmpdir(), `repo-discuss-rg-probe-${user}`);
+  try {
+    await fs.promises.mkdir(directory, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    const stats = await fs.promises.lstat(directory);
+    if (!stats.isDirectory() || (typeof process.getuid === 'function' && stats.uid !== process.getuid())) return undefined;
+    await fs.promises.writeFile(path.join(directory, 'target.txt'), 'probe\n');
+    await fs.promises.symlink('target.txt', path.join(directory, 'link.txt')).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EEXIST') throw error;
+    });
+    return (await fs.promises.lstat(path.join(directory, 'link.txt'))).isSymbolicLink() ? directory : undefined;
+  } catch {
+    return undefined; // no symlink can be made here (Windows without the privilege): trust the log line
+  }
 }
 
 /**

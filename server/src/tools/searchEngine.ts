@@ -15,6 +15,8 @@ export interface SearchOptions {
   timeoutMs?: number;
   /** Default: the pool shared by the whole process. */
   pool?: SearchPool;
+  /** Told once, when ripgrep has been looked for, which way searches run. */
+  log?: (message: string) => void;
 }
 
 export const DEFAULT_SEARCH_TIMEOUT_MS = 15_000;
@@ -43,13 +45,23 @@ export class SearchEngine {
     this.pool = options.pool ?? sharedSearchPool();
   }
 
-  /** The ripgrep this engine uses, if any (looked up on first use). */
+  /**
+   * The ripgrep this engine uses, if any. Looked up on first use rather than
+   * when the server starts: a server that never searches never probes.
+   */
   ripgrep(): Promise<Ripgrep | undefined> {
-    this.located ??= findRipgrep(this.options.ripgrepPath);
+    if (!this.located) {
+      const option = this.options.ripgrepPath;
+      this.located = findRipgrep(option);
+      void this.located.then((ripgrep) => {
+        const why = option === null ? 'ripgrep is turned off' : option ? `no usable ripgrep at ${option}` : 'no usable rg on PATH';
+        this.options.log?.(ripgrep ? `Searching with ${ripgrep.version} (${ripgrep.path}).` : `Searching with the built-in walk: ${why}.`);
+      });
+    }
     return this.located;
   }
 
-  /** Prepares the first search: finds ripgrep and starts a worker. */
+  /** Prepares the first search: finds ripgrep and starts a search thread. */
   warm(): void {
     void this.ripgrep();
     this.pool.warm();

@@ -1,0 +1,282 @@
+/**
+ * Part 7 — expensive input. Files and patterns that cost a lot to read or
+ * search: a regular expression that backtracks exponentially on a crafted
+ * line, a 3 GiB sparse file, a file that is one 50 MB line, a directory of
+ * 100,000 entries. Every call is a real tool call the (fake) model makes
+ * through the server process; each must be answered, with an answer of
+ * bounded size, while the server keeps answering other requests.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { DiscussionEvent, InitializationOptions, ListRequest } from '../../server/src/protocol';
+import { lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
+import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs } from './lab';
+
+const MIB = 1024 * 1024;
+const SPARSE_BYTES = 3 * 1024 * MIB;
+const LONG_LINE_BYTES = 50 * MIB;
+const MANY_ENTRIES = 100_000;
+/** `(a+)+$` tries about 2^n ways on n a's and a '!': 26 already take seconds; this never ends. */
+const REDOS_AS = 4096;
+
+/** RESULT_PREVIEW_CHARS (600) and the ellipsis that marks a cut preview. */
+const PREVIEW_MAX = 601;
+/** What one tool message may carry into every later request (TOOL_OUTPUT_MAX_CHARS). */
+const TOOL_MESSAGE_MAX = 300_000;
+/** The search limit is 15 s per call; this only has to catch a call that is never answered or runs on unchecked. */
+const CALL_BOUND_MS = 45_000;
+
+const SPARSE_HEAD = 'SPARSE-HEAD line of text before three gigabytes of holes\n'.repeat(200);
+
+/**
+ * The lab's extra files: the crafted line for the regular expression, the
+ * sparse file (a text head, then holes: no disk used), the long line, the
+ * large directory (empty files).
+ */
+function buildExpensive(lab: Lab, figures: Record<string, unknown>): void {
+  // A first line that matches makes the file a candidate for ripgrep's pre-filter too;
+  // the JavaScript matcher then meets the second line.
+  lab.write('redos/crafted.txt', `a\n${'a'.repeat(REDOS_AS)}!\n`);
+  lab.write('redos/NEEDLE.md', 'the needle is here: REDOS-NEIGHBOUR\n');
+
+  const sparse = lab.write('big/sparse.log', SPARSE_HEAD);
+  fs.truncateSync(sparse, SPARSE_BYTES);
+
+  const long = path.join(lab.repo, 'long', 'line.txt');
+  fs.mkdirSync(path.dirname(long), { recursive: true });
+  const fd = fs.openSync(long, 'w');
+  const piece = Buffer.alloc(MIB, 'x');
+  for (let i = 0; i < LONG_LINE_BYTES / MIB - 1; i++) fs.writeSync(fd, piece);
+  fs.writeSync(fd, Buffer.alloc(MIB - 'LONGLINE-END\n'.length, 'y'));
+  fs.writeSync(fd, 'LONGLINE-END\n');
+  fs.closeSync(fd);
+
+  const many = path.join(lab.repo, 'many');
+  fs.mkdirSync(many);
+  const started = Date.now();
+  for (let i = 0; i < MANY_ENTRIES; i++) fs.closeSync(fs.openSync(path.join(many, `f${String(i).padStart(6, '0')}.txt`), 'w'));
+  figures.createEntriesMs = Date.now() - started;
+  figures.sparseFile = { bytes: fs.statSync(sparse).size, diskBytes: fs.statSync(sparse).blocks * 512 };
+  figures.longLineBytes = fs.statSync(long).size;
+}
+
+/**
+ * The model's script: a user message names the calls to make (from `plans`);
+ * after the tool results, a short answer. Chosen per request, so concurrent
+ * discussions cannot take each other's steps.
+ */
+const plans = new Map<string, FakeToolCall[]>();
+function script(request: RecordedRequest): FakeStep {
+  const messages = messagesOf(request);
+  const last = messages[messages.length - 1];
+  if (last?.role === 'user') {
+    const calls = plans.get(lastUserMessage(request));
+    if (calls) return { kind: 'toolCalls', calls };
+  }
+  return { kind: 'text', text: 'Looked at.' };
+}
+function plan(text: string, calls: Array<{ id: string; name: string; args: Record<string, unknown> }>): string {
+  plans.set(text, calls.map((c) => ({ id: c.id, name: c.name, arguments: JSON.stringify(c.args) })));
+  return text;
+}
+
+interface CallRecord {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  ok: boolean;
+  ms: number;
+  previewChars: number;
+  toolMessageChars: number;
+  output: string;
+}
+
+/** Pairs each tool_call event of one turn with its tool_result and the tool message the model got. */
+function callRecords(events: DiscussionEvent[], calls: FakeToolCall[], outputs: Map<string, string>): CallRecord[] {
+  const started = events.filter((e) => e.type === 'tool_call');
+  const results = events.filter((e) => e.type === 'tool_result') as Array<Extract<DiscussionEvent, { type: 'tool_result' }>>;
+  assert.equal(results.length, calls.length, 'every call got a tool_result event');
+  return calls.map((call, i) => {
+    const output = outputs.get(call.id);
+    assert.ok(output !== undefined, `a tool message answers ${call.id} in the next model request`);
+    return {
+      id: call.id,
+      name: call.name,
+      args: JSON.parse(call.arguments as string) as Record<string, unknown>,
+      ok: results[i].ok,
+      ms: results[i].ts - started[i].ts,
+      previewChars: results[i].preview.length,
+      toolMessageChars: output.length,
+      output,
+    };
+  });
+}
+
+function assertBounded(records: CallRecord[]): void {
+  const over = records
+    .filter((r) => r.ms > CALL_BOUND_MS || r.previewChars > PREVIEW_MAX || r.toolMessageChars > TOOL_MESSAGE_MAX)
+    .map((r) => `${r.name} ${JSON.stringify(r.args)}: ${r.ms} ms, preview ${r.previewChars}, tool message ${r.toolMessageChars}`);
+  assert.deepEqual(over, [], 'these calls were not answered within bounds');
+}
+
+function ripgrepOnPath(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'rg');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Both search engines, as in escapes.test.ts: built-in (ripgrep off and off the PATH), and ripgrep from the PATH. */
+const CONFIGS: Array<{ name: string; tag: string; init: Partial<InitializationOptions>; env: (lab: Lab) => Record<string, string> }> = [
+  {
+    name: 'built-in search',
+    tag: 'b',
+    init: { ripgrepPath: null },
+    env: (lab) => {
+      const empty = path.join(lab.root, 'empty-bin');
+      fs.mkdirSync(empty, { recursive: true });
+      return { PATH: empty };
+    },
+  },
+  { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}) },
+];
+
+describe('adversarial: expensive input, as real model tool calls', function () {
+  this.timeout(120_000);
+  const figures: Record<string, unknown> = {};
+  let lab: Lab;
+
+  before(async () => {
+    lab = await Lab.create({ plain: true, fake: { fallback: script }, build: (l) => buildExpensive(l, figures) });
+  });
+  after(async () => {
+    const root = lab?.root;
+    await lab?.dispose();
+    if (root) figures.cleanedUp = !fs.existsSync(root);
+    recordFigures('expensive', figures);
+  });
+
+  for (const config of CONFIGS) {
+    it(`while a backtracking regular expression holds a search until its time limit, discuss/list answers and another discussion completes a turn; every read, listing and search of a 3 GiB sparse file, a 50 MB line and 100,000 entries is answered with a bounded answer (${config.name})`, async () => {
+      const s = await lab.server(config.init, config.env(lab));
+      const slow = await lab.open(s);
+      const other = await lab.open(s);
+      const big = await lab.open(s);
+      const t = config.tag;
+
+      // --- The backtracking search, and a light turn beside it.
+      const slowText = plan(`${t}: search the crafted file`, [{ id: `${t}-redos`, name: 'grep_files', args: { pattern: '(a+)+$', path: 'redos' } }]);
+      const otherText = plan(`${t}: look around meanwhile`, [
+        { id: `${t}-m-list`, name: 'list_dir', args: { path: 'redos' } },
+        { id: `${t}-m-read`, name: 'read_file', args: { path: 'redos/NEEDLE.md' } },
+        { id: `${t}-m-find`, name: 'find_files', args: { pattern: 'redos/*.md' } },
+        { id: `${t}-m-grep`, name: 'grep_files', args: { pattern: 'REDOS-NEIGHBOUR', path: 'redos' } },
+      ]);
+      const sent = await s.request<{ seq: number }>('discuss/send', { discussionId: slow, text: slowText });
+      // In flight: the call has started and has no result yet.
+      await s.until(() => s.of(slow, 'tool_call').length >= 1);
+      assert.equal(s.of(slow, 'tool_result').length, 0, 'the expensive call is still running');
+
+      const listStarted = Date.now();
+      const listed = await s.request<ListRequest.Result>('discuss/list', {});
+      const listMs = Date.now() - listStarted;
+      const resultsAfterList = s.of(slow, 'tool_result').length;
+      const otherStarted = Date.now();
+      const otherEvents = await runTurn(s, lab.fake, other, otherText);
+      const otherMs = Date.now() - otherStarted;
+      const resultsAfterOther = s.of(slow, 'tool_result').length;
+
+      // --- The big inputs, in a third discussion, while the search above is still held.
+      const bigCalls = [
+        { id: `${t}-sparse-read`, name: 'read_file', args: { path: 'big/sparse.log' } },
+        { id: `${t}-sparse-read-deep`, name: 'read_file', args: { path: 'big/sparse.log', start_line: 5000 } },
+        { id: `${t}-sparse-grep-hit`, name: 'grep_files', args: { pattern: 'SPARSE-HEAD', path: 'big/sparse.log' } },
+        { id: `${t}-sparse-grep-miss`, name: 'grep_files', args: { pattern: 'nowhere-[0-9]+', path: 'big/sparse.log' } },
+        { id: `${t}-long-read`, name: 'read_file', args: { path: 'long/line.txt' } },
+        { id: `${t}-long-grep`, name: 'grep_files', args: { pattern: 'LONGLINE-END', path: 'long/line.txt' } },
+        { id: `${t}-many-list`, name: 'list_dir', args: { path: 'many' } },
+        { id: `${t}-many-find-all`, name: 'find_files', args: { pattern: 'many/*.txt' } },
+        { id: `${t}-many-find-none`, name: 'find_files', args: { pattern: '**/*.absent', path: 'many' } },
+        { id: `${t}-many-grep`, name: 'grep_files', args: { pattern: 'anything', path: 'many' } },
+        { id: `${t}-all-grep`, name: 'grep_files', args: { pattern: 'nothing-[a-z]+-here' } },
+      ];
+      const bigText = plan(`${t}: look at the big things`, bigCalls);
+      // For each call in flight, ask for the discussion list and note whether it came back first.
+      const lists: Array<{ ms: number; beforeResult: boolean }> = [];
+      const probe = (async () => {
+        for (let k = 1; k <= bigCalls.length; k++) {
+          await s.until(() => s.of(big, 'tool_call').length >= k);
+          const started = Date.now();
+          await s.request<ListRequest.Result>('discuss/list', {});
+          lists.push({ ms: Date.now() - started, beforeResult: s.of(big, 'tool_result').length < k });
+        }
+      })();
+      const bigStarted = Date.now();
+      const bigEvents = await runTurn(s, lab.fake, big, bigText);
+      const bigMs = Date.now() - bigStarted;
+      await probe;
+      await s.turnsComplete(slow, 1);
+
+      const outputs = toolOutputs(lab.fake.completionRequests);
+      const slowEvents = s.events.filter((e) => e.discussionId === slow && e.seq >= sent.seq);
+      const [redos] = callRecords(slowEvents, plans.get(slowText)!, outputs);
+      const others = callRecords(otherEvents, plans.get(otherText)!, outputs);
+      const records = callRecords(bigEvents, plans.get(bigText)!, outputs);
+      const byId = new Map(records.map((r) => [r.id.slice(t.length + 1), r]));
+
+      // The stopped search's worker was replaced: the next search works.
+      const afterText = plan(`${t}: search again`, [{ id: `${t}-after`, name: 'grep_files', args: { pattern: 'REDOS-NEIGHBOUR', path: 'redos' } }]);
+      const afterEvents = await runTurn(s, lab.fake, slow, afterText);
+      const [after] = callRecords(afterEvents, plans.get(afterText)!, toolOutputs(lab.fake.completionRequests));
+
+      figures[config.name] = {
+        regularExpression: { ms: redos.ms, answer: redos.output.slice(0, 60), discussListMs: listMs, otherTurnMs: otherMs, otherCalls: others.length, nextSearchMs: after.ms },
+        bigInputs: {
+          turnMs: bigMs,
+          calls: Object.fromEntries(
+            records.map((r) => [r.id.slice(t.length + 1), { ok: r.ok, ms: r.ms, previewChars: r.previewChars, toolMessageChars: r.toolMessageChars, answer: r.output.split('\n').pop()!.slice(0, 140) }]),
+          ),
+          discussList: { answered: lists.length, beforeResult: lists.filter((l) => l.beforeResult).length, maxMs: Math.max(...lists.map((l) => l.ms)) },
+        },
+        ripgrep: config.tag === 'r' ? (ripgrepOnPath() ?? 'not on PATH: same as built-in') : 'off',
+      };
+
+      // The backtracking search and what was answered meanwhile.
+      assert.ok(listed.discussions.some((d) => d.discussionId === slow), 'discuss/list names the busy discussion');
+      assert.equal(resultsAfterList, 0, 'discuss/list answered before the expensive call did');
+      assert.equal(resultsAfterOther, 0, 'the other discussion completed its turn before the expensive call was answered');
+      assert.deepEqual(others.filter((r) => !r.ok).map((r) => r.name), [], 'the other discussion’s calls all succeeded');
+      assert.ok(others.find((r) => r.name === 'grep_files')!.output.includes('redos/NEEDLE.md'), 'a search ran beside the stuck one');
+      assert.equal(redos.ok, false, 'the backtracking search is answered with a failure');
+      assert.match(redos.output, /stopped after .* s without finishing/);
+      assert.ok(after.ok && after.output.includes('redos/NEEDLE.md'), 'the next search answers');
+
+      // The big inputs.
+      assertBounded([redos, ...others, ...records, after]);
+      assert.equal(lists.length, bigCalls.length, 'discuss/list answered during every call');
+      const sparseRead = byId.get('sparse-read')!;
+      assert.ok(sparseRead.ok && sparseRead.output.startsWith('1: SPARSE-HEAD'), 'the sparse file’s text head is shown');
+      const longRead = byId.get('long-read')!;
+      assert.ok(longRead.ok && /longer than 256 KiB/.test(longRead.output), 'the long line is cut and said to be');
+      const list = byId.get('many-list')!;
+      assert.ok(list.ok && list.output.includes(`(${MANY_ENTRIES} entries)`) && list.output.includes('Showing the first 500'), 'the large directory is counted and cut');
+      const findAll = byId.get('many-find-all')!;
+      assert.ok(findAll.ok && findAll.output.includes('Showing the first 500 matches'), 'find_files stops at its cap');
+      for (const r of records) {
+        // A search may end at its time limit, a read past the end says so; anything else must be an answer.
+        if (!r.ok) assert.match(r.output, /stopped after .* s without finishing|is past the end/, `${r.name} ${JSON.stringify(r.args)} failed otherwise: ${r.output.slice(0, 200)}`);
+      }
+      for (const request of lab.fake.completionRequests) assertValidHistory(request);
+      assert.equal(s.child.exitCode, null, 'the server is still running');
+      await s.stop();
+      lab.drop(s);
+    });
+  }
+});
