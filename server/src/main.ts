@@ -31,7 +31,7 @@ process.on('unhandledRejection', (reason) => {
 
 startServer(connection, {
   createModel: (settings) => createOpenAIModel(settings),
-  createRepoAccess: (options) => createRepoAccess({ ripgrepPath: options.ripgrepPath }),
+  createRepoAccess: (options) => createRepoAccess({ ...options, log: (message) => connection.console.info(message) }),
   openStore: (storageDir) =>
     FileStore.open(storageDir || defaultStorageDir(), (message) => connection.console.error(message)),
   clock: systemClock,

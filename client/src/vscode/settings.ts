@@ -57,7 +57,8 @@ export function initializationOptions(apiKey: string | undefined, ripgrepPath: s
       contextTokens: s.contextTokens || undefined,
     },
     denyRead: s.denyRead,
-    ripgrepPath: s.useRipgrep ? ripgrepPath : null,
+    // Without a bundled binary, leave the key out so the server looks on PATH; null turns ripgrep off.
+    ...(s.useRipgrep ? (ripgrepPath ? { ripgrepPath } : {}) : { ripgrepPath: null }),
     // The extension registers the code actions' commands itself.
     clientCommands: true,
   };
