@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { EXIT_CODES_HELP } from './exitCodes';
+import { SLASH_COMMANDS } from './slashCommands';
 
 export const COMMANDS = ['ask', 'list', 'promote', 'export'] as const;
 export type Command = 'interactive' | (typeof COMMANDS)[number];
@@ -165,15 +166,7 @@ In a discussion:
   Type a question and press Enter. The reply streams; tool calls show as
   "· tool args → ok" lines, and reads the server refused show as "refused".
   Ctrl+C stops the reply; Ctrl+C again (or when idle) quits; Ctrl+D quits.
-  /promote [stdout | file PATH]   turn the discussion into a coding task and hand it off
-  /list [all]                     discussions of this folder (or all of them)
-  /resume ID                      switch to a saved discussion (an id prefix will do)
-  /model NAME                     continue this discussion with another model ("auto" clears)
-  /models                         the models the endpoint offers
-  /export [FILE]                  this discussion as Markdown, on stdout or into FILE
-  /new                            start a new discussion of the same folder
-  /close                          close this discussion (it stays saved) and quit
-  /help                           these commands
+${SLASH_COMMANDS}
 
 Options:
   --resume ID         continue a saved discussion (its folder is found for you)

@@ -17,6 +17,7 @@ import { ExitCode } from './exitCodes';
 import { TurnPrinter, cut, discussionRow, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
 import { configuredEditor, editTask } from './taskEdit';
+import { SLASH_COMMANDS } from './slashCommands';
 
 /** A second Ctrl+C within this long of the first quits even if the reply has not stopped yet. */
 const DOUBLE_INTERRUPT_MS = 2_000;
@@ -25,15 +26,7 @@ const RECAP_TURNS = 2;
 const RECAP_LINES = 6;
 
 const HELP = `Commands:
-  /promote [stdout | file PATH]   turn the discussion into a coding task; review, edit, hand it off
-  /list [all]                     discussions of this folder (or of every folder)
-  /resume ID                      switch to a saved discussion (an id prefix will do)
-  /model NAME                     continue this discussion with another model ("auto" clears)
-  /models                         the models the endpoint offers
-  /export [FILE]                  this discussion as Markdown, on stdout or into FILE
-  /new                            start a new discussion of the same folder
-  /close                          close this discussion (it stays saved) and quit
-  /help                           this list
+${SLASH_COMMANDS}
 Anything else is sent as a question (start it with // to send a leading /).
 Ctrl+C stops a reply; Ctrl+C again, or when idle, quits; Ctrl+D quits.`;
 

@@ -1,0 +1,10 @@
+/** The interactive session's commands, as both `--help` and `/help` list them. */
+export const SLASH_COMMANDS = `  /promote [stdout | file PATH]   turn the discussion into a coding task; review, edit, hand it off
+  /list [all]                     discussions of this folder (or of every folder)
+  /resume ID                      switch to a saved discussion (an id prefix will do)
+  /model NAME                     continue this discussion with another model ("auto" clears)
+  /models                         the models the endpoint offers
+  /export [FILE]                  this discussion as Markdown, on stdout or into FILE
+  /new                            start a new discussion of the same folder
+  /close                          close this discussion (it stays saved) and quit
+  /help                           these commands`;
