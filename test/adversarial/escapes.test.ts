@@ -7,20 +7,9 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { InitializationOptions } from '../../server/src/protocol';
 import type { FakeStep } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
-import {
-  INSIDE_MARKER,
-  Lab,
-  SENTINEL_PATTERNS,
-  assertNoLeak,
-  assertValidHistory,
-  recordFigures,
-  runTurn,
-  scanForLeaks,
-  toolOutputs,
-} from './lab';
+import { INSIDE_MARKER, Lab, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 type Expect = 'refused' | 'contained';
 
@@ -289,37 +278,6 @@ async function drive(lab: Lab, s: ServerProcess, discussionId: string, attempts:
   return attempts.map((attempt, i) => ({ attempt, id: ids[i], ok: results[i].ok, output: outputs.get(ids[i]) ?? '(no tool message)' }));
 }
 
-/** Where ripgrep is on this machine's PATH, if anywhere. */
-function ripgrepOnPath(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, 'rg');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/**
- * Both search engines: the built-in one (ripgrep turned off, and not on the
- * PATH either, whichever the server honours) and ripgrep from the PATH.
- */
-const CONFIGS: Array<{ name: string; tag: string; init: Partial<InitializationOptions>; env: (lab: Lab) => Record<string, string> }> = [
-  {
-    name: 'built-in search',
-    tag: 'b',
-    init: { ripgrepPath: null },
-    env: (lab) => {
-      const empty = path.join(lab.root, 'empty-bin');
-      fs.mkdirSync(empty, { recursive: true });
-      return { PATH: empty };
-    },
-  },
-  { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}) },
-];
 
 describe('adversarial: escapes through the read tools, as real model tool calls', function () {
   this.timeout(120_000);
@@ -334,7 +292,7 @@ describe('adversarial: escapes through the read tools, as real model tool calls'
     recordFigures('escapes', figures);
   });
 
-  for (const config of CONFIGS) {
+  for (const config of SEARCH_ENGINES) {
     it(`refuses every path, link and pattern leading outside the folder or into a secret, and the sentinel reaches no event, model request, log or saved file (${config.name})`, async () => {
       const s = await lab.server(config.init, config.env(lab));
       const id = await lab.open(s);
@@ -409,7 +367,7 @@ describe('adversarial: ignore files linked outside the folder', function () {
   });
   after(() => lab.dispose());
 
-  for (const config of CONFIGS) {
+  for (const config of SEARCH_ENGINES) {
     it(`a .gitignore or .git/info/exclude that is a link leading outside is not read, so outside bytes never decide what the model sees (${config.name})`, async () => {
       const s = await lab.server(config.init, config.env(lab));
       const id = await lab.open(s);

@@ -9,9 +9,9 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { DiscussionEvent, InitializationOptions, ListRequest } from '../../server/src/protocol';
+import type { DiscussionEvent, ListRequest } from '../../server/src/protocol';
 import { lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
-import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs } from './lab';
+import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 const MIB = 1024 * 1024;
 const SPARSE_BYTES = 3 * 1024 * MIB;
@@ -120,33 +120,6 @@ function assertBounded(records: CallRecord[]): void {
   assert.deepEqual(over, [], 'these calls were not answered within bounds');
 }
 
-function ripgrepOnPath(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, 'rg');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
-
-/** Both search engines, as in escapes.test.ts: built-in (ripgrep off and off the PATH), and ripgrep from the PATH. */
-const CONFIGS: Array<{ name: string; tag: string; init: Partial<InitializationOptions>; env: (lab: Lab) => Record<string, string> }> = [
-  {
-    name: 'built-in search',
-    tag: 'b',
-    init: { ripgrepPath: null },
-    env: (lab) => {
-      const empty = path.join(lab.root, 'empty-bin');
-      fs.mkdirSync(empty, { recursive: true });
-      return { PATH: empty };
-    },
-  },
-  { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}) },
-];
 
 describe('adversarial: expensive input, as real model tool calls', function () {
   this.timeout(120_000);
@@ -163,7 +136,7 @@ describe('adversarial: expensive input, as real model tool calls', function () {
     recordFigures('expensive', figures);
   });
 
-  for (const config of CONFIGS) {
+  for (const config of SEARCH_ENGINES) {
     it(`while a backtracking regular expression holds a search until its time limit, discuss/list answers and another discussion completes a turn; every read, listing and search of a 3 GiB sparse file, a 50 MB line and 100,000 entries is answered with a bounded answer (${config.name})`, async () => {
       const s = await lab.server(config.init, config.env(lab));
       const slow = await lab.open(s);

@@ -420,3 +420,43 @@ export function residentKiB(pid: number): number {
   assert.ok(match, `no VmRSS in /proc/${pid}/status`);
   return Number(match[1]);
 }
+
+/** Where ripgrep is on this machine's PATH, if anywhere. */
+export function ripgrepOnPath(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'rg');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** One way the server may search, to run a part against each. */
+export interface SearchEngineConfig {
+  name: string;
+  tag: string;
+  init: Partial<InitializationOptions>;
+  env: (lab: Lab) => Record<string, string>;
+}
+
+/**
+ * Both search engines: the built-in one (ripgrep turned off, and not on the
+ * PATH either, whichever the server honours) and ripgrep from the PATH.
+ */
+export const SEARCH_ENGINES: SearchEngineConfig[] = [
+  {
+    name: 'built-in search',
+    tag: 'b',
+    init: { ripgrepPath: null },
+    env: (lab) => {
+      const empty = path.join(lab.root, 'empty-bin');
+      fs.mkdirSync(empty, { recursive: true });
+      return { PATH: empty };
+    },
+  },
+  { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}) },
+];

@@ -576,6 +576,22 @@ describe('a discussion', () => {
       assert.deepEqual(log.events.map((e) => e.seq), Array.from({ length: 33 }, (_, i) => i + 17));
     });
 
+    it('an unsubscribed subscriber receives nothing more, while others keep streaming', async () => {
+      h = harness([{ text: 'first' }, { text: 'second' }]);
+      const { id, log } = await open();
+      const leaving = new EventLog();
+      h.service.subscribe(id, 'leaving', leaving.sink);
+      h.service.send(id, 'one');
+      await leaving.turnsComplete(1);
+      const before = leaving.events.length;
+      h.service.unsubscribe(id, 'leaving');
+      h.service.send(id, 'two');
+      await log.turnsComplete(2);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(leaving.events.length, before);
+      assert.ok(log.events.length > before);
+    });
+
     it(`keeps the last ${EVENT_BUFFER_MAX} events and replays what survives`, () => {
       const stream = new EventStream({ discussionId: 'disc-x', now: () => 0 });
       for (let i = 0; i < EVENT_BUFFER_MAX + 500; i++) stream.emit({ type: 'assistant_delta', text: 'x' });

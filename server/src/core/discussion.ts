@@ -482,10 +482,16 @@ export class Discussion {
     }
   }
 
+  /** The advertised tools and what they cost in tokens: fixed for a discussion, so built once. */
+  private toolSet: { tools: ToolSpec[]; tokens: number } | undefined;
+
   private tools(): ToolSpec[] {
-    const tools = this.toolbox.definitions();
-    if (!this.toolbox.isDenied(PREPARE_TASK_TOOL.name)) tools.push(PREPARE_TASK_TOOL);
-    return tools;
+    if (!this.toolSet) {
+      const tools = this.toolbox.definitions();
+      if (!this.toolbox.isDenied(PREPARE_TASK_TOOL.name)) tools.push(PREPARE_TASK_TOOL);
+      this.toolSet = { tools, tokens: countToolTokens(tools) };
+    }
+    return this.toolSet.tools;
   }
 
   /**
@@ -605,7 +611,7 @@ export class Discussion {
       contextTokens,
       reserveForReply: reserveForReplyFor(contextTokens),
       protectFrom: Math.max(1, latestUser),
-      extraTokens: countToolTokens(tools),
+      extraTokens: this.toolSet?.tools === tools ? this.toolSet.tokens : countToolTokens(tools),
     });
     if (fitted.elidedToolResults || fitted.droppedTurns) {
       this.logger.info(
