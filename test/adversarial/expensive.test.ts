@@ -4,13 +4,15 @@
  * line, a 3 GiB sparse file, a file that is one 50 MB line, a directory of
  * 100,000 entries. Every call is a real tool call the (fake) model makes
  * through the server process; each must be answered, with an answer of
- * bounded size, while the server keeps answering other requests.
+ * bounded size, while the server keeps answering other requests, and a read
+ * must not scan a file further than read_file's budget.
  */
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DiscussionEvent, ListRequest } from '../../server/src/protocol';
 import { lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
+import { READ_LIMITS } from '../../server/src/tools/readTools';
 import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 const MIB = 1024 * 1024;
@@ -27,7 +29,10 @@ const TOOL_MESSAGE_MAX = 300_000;
 /** The search limit is 15 s per call; this only has to catch a call that is never answered or runs on unchecked. */
 const CALL_BOUND_MS = 45_000;
 
-const SPARSE_HEAD = 'SPARSE-HEAD line of text before three gigabytes of holes\n'.repeat(200);
+const SPARSE_HEAD_LINES = 200;
+const SPARSE_HEAD = 'SPARSE-HEAD line of text before three gigabytes of holes\n'.repeat(SPARSE_HEAD_LINES);
+/** Besides the file, a turn reads a few JSON-RPC frames and one HTTP reply: far below this. */
+const READ_SLACK_BYTES = 8 * MIB;
 
 /**
  * The lab's extra files: the crafted line for the regular expression, the
@@ -111,6 +116,13 @@ function callRecords(events: DiscussionEvent[], calls: FakeToolCall[], outputs: 
       output,
     };
   });
+}
+
+/** Bytes a process has read (`rchar`: every read(2), from disk, page cache or socket, all its threads). */
+function bytesReadBy(pid: number): number {
+  const match = /^rchar:\s+(\d+)$/m.exec(fs.readFileSync(`/proc/${pid}/io`, 'utf8'));
+  assert.ok(match, `no rchar in /proc/${pid}/io`);
+  return Number(match[1]);
 }
 
 function assertBounded(records: CallRecord[]): void {
@@ -242,9 +254,13 @@ describe('adversarial: expensive input, as real model tool calls', function () {
       assert.ok(list.ok && list.output.includes(`(${MANY_ENTRIES} entries)`) && list.output.includes('Showing the first 500'), 'the large directory is counted and cut');
       const findAll = byId.get('many-find-all')!;
       assert.ok(findAll.ok && findAll.output.includes('Showing the first 500 matches'), 'find_files stops at its cap');
+      const deepRead = byId.get('sparse-read-deep')!;
+      assert.ok(!deepRead.ok && deepRead.output.startsWith('Stopped looking for line 5000 of "big/sparse.log" (3.0 GiB)'), 'the read past the scan budget says it stopped');
       for (const r of records) {
-        // A search may end at its time limit, a read past the end says so; anything else must be an answer.
-        if (!r.ok) assert.match(r.output, /stopped after .* s without finishing|is past the end/, `${r.name} ${JSON.stringify(r.args)} failed otherwise: ${r.output.slice(0, 200)}`);
+        // A search may end at its time limit, a read past the end or the scan budget says so; anything else must be an answer.
+        if (!r.ok) {
+          assert.match(r.output, /stopped after .* s without finishing|is past the end|^Stopped looking for line/, `${r.name} ${JSON.stringify(r.args)} failed otherwise: ${r.output.slice(0, 200)}`);
+        }
       }
       for (const request of lab.fake.completionRequests) assertValidHistory(request);
       assert.equal(s.child.exitCode, null, 'the server is still running');
@@ -252,4 +268,38 @@ describe('adversarial: expensive input, as real model tool calls', function () {
       lab.drop(s);
     });
   }
+
+  it('read_file of a line past the first 64 MiB of the 3 GiB sparse file reads no more than about 64 MiB before answering, says how far it got and which start_line to pass, and that line can be read', async () => {
+    const s = await lab.server();
+    const id = await lab.open(s);
+    // A first turn, so what the server loads once (the tokenizer, modules) is not counted below.
+    await runTurn(s, lab.fake, id, 'scan: warm up');
+    const deepText = plan('scan: read far into the sparse file', [{ id: 'scan-deep', name: 'read_file', args: { path: 'big/sparse.log', start_line: 5000 } }]);
+    const readBefore = bytesReadBy(s.child.pid!);
+    const deepEvents = await runTurn(s, lab.fake, id, deepText);
+    const bytesRead = bytesReadBy(s.child.pid!) - readBefore;
+    const [deep] = callRecords(deepEvents, plans.get(deepText)!, toolOutputs(lab.fake.completionRequests));
+
+    // The head's lines end in the first 64 MiB; the hole after them is one line that goes on past it.
+    const lastReachable = SPARSE_HEAD_LINES + 1;
+    const nextText = plan('scan: read the last line in reach', [{ id: 'scan-last', name: 'read_file', args: { path: 'big/sparse.log', start_line: lastReachable } }]);
+    const [last] = callRecords(await runTurn(s, lab.fake, id, nextText), plans.get(nextText)!, toolOutputs(lab.fake.completionRequests));
+    figures.scanBudget = { budgetBytes: READ_LIMITS.readScanMaxBytes, bytesRead, ms: deep.ms, answer: deep.output.slice(0, 200) };
+
+    assert.equal(READ_LIMITS.readScanMaxBytes, 64 * MIB);
+    assert.ok(
+      bytesRead <= READ_LIMITS.readScanMaxBytes + READ_SLACK_BYTES,
+      `the server read ${(bytesRead / MIB).toFixed(1)} MiB to answer; the budget is ${READ_LIMITS.readScanMaxBytes / MIB} MiB of the file`,
+    );
+    assert.equal(deep.ok, false);
+    assert.match(
+      deep.output,
+      new RegExp(`^Stopped looking for line 5000 of "big/sparse\\.log" \\(3\\.0 GiB\\): read_file looks for start_line only in the first 64 MiB of a file, which go as far as line ${lastReachable}\\. Pass a start_line of at most ${lastReachable}\\. .*ask the user`),
+    );
+    assert.ok(last.ok && last.output.startsWith(`${lastReachable}: `), `start_line ${lastReachable} is read: ${last.output.slice(-200)}`);
+    for (const r of [deep, last]) assert.ok(r.previewChars <= PREVIEW_MAX && r.toolMessageChars <= TOOL_MESSAGE_MAX, `${r.id}: preview ${r.previewChars}, tool message ${r.toolMessageChars}`);
+    for (const request of lab.fake.completionRequests) assertValidHistory(request);
+    await s.stop();
+    lab.drop(s);
+  });
 });

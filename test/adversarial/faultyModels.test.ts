@@ -74,7 +74,29 @@ const CASES: FaultCase[] = [
     requests: 1,
     check: (events) => assert.match(textOf(events), /Half of an answer/, 'what was shown is kept'),
   },
-  { name: 'a stream truncated mid-answer (no finish, no [DONE])', steps: [{ kind: 'truncated', deltas: ['Cut ', 'short'] }], expect: 'either', requests: 1 },
+  {
+    name: 'a stream truncated mid-answer (no finish, no [DONE])',
+    steps: [{ kind: 'truncated', deltas: ['Cut ', 'short'] }],
+    expect: 'error',
+    requests: 1,
+    errorMatch: /incomplete/,
+    check: (events) => assert.equal(textOf(events), 'Cut short', 'what was shown is kept'),
+  },
+  {
+    name: 'a stream truncated mid-way through a tool call',
+    steps: [{ kind: 'truncated', deltas: ['Let me look. '], calls: [{ id: 'cut-call', name: 'read_file', arguments: '{"path": "REA', fragments: ['{"pa', 'th": "REA'] }] }],
+    expect: 'error',
+    requests: 1,
+    errorMatch: /incomplete/,
+    check: (events) => assert.deepEqual(events.filter((e) => e.type === 'tool_call' || e.type === 'tool_result'), [], 'the half-received call is not run'),
+  },
+  {
+    name: 'a stream that closes after its finish reason, without [DONE]',
+    steps: [{ kind: 'replay', body: sseChunk({ role: 'assistant', content: 'Whole ' }) + sseChunk({ content: 'answer.' }) + sseChunk({}, 'stop') }],
+    expect: 'success',
+    requests: 1,
+    check: (events) => assert.equal(textOf(events), 'Whole answer.'),
+  },
   { name: 'a stream that ends before any byte, then an answer', steps: [{ kind: 'truncated' }, { kind: 'text', text: 'Whole.' }], expect: 'success', requests: 2 },
   { name: 'a malformed chunk mid-stream', steps: [{ kind: 'malformed', deltas: ['Some text '] }], expect: 'error', requests: 1, errorMatch: /not valid JSON/ },
   { name: 'a malformed first chunk', steps: [{ kind: 'malformed', raw: '<<<not json at all>>>' }], expect: 'error', requests: 1 },
@@ -127,6 +149,11 @@ const CASES: FaultCase[] = [
     errorMatch: /12 calls without finishing/,
   },
 ];
+
+/** One chat.completion.chunk event, for streams written by hand. */
+function sseChunk(delta: Record<string, unknown>, finishReason: string | null = null): string {
+  return `data: ${JSON.stringify({ id: 'chatcmpl-hand', object: 'chat.completion.chunk', created: 1, model: 'fake-model', choices: [{ index: 0, delta, finish_reason: finishReason }] })}\n\n`;
+}
 
 function releasedGate(): FakeGate {
   const gate = createGate();

@@ -41,6 +41,8 @@ export interface TextStep {
   /** Default `reasoning_content` (DeepSeek, vLLM, llama.cpp); Ollama uses `reasoning`. */
   reasoningField?: 'reasoning_content' | 'reasoning';
   usage?: FakeUsage;
+  /** Milliseconds between content deltas, as a model generating tokens paces them; default none. */
+  paceMs?: number;
 }
 
 /** A reply that calls tools; several calls are parallel calls with distinct `index`. */
@@ -93,10 +95,15 @@ export interface ResetStep {
   deltas?: string[];
 }
 
-/** Sends `deltas`, then ends the response cleanly but without finish_reason or `[DONE]`. */
+/**
+ * Sends `deltas`, then the fragments of `calls` (whose arguments may stop
+ * mid-JSON), then ends the response cleanly but without finish_reason or
+ * `[DONE]`: a reply cut off, as a proxy timeout or a crashed server leaves it.
+ */
 export interface TruncatedStep {
   kind: 'truncated';
   deltas?: string[];
+  calls?: FakeToolCall[];
 }
 
 /** Sends `deltas`, then an event whose data is not JSON. */
@@ -461,7 +468,7 @@ class FakeOpenAIServer implements FakeOpenAI {
         await out.open();
         const field = step.reasoningField ?? 'reasoning_content';
         for (const piece of step.reasoning ?? []) await out.delta({ [field]: piece });
-        await out.contentDeltas(step.deltas ?? splitPerWord(step.text ?? ''));
+        await out.contentDeltas(step.deltas ?? splitPerWord(step.text ?? ''), step.paceMs);
         await out.finish(step.finishReason === undefined ? 'stop' : step.finishReason, step.usage);
         return;
       }
@@ -512,6 +519,7 @@ class FakeOpenAIServer implements FakeOpenAI {
       case 'truncated': {
         await out.open();
         await out.contentDeltas(step.deltas ?? []);
+        for (const fragment of toolCallFragments(step.calls ?? [], false)) await out.delta({ tool_calls: [fragment] });
         out.end();
         return;
       }
@@ -571,8 +579,11 @@ class SseResponse {
     this.hooks.opened();
   }
 
-  async contentDeltas(pieces: string[]): Promise<void> {
-    for (const content of pieces) await this.delta({ content });
+  async contentDeltas(pieces: string[], paceMs = 0): Promise<void> {
+    for (const content of pieces) {
+      if (paceMs > 0) await new Promise((resolve) => setTimeout(resolve, paceMs));
+      await this.delta({ content });
+    }
   }
 
   async delta(delta: Record<string, unknown>, finishReason: string | null = null): Promise<void> {

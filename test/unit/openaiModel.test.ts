@@ -395,10 +395,31 @@ describe('OpenAI-compatible model', () => {
       assertActionable(error, fake.baseUrl, 'before sending anything');
     });
 
-    it('returns the text of a stream cut off after some text, with a null finish reason', async () => {
-      fake.push({ kind: 'truncated', deltas: ['Half an ', 'answer'] });
+    it('reports a stream cut off after some text (no finish reason, no [DONE]) as an incomplete reply: the text is passed on, the error says so and what to do, and the request is not repeated', async () => {
+      fake.push({ kind: 'truncated', deltas: ['Half an ', 'answer'] }, { kind: 'text', text: 'must not be requested' });
+      const deltas: string[] = [];
+      const error = await modelErrorFrom(modelFor().complete(ask(), (text) => deltas.push(text)));
+      assert.equal(error.kind, 'network');
+      assertActionable(error, fake.baseUrl, 'incomplete', 'Send the message again');
+      assert.deepEqual(deltas, ['Half an ', 'answer']);
+      assert.equal(fake.completionRequests.length, 1);
+      assert.equal(fake.pendingSteps, 1);
+    });
+
+    it('reports a stream cut off in the middle of a tool call as incomplete, so the half-received call is never run', async () => {
+      fake.push({ kind: 'truncated', calls: [{ id: 'call_cut', name: 'read_file', arguments: '{"path": "src/a', fragments: ['{"path"', ': "src/a'] }] });
+      const error = await modelErrorFrom(completeCollecting(modelFor()));
+      assert.equal(error.kind, 'network');
+      assertActionable(error, 'incomplete');
+      assert.equal(fake.completionRequests.length, 1);
+    });
+
+    it('takes a reply that closes right after its finish reason, without [DONE], as whole', async () => {
+      const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      fake.push({ kind: 'replay', body: chunk({ role: 'assistant', content: 'All ' }, null) + chunk({ content: 'there.' }, null) + chunk({}, 'stop') });
       const { response } = await completeCollecting(modelFor());
-      assert.deepEqual(response, { content: 'Half an answer', toolCalls: [], finishReason: null });
+      assert.deepEqual(response, { content: 'All there.', toolCalls: [], finishReason: 'stop' });
     });
 
     it('reports a stream chunk that is not JSON as a network error naming the endpoint', async () => {

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import {
   createOpenAIModel,
   DEFAULT_AZURE_API_VERSION,
@@ -8,7 +9,7 @@ import {
   ToolCallAssembler,
 } from '../../server/src/model/openaiModel';
 import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, ToolSpec } from '../../server/src/model/types';
-import { FakeOpenAI, HttpErrorStep, replayFixture, startFakeOpenAI } from '../support/fakeOpenAI';
+import { FakeOpenAI, HttpErrorStep, loadProviderFixture, PROVIDER_FIXTURES_DIR, replayFixture, startFakeOpenAI } from '../support/fakeOpenAI';
 
 const API_KEY = 'sk-test-SECRET-0123456789';
 
@@ -260,6 +261,46 @@ describe('providers: recorded stream shapes and endpoint quirks', () => {
       assert.equal(collected.response.content, 'Sure, the store writes atomically.');
       assert.equal(collected.response.finishReason, null);
       assertShownIsContent(collected);
+    });
+
+    it('takes a stream without a finish reason as whole when it ends with [DONE], with LF or CRLF line ends, wherever the stream is cut into pieces', async () => {
+      const lf = loadProviderFixture('proxy-no-finish-reason.sse');
+      for (const body of [lf, lf.replace(/\n/g, '\r\n')]) {
+        for (const chunkBytes of [1, 2, 3, 5, 7, 64]) {
+          fake.push({ kind: 'replay', body, chunkBytes });
+          const { response } = await collect(modelFor());
+          assert.equal(response.content, 'Sure, the store writes atomically.', `chunks of ${chunkBytes} bytes`);
+        }
+      }
+    });
+
+    it('reports a stream with neither a finish reason nor [DONE] as incomplete, after passing on its text', async () => {
+      const cut = loadProviderFixture('proxy-no-finish-reason.sse').replace('data: [DONE]\n', '');
+      fake.push({ kind: 'replay', body: cut });
+      const deltas: string[] = [];
+      const error = await modelErrorFrom(modelFor().complete(ask(), (text) => deltas.push(text)));
+      assert.equal(error.kind, 'network');
+      assert.match(error.message, /incomplete/);
+      assert.equal(deltas.join(''), 'Sure, the store writes atomically.');
+    });
+  });
+
+  describe('how streams end', () => {
+    const streamFixtures = fs.readdirSync(PROVIDER_FIXTURES_DIR).filter((name) => name.endsWith('.sse') && name !== 'proxy-no-finish-reason.sse');
+
+    it('takes every recorded provider stream that has a finish reason as whole, also when the server closes it without [DONE]', async () => {
+      assert.ok(streamFixtures.length >= 10, 'the fixtures are there');
+      for (const name of streamFixtures) {
+        const whole = loadProviderFixture(name);
+        assert.match(whole, /"finish_reason":\s*"[a-z_]+"/, `${name} has a finish reason`);
+        const withoutDone = whole.replace(/^data: \[DONE\]\n+/m, '');
+        assert.notEqual(withoutDone, whole, `${name} ends with [DONE]`);
+        for (const body of [whole, withoutDone]) {
+          fake.push({ kind: 'replay', body });
+          const { response } = await collect(modelFor(), ask({ tools: TOOLS }));
+          assert.notEqual(response.finishReason, null, `${name}${body === whole ? '' : ' without [DONE]'}`);
+        }
+      }
     });
   });
 

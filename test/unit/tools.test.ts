@@ -242,6 +242,27 @@ describe('read tools', () => {
       );
     });
 
+    it('stops looking for a start_line past the first 64 MiB of a file, names the last line it reached, and reads that line', async () => {
+      // A 10-line text head (over 8 KiB, so not taken for binary), then a 256 MiB sparse file whose
+      // only other bytes are a newline at the end of every MiB.
+      const MIB = 1024 * 1024;
+      const file = path.join(repo, 'huge.log');
+      fs.writeFileSync(file, numberedLines(10, 1000));
+      const fd = fs.openSync(file, 'r+');
+      for (let end = MIB; end <= 256 * MIB; end += MIB) fs.writeSync(fd, '\n', end - 1);
+      fs.closeSync(fd);
+      assert.equal(READ_LIMITS.readScanMaxBytes, 64 * MIB);
+      // 10 head lines and line 11 end in the first MiB; each next MiB ends one more line; line 75 starts at 64 MiB.
+      const output = await expectFailure(toolbox, 'read_file', { path: 'huge.log', start_line: 5000 });
+      assert.equal(
+        output,
+        'Stopped looking for line 5000 of "huge.log" (256 MiB): read_file looks for start_line only in the first 64 MiB of a file, which go as far as line 75. ' +
+          'Pass a start_line of at most 75. Lines further in cannot be read here; ask the user which part of the file matters, or to save that part as a smaller file.',
+      );
+      assert.match(await expectOk(toolbox, 'read_file', { path: 'huge.log', start_line: 75, end_line: 75 }), /^75: /);
+      assert.match(await expectOk(toolbox, 'read_file', { path: 'huge.log', start_line: 10, end_line: 10 }), /^10: line 10 x+\n\[Showing lines 10-10 of more than 10\.\]$/);
+    });
+
     it('refuses binary files', async () => {
       writeTree(repo, { 'image.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x00, 0x01]) });
       assert.match(await expectFailure(toolbox, 'read_file', { path: 'image.png' }), /binary/);

@@ -11,6 +11,8 @@
  * - keeps reasoning (`reasoning_content`, `reasoning`, a leading `<think>`
  *   block) out of the answer and hands it to `StreamObserver.onReasoning`;
  * - asks for token usage and returns it when the endpoint reports it;
+ * - tells a reply cut off mid-stream from a whole one: a whole one ends with
+ *   a finish reason or `[DONE]` (servers send one or both);
  * - retries once without a parameter the endpoint refuses (`stream_options`,
  *   streaming together with tools, `max_tokens` vs `max_completion_tokens`)
  *   and remembers that for the endpoint (or model) from then on;
@@ -19,6 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, AzureOpenAI, OpenAIError } from 'openai';
+import { Stream } from 'openai/core/streaming';
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionCreateParamsStreaming,
@@ -119,6 +122,8 @@ class StreamStalled extends Error {
 }
 /** The stream ended with no finish reason and nothing in it (or a whole reply had no choice). */
 class StreamEndedEmpty extends Error {}
+/** The stream stopped after part of a reply, with neither a finish reason nor `[DONE]` to say it was whole. */
+class StreamCutOff extends Error {}
 /** The caller's onDelta or onReasoning threw: its error is the caller's, passed through untouched. */
 class DeltaCallbackFailed extends Error {
   constructor(readonly original: unknown) {
@@ -364,9 +369,12 @@ class OpenAIChatModel implements ChatModel {
       }, this.timeoutMs);
     };
 
+    const end = new StreamEndWatch();
     try {
       restartIdleTimer();
-      const stream = await client.chat.completions.create(body, { signal: attempt.signal });
+      // The raw response, so its bytes can be watched for `[DONE]` on their way to the SDK's own parser.
+      const response = await client.chat.completions.create(body, { signal: attempt.signal }).asResponse();
+      const stream = Stream.fromSSEResponse<LooseChunk>(end.watch(response), attempt, client);
       for await (const chunk of stream) {
         restartIdleTimer();
         const loose = chunk as unknown as LooseChunk;
@@ -392,7 +400,7 @@ class OpenAIChatModel implements ChatModel {
     // The SDK ends iteration quietly on abort, so an abort must be noticed here.
     if (signal.aborted) throw cancelledError();
     if (stalled) throw new StreamStalled(this.timeoutMs);
-    return reply.finish();
+    return reply.finish(end.sawDone);
   }
 
   /** One request without streaming, for endpoints that cannot stream together with tools. */
@@ -707,12 +715,20 @@ class ReplyBuilder {
     this.usage = { promptTokens: count(prompt), completionTokens: count(completion) };
   }
 
-  finish(): ChatResponse {
+  /**
+   * The reply as received. `endAnnounced`: the stream said it was over
+   * (`[DONE]`); a finish reason says so too. Providers send one or both
+   * (some drop the finish reason, some close without `[DONE]`), so a stream
+   * that stops with neither was cut off, and passing it off as a whole reply
+   * would hide that from the user.
+   */
+  finish(endAnnounced = true): ChatResponse {
     this.route(this.think.flush());
     const calls = this.toolCalls.result();
     if (this.finishReason === null && this.content === '' && calls.length === 0 && !this.reasoningStarted) {
       throw new StreamEndedEmpty();
     }
+    if (this.finishReason === null && !endAnnounced) throw new StreamCutOff();
     return {
       content: this.content,
       toolCalls: calls,
@@ -749,6 +765,50 @@ class ReplyBuilder {
     } catch (error) {
       throw new DeltaCallbackFailed(error);
     }
+  }
+}
+
+/** A stream's `data: [DONE]` line, with or without the space (the SDK accepts both). */
+const DONE_LINE = /^data: ?\[DONE\]/;
+/** Enough of a line's start to recognise DONE_LINE. */
+const DONE_LINE_CHARS = 16;
+
+/**
+ * Watches a streamed response's bytes for the `data: [DONE]` line that ends an
+ * OpenAI-style stream. The SDK skips that line without a word, and it is what
+ * tells a reply that ended without a finish reason from one cut off.
+ */
+class StreamEndWatch {
+  sawDone = false;
+  private readonly decoder = new TextDecoder();
+  /** The start of the line not yet ended: only the start matters, so a long line is never held. */
+  private pendingLine = '';
+
+  /** The response, its body passed through unchanged (errors and cancels included) while being watched. */
+  watch(response: Response): Response {
+    if (!response.body) return response;
+    const reader = response.body.getReader();
+    const body = new ReadableStream<Uint8Array>({
+      pull: async (controller) => {
+        const { done, value } = await reader.read();
+        if (done) {
+          this.scan(this.decoder.decode(), true);
+          controller.close();
+          return;
+        }
+        this.scan(this.decoder.decode(value, { stream: true }), false);
+        controller.enqueue(value);
+      },
+      cancel: (reason) => reader.cancel(reason),
+    });
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
+  private scan(text: string, atEnd: boolean): void {
+    // SSE lines end in \r\n, \n or \r; a \r\n cut between two reads only adds an empty line.
+    const lines = (this.pendingLine + text).split(/\r\n|\r|\n/);
+    this.pendingLine = atEnd ? '' : lines.pop()!.slice(0, DONE_LINE_CHARS);
+    if (lines.some((line) => DONE_LINE.test(line))) this.sawDone = true;
   }
 }
 
@@ -944,6 +1004,12 @@ function classify(error: unknown, context: FailureContext): Failure | undefined 
   if (error instanceof StreamEndedEmpty) {
     return network(true, (retries) =>
       `The model endpoint at ${where} ended its reply before sending anything${gaveUp(retries)}. Check that the base URL points at an OpenAI-compatible API and that the server is running.`,
+    );
+  }
+  if (error instanceof StreamCutOff) {
+    // Part of the reply has been shown, so it is not repeated (see withRetries).
+    return network(false, () =>
+      `The model endpoint at ${where} stopped its reply part-way: the stream closed without a finish reason or [DONE], so what was shown is incomplete. Send the message again for a whole answer; if replies keep being cut off, check the server's log, or the timeout of any proxy in between.`,
     );
   }
   if (error instanceof SyntaxError) {

@@ -20,6 +20,15 @@ export const READ_LIMITS = Object.freeze({
   readMaxBytes: 256 * 1024,
   /** Below this size a cut read_file still counts the file's lines so the model knows how much is left. */
   readCountTotalBelowBytes: 32 * 1024 * 1024,
+  /**
+   * How far into a file read_file looks for start_line. Finding a line means
+   * reading every byte before it, and the model waits for the answer: a deep
+   * start_line in a multi-GiB file (a log, a sparse file) took seconds to
+   * minutes. Lines further in are out of reach, and the model is told so.
+   * At least readCountTotalBelowBytes, so a line count given in one answer
+   * is always reachable in the next.
+   */
+  readScanMaxBytes: 64 * 1024 * 1024,
   listMaxEntries: 500,
   findMaxResults: SEARCH_LIMITS.findMaxResults,
   grepMaxMatches: GREP_LIMITS.maxMatches,
@@ -98,6 +107,21 @@ function listingStopNote(stopped: boolean): string | undefined {
 
 // ---------------------------------------------------------------- read_file
 
+function sizeText(bytes: number): string {
+  const mib = bytes / (1024 * 1024);
+  return mib >= 1024 ? `${(mib / 1024).toFixed(1)} GiB` : `${Math.round(mib)} MiB`;
+}
+
+/** The answer when start_line lies past the scan budget: how far the scan got, and what to do instead. */
+function outOfReach(requestedPath: string, fileSize: number, startLine: number, lastReachable: number): string {
+  const budget = sizeText(READ_LIMITS.readScanMaxBytes);
+  return (
+    `Stopped looking for line ${startLine} of "${requestedPath}" (${sizeText(fileSize)}): read_file looks for start_line only in the first ${budget} of a file, ` +
+    `which go as far as line ${lastReachable}. Pass a start_line of at most ${lastReachable}. ` +
+    'Lines further in cannot be read here; ask the user which part of the file matters, or to save that part as a smaller file.'
+  );
+}
+
 export async function readFile(boundary: ReadBoundary, args: ReadFileArgs, signal?: AbortSignal): Promise<ToolOutcome> {
   const resolved = await boundary.resolve(args.path);
   if (!resolved.ok) return failed(resolved.message);
@@ -125,7 +149,8 @@ export async function readFile(boundary: ReadBoundary, args: ReadFileArgs, signa
 
 /**
  * Streams the file once, keeping only the bytes of lines inside the window,
- * so a deep start_line in a huge file costs a scan, not memory.
+ * so a deep start_line in a huge file costs a scan, not memory; the scan for
+ * start_line stops at readScanMaxBytes.
  */
 async function readLineWindow(
   handle: fs.promises.FileHandle,
@@ -161,6 +186,10 @@ async function readLineWindow(
     if (signal?.aborted) return cancelled();
     const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK_BYTES, position);
     if (bytesRead === 0) break;
+    if (lineNumber < startLine && position >= READ_LIMITS.readScanMaxBytes) {
+      // The scan budget is spent before the window began, and the file goes on.
+      return failed(outOfReach(requestedPath, fileSize, startLine, lineNumber));
+    }
     const data = chunk.subarray(0, bytesRead);
     if (position === 0 && looksBinary(data)) {
       return failed(`Refused: "${requestedPath}" looks like a binary file (it contains NUL bytes), so it is not shown as text.`);
