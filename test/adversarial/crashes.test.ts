@@ -173,6 +173,8 @@ interface Ctx {
   /** Events of this discussion after `seq` matching `type`. */
   count(type: DiscussionEvent['type'], afterSeq: number): number;
   untilCount(type: DiscussionEvent['type'], afterSeq: number, n: number): Promise<void>;
+  /** Until the streamed text after `seq` holds `text` (deltas that arrive together come as one event). */
+  untilStreamed(afterSeq: number, text: string): Promise<void>;
 }
 
 interface KillPoint {
@@ -237,7 +239,7 @@ const KILL_POINTS: KillPoint[] = [
     reach: async (c) => {
       const deltas = Array.from({ length: 50 }, (_, i) => `d${i} `);
       const seq = await c.send('second question', [{ kind: 'gate', gate: c.gate(), deltas, then: { kind: 'text', text: 'end' } }]);
-      await c.untilCount('assistant_delta', seq, 50);
+      await c.untilStreamed(seq, deltas.join(''));
     },
   },
   {
@@ -448,6 +450,14 @@ describe('adversarial: SIGKILL at many points of a turn', function () {
           },
           count: (type, afterSeq) => first.events.filter((e) => e.discussionId === id && e.seq > afterSeq && e.type === type).length,
           untilCount: (type, afterSeq, n) => first.until(() => ctx.count(type, afterSeq) >= n),
+          untilStreamed: (afterSeq, text) =>
+            first.until(() =>
+              first.events
+                .filter((e) => e.discussionId === id && e.seq > afterSeq && e.type === 'assistant_delta')
+                .map((e) => (e as { text: string }).text)
+                .join('')
+                .includes(text),
+            ),
         };
         if (!point.fresh) {
           await runTurn(first, lab.fake, id, 'first question', [

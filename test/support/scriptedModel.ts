@@ -10,9 +10,14 @@ export type ScriptStep =
       finishReason?: string;
       reasoning?: string[];
       usage?: TokenUsage;
+      /** Each delta (and reasoning piece) in its own tick, as a slow stream delivers them; by default all in one. */
+      separateReads?: boolean;
     }
   | { fail: Error }
-  | { block: Gate; deltasBefore?: string[]; then?: ScriptStep };
+  | { block: Gate; deltasBefore?: string[]; separateReads?: boolean; then?: ScriptStep };
+
+/** Lets the event loop turn, as it does between two network reads. */
+const nextRead = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** A latch a test opens when it is ready; the model waits on it or on abort. */
 export class Gate {
@@ -76,7 +81,10 @@ export class ScriptedModel implements ChatModel {
   private async play(step: ScriptStep, request: ChatRequest, onDelta: (text: string) => void, observer?: StreamObserver): Promise<ChatResponse> {
     if ('fail' in step) throw step.fail;
     if ('block' in step) {
-      for (const delta of step.deltasBefore ?? []) onDelta(delta);
+      for (const delta of step.deltasBefore ?? []) {
+        if (step.separateReads) await nextRead();
+        onDelta(delta);
+      }
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => {
           this.aborted++;
@@ -92,9 +100,15 @@ export class ScriptedModel implements ChatModel {
       });
       return this.play(step.then ?? { text: (step.deltasBefore ?? []).join('') }, request, onDelta, observer);
     }
-    for (const r of step.reasoning ?? []) observer?.onReasoning?.(r);
+    for (const r of step.reasoning ?? []) {
+      if (step.separateReads) await nextRead();
+      observer?.onReasoning?.(r);
+    }
     const deltas = step.deltas ?? (step.text ? [step.text] : []);
-    for (const delta of deltas) onDelta(delta);
+    for (const delta of deltas) {
+      if (step.separateReads) await nextRead();
+      onDelta(delta);
+    }
     const toolCalls = (step.toolCalls ?? []).map((call, i) => ({
       id: call.id ?? `call_${this.requests.length}_${i}`,
       name: call.name,

@@ -6,6 +6,7 @@ import {
   DEFAULT_CONTEXT_TOKENS,
   fitToBudget,
   reserveForReplyFor,
+  utf8Bytes,
 } from '../../server/src/model/budget';
 import type { ChatMessage } from '../../server/src/model/types';
 
@@ -93,7 +94,7 @@ describe('token budget', () => {
     const result = fitToBudget(messages, { contextTokens: 8192, reserveForReply: reserveForReplyFor(8192), protectFrom });
     assert.equal(result.fits, true);
     assert.ok(result.estimatedTokens <= 8192 - 2048);
-    const recount = fitToBudget(result.messages, { contextTokens: Number.MAX_SAFE_INTEGER, reserveForReply: 0, protectFrom: 0 });
+    const recount = fitToBudget(result.messages, { contextTokens: Number.MAX_SAFE_INTEGER, reserveForReply: 0, protectFrom: 0, countTokens: countTextTokens });
     assert.equal(recount.estimatedTokens, result.estimatedTokens);
     assertPairsConsistent(result.messages);
   });
@@ -232,6 +233,44 @@ describe('token budget', () => {
     assert.ok(withTools.messages.length < without.messages.length || withTools.elidedToolResults > without.elidedToolResults);
   });
 
+  it('sends a request whose bytes fit as it is, with an estimate no lower than the tokenizer would give', () => {
+    const { messages, protectFrom } = discussion(3, 500);
+    const tools = [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object' } }];
+    const glance = fitToBudget(messages, { contextTokens: 128_000, reserveForReply: 4096, protectFrom, tools });
+    const counted = fitToBudget(messages, { contextTokens: 128_000, reserveForReply: 4096, protectFrom, tools, countTokens: countTextTokens });
+    assert.deepEqual(glance.messages, messages);
+    assert.equal(glance.fits, true);
+    assert.ok(glance.estimatedTokens >= counted.estimatedTokens, `${glance.estimatedTokens} < ${counted.estimatedTokens}`);
+  });
+
+  it('counts with the tokenizer once the bytes no longer fit, and trims nothing that the tokens let through', () => {
+    // 60,000 bytes of text that o200k packs into far fewer tokens.
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'You discuss this repository.' },
+      { role: 'user', content: 'Summarize this.' },
+      { role: 'assistant', content: 'the same words again and again '.repeat(2000) },
+      { role: 'user', content: 'And now?' },
+    ];
+    const result = fitToBudget(messages, { contextTokens: 40_000, reserveForReply: 4096, protectFrom: 3 });
+    assert.ok(utf8Bytes(messages[2].content) > 40_000);
+    assert.equal(result.droppedTurns, 0);
+    assert.deepEqual(result.messages, messages);
+    assert.equal(result.estimatedTokens, fitToBudget(messages, { contextTokens: 40_000, reserveForReply: 4096, protectFrom: 3, countTokens: countTextTokens }).estimatedTokens);
+  });
+
+  it('repairs orphaned tool calls and results even when the request fits at a glance', () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'lost', name: 'read_file', arguments: '{}' }] },
+      { role: 'tool', toolCallId: 'stray', content: 'no call' },
+      { role: 'user', content: 'q2' },
+    ];
+    const result = fitToBudget(messages, { contextTokens: 128_000, reserveForReply: 4096, protectFrom: 4 });
+    assertPairsConsistent(result.messages);
+    assert.deepEqual(result.messages.map((m) => m.role), ['system', 'user', 'user']);
+  });
+
   it('does not change the array or the messages it is given', () => {
     const { messages, protectFrom } = discussion(8);
     const snapshot = structuredClone(messages);
@@ -260,6 +299,22 @@ describe('countTextTokens', () => {
   it('does not split a surrogate pair between slices', () => {
     const text = `${'a'.repeat(2047)}😀${'b'.repeat(10)}`;
     assert.ok(countTextTokens(text) > 0);
+  });
+
+  it('never counts more tokens than UTF-8 bytes, which is what lets a request that fits in bytes skip counting', () => {
+    const samples = [
+      'hello world',
+      'the same words again and again '.repeat(50),
+      'A'.repeat(5000),
+      ' '.repeat(3000),
+      '数据库连接池的配置在这里',
+      '😀🎉👩‍👩‍👧‍👦'.repeat(20),
+      'aGVsbG8gd29ybGQ='.repeat(100),
+      'x\u0000y\r\n\t',
+      'before <|endoftext|> after',
+      Array.from({ length: 2000 }, (_, i) => String.fromCharCode(32 + ((i * 7919) % 20000))).join(''),
+    ];
+    for (const text of samples) assert.ok(countTextTokens(text) <= utf8Bytes(text), JSON.stringify(text.slice(0, 30)));
   });
 
   it('counts tool definitions from their JSON', () => {

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DiscussError } from '../../server/src/core/errors';
 import {
+  DELTA_COALESCE_MAX_CHARS,
   DISTILL_WINDOW_TURNS,
   EVENT_BUFFER_MAX,
   IDLE_TTL_MS,
@@ -135,7 +136,7 @@ describe('a discussion', () => {
 
   describe('sending', () => {
     it('streams a reply: user_message, deltas, assistant_message, turn_complete, in seq order from 0', async () => {
-      h = harness([{ text: 'Hello there', deltas: ['Hel', 'lo ', 'there'] }]);
+      h = harness([{ text: 'Hello there', deltas: ['Hel', 'lo ', 'there'], separateReads: true }]);
       const { id, log } = await open();
       const { seq } = h.service.send(id, 'hi');
       assert.equal(seq, 0);
@@ -298,12 +299,62 @@ describe('a discussion', () => {
       assert.equal(log.of('assistant_message')[0].text, 'fine now');
     });
 
+    it('joins the deltas that arrive in one tick into one event, sent before anything that follows', async () => {
+      h = harness([
+        {
+          text: '',
+          reasoning: ['Think ', 'first.'],
+          deltas: ['Read ', 'it'],
+          toolCalls: [{ name: 'list_dir', arguments: '{}' }],
+        },
+        { text: 'Done.', deltas: ['Do', 'ne.'] },
+      ]);
+      const { id, log } = await open();
+      h.service.send(id, 'go');
+      await log.turnsComplete(1);
+      assert.deepEqual(
+        log.events.map((e) => [e.type, 'text' in e ? e.text : undefined]),
+        [
+          ['user_message', 'go'],
+          ['reasoning_delta', 'Think first.'],
+          ['assistant_delta', 'Read it'],
+          ['tool_call', undefined],
+          ['tool_result', undefined],
+          ['assistant_delta', '\n\nDone.'],
+          ['assistant_message', 'Read it\n\nDone.'],
+          ['turn_complete', undefined],
+        ],
+      );
+      assert.deepEqual(log.events.map((e) => e.seq), [0, 1, 2, 3, 4, 5, 6, 7]);
+    });
+
+    it('keeps deltas that arrive in separate ticks as separate events, so text shows as it comes', async () => {
+      h = harness([{ text: 'abc', deltas: ['a', 'b', 'c'], separateReads: true }]);
+      const { id, log } = await open();
+      h.service.send(id, 'go');
+      await log.turnsComplete(1);
+      assert.deepEqual(log.of('assistant_delta').map((e) => e.text), ['a', 'b', 'c']);
+    });
+
+    it('caps one joined event at DELTA_COALESCE_MAX_CHARS, so a flood never makes one huge event', async () => {
+      const piece = 'x'.repeat(1000);
+      const deltas = Array.from({ length: 40 }, () => piece);
+      h = harness([{ text: deltas.join(''), deltas }]);
+      const { id, log } = await open();
+      h.service.send(id, 'go');
+      await log.turnsComplete(1);
+      const texts = log.of('assistant_delta').map((e) => e.text);
+      assert.ok(texts.length >= 3, `${texts.length} events`);
+      assert.ok(texts.every((t) => t.length <= DELTA_COALESCE_MAX_CHARS + piece.length));
+      assert.equal(texts.join(''), deltas.join(''));
+    });
+
     it('shows reasoning as reasoning_delta and keeps it out of the answer, the history and the transcript', async () => {
       h = harness([{ text: 'Use a cache.', reasoning: ['The user wants ', 'speed.'] }]);
       const { id, log } = await open();
       h.service.send(id, 'faster?');
       await log.turnsComplete(1);
-      assert.deepEqual(log.of('reasoning_delta').map((e) => e.text), ['The user wants ', 'speed.']);
+      assert.equal(log.of('reasoning_delta').map((e) => e.text).join(''), 'The user wants speed.');
       assert.equal(log.of('assistant_message')[0].text, 'Use a cache.');
       const snapshot = h.service.find(id)!.snapshot();
       assert.ok(!JSON.stringify(snapshot.history).includes('The user wants'));

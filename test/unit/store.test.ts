@@ -205,7 +205,7 @@ describe('saved discussions', () => {
 
   it('never reuses a seq after a crash, even for streamed deltas that were not saved', async () => {
     const gate = new Gate();
-    const first = await server([{ block: gate, deltasBefore: Array.from({ length: 1500 }, () => 'x') }]);
+    const first = await server([{ block: gate, deltasBefore: Array.from({ length: 1500 }, () => 'x'), separateReads: true }]);
     const { discussionId: id } = await first.service.start({ folder });
     const log = new EventLog();
     first.service.subscribe(id, 't', log.sink);

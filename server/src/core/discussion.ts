@@ -16,7 +16,7 @@ import {
 import { PREPARE_TASK_TOOL } from './prompt';
 import { distill } from './distill';
 import { TASK_LIMITS } from './inputs';
-import { contextWindowFor, countToolTokens, fitToBudget, reserveForReplyFor } from '../model/budget';
+import { contextWindowFor, fitToBudget, reserveForReplyFor } from '../model/budget';
 
 export type TranscriptRole = 'User' | 'Assistant';
 export interface TranscriptTurn {
@@ -482,16 +482,16 @@ export class Discussion {
     }
   }
 
-  /** The advertised tools and what they cost in tokens: fixed for a discussion, so built once. */
-  private toolSet: { tools: ToolSpec[]; tokens: number } | undefined;
+  /** The advertised tools: fixed for a discussion, so built once (and their cost counted once). */
+  private toolSet: ToolSpec[] | undefined;
 
   private tools(): ToolSpec[] {
     if (!this.toolSet) {
       const tools = this.toolbox.definitions();
       if (!this.toolbox.isDenied(PREPARE_TASK_TOOL.name)) tools.push(PREPARE_TASK_TOOL);
-      this.toolSet = { tools, tokens: countToolTokens(tools) };
+      this.toolSet = tools;
     }
-    return this.toolSet.tools;
+    return this.toolSet;
   }
 
   /**
@@ -533,7 +533,7 @@ export class Discussion {
             // Reasoning is shown (collapsed) but never joins the answer, the
             // history or the distilled transcript.
             onReasoning: (text) => {
-              if (text && !signal.aborted) this.stream.emit({ type: 'reasoning_delta', text });
+              if (text && !signal.aborted) this.stream.emitText('reasoning_delta', text);
             },
           },
         );
@@ -611,7 +611,7 @@ export class Discussion {
       contextTokens,
       reserveForReply: reserveForReplyFor(contextTokens),
       protectFrom: Math.max(1, latestUser),
-      extraTokens: this.toolSet?.tools === tools ? this.toolSet.tokens : countToolTokens(tools),
+      tools,
     });
     if (fitted.elidedToolResults || fitted.droppedTurns) {
       this.logger.info(
@@ -623,7 +623,7 @@ export class Discussion {
 
   private showText(text: string, append: (text: string) => void): void {
     append(text);
-    this.stream.emit({ type: 'assistant_delta', text });
+    this.stream.emitText('assistant_delta', text);
   }
 
   private async runTool(toolCall: ToolCall, signal: AbortSignal): Promise<void> {

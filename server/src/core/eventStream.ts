@@ -1,5 +1,8 @@
 import type { DiscussionEvent, DiscussionEventBody } from '../protocol';
-import { EVENT_BUFFER_MAX, SUBSCRIBER_QUEUE_MAX, SUBSCRIBER_SEND_TIMEOUT_MS } from './limits';
+import { DELTA_COALESCE_MAX_CHARS, EVENT_BUFFER_MAX, SUBSCRIBER_QUEUE_MAX, SUBSCRIBER_SEND_TIMEOUT_MS } from './limits';
+
+/** Events whose text may be joined with the next one of the same type. */
+export type TextEventType = 'assistant_delta' | 'reasoning_delta';
 
 /** Where one subscriber's events go (a JSON-RPC connection, in production). */
 export interface EventSink {
@@ -113,6 +116,10 @@ function withTimeout(p: Promise<void>, ms: number): Promise<boolean> {
  * is always in seq order; `subscribe` replays and registers in one synchronous
  * step, so no emit can fall between the replay and the live stream (no gap, no
  * duplicate across the attach).
+ *
+ * Streamed text (`emitText`) is held until the current tick ends and goes out
+ * as one event; every other operation sends held text first, so the order of
+ * what a client sees is the order things happened.
  */
 export class EventStream {
   private readonly buffer: DiscussionEvent[] = [];
@@ -125,6 +132,9 @@ export class EventStream {
   private readonly bufferMax: number;
   private readonly queueMax: number;
   private readonly sendTimeoutMs: number;
+  /** Text not yet emitted, and the scheduled flush that will emit it. */
+  private pendingText: { type: TextEventType; text: string } | null = null;
+  private flushTimer: ReturnType<typeof setImmediate> | undefined;
 
   constructor(private readonly options: EventStreamOptions) {
     this.nextSeq = options.nextSeq ?? 0;
@@ -136,6 +146,37 @@ export class EventStream {
 
   /** Appends an event and fans it out; returns its seq. Never waits on a subscriber. */
   emit(body: DiscussionEventBody): DiscussionEvent {
+    this.flushText();
+    return this.append(body);
+  }
+
+  /**
+   * Streams text: joined with the text emitted in the same tick (up to
+   * DELTA_COALESCE_MAX_CHARS) and emitted as one event when the tick ends or
+   * anything else is emitted, whichever comes first.
+   */
+  emitText(type: TextEventType, text: string): void {
+    if (!text) return;
+    if (this.pendingText && this.pendingText.type !== type) this.flushText();
+    if (this.pendingText) this.pendingText.text += text;
+    else this.pendingText = { type, text };
+    if (this.pendingText.text.length >= DELTA_COALESCE_MAX_CHARS) this.flushText();
+    else this.flushTimer ??= setImmediate(() => this.flushText());
+  }
+
+  /** Emits held text now. */
+  flushText(): void {
+    if (this.flushTimer !== undefined) {
+      clearImmediate(this.flushTimer);
+      this.flushTimer = undefined;
+    }
+    const pending = this.pendingText;
+    if (!pending) return;
+    this.pendingText = null;
+    this.append({ type: pending.type, text: pending.text });
+  }
+
+  private append(body: DiscussionEventBody): DiscussionEvent {
     if (this.nextSeq >= this.ceiling && this.options.reserve) {
       this.ceiling = this.nextSeq + SEQ_RESERVE_BLOCK;
       this.options.reserve(this.ceiling);
@@ -189,6 +230,7 @@ export class EventStream {
    */
   subscribe(subscriberId: string, sink: EventSink, fromSeq = 0): number {
     if (this.disposed) return 0;
+    this.flushText();
     this.unsubscribe(subscriberId);
     const lane = new SubscriberLane(sink, this.queueMax, this.sendTimeoutMs, (reason) =>
       this.shed(subscriberId, reason, lane),
@@ -221,6 +263,7 @@ export class EventStream {
    * seqs are not reused; a replay just skips them.
    */
   drop(test: (event: DiscussionEvent) => boolean): void {
+    this.flushText();
     let write = this.bufferHead;
     for (let read = this.bufferHead; read < this.buffer.length; read++) {
       const event = this.buffer[read];
@@ -237,6 +280,7 @@ export class EventStream {
 
   /** The retained events, oldest first. */
   events(): DiscussionEvent[] {
+    this.flushText();
     return this.buffer.slice(this.bufferHead);
   }
 
@@ -254,6 +298,7 @@ export class EventStream {
    * turn that a close cut short still receives its `turn_complete`.
    */
   dispose(): void {
+    this.flushText();
     this.disposed = true;
     this.lanes.clear();
     this.listeners.clear();

@@ -33,6 +33,14 @@ export const IDLE_TTL_MS = 60 * 60 * 1000;
 export const EVENT_BUFFER_MAX = 2000;
 
 /**
+ * Characters of streamed text held back to join one event. Deltas that arrive
+ * in the same tick of the event loop (one network read can carry hundreds)
+ * go out as one event: one seq, one notification, one render, instead of one
+ * each. The cap keeps a single event small when a model floods.
+ */
+export const DELTA_COALESCE_MAX_CHARS = 16 * 1024;
+
+/**
  * Depth of one subscriber's outbound queue. Larger than the buffer, so a full
  * replay from seq 0 is never mistaken for a subscriber that stopped reading.
  */

@@ -19,8 +19,10 @@ export interface BudgetOptions {
   countTokens?: (text: string) => number;
   /** Index of the latest user message: it and everything after it are never elided. */
   protectFrom: number;
-  /** Tokens the request spends outside the messages, e.g. tool definitions (see `countToolTokens`). */
+  /** Tokens the request spends outside the messages and `tools`. */
   extraTokens?: number;
+  /** The tool definitions the request carries: what they cost comes out of the room for messages. */
+  tools?: ToolSpec[];
 }
 
 export interface BudgetResult {
@@ -30,7 +32,11 @@ export interface BudgetResult {
   elidedToolResults: number;
   /** Whole turns left out (a user message and what followed it up to the next one). */
   droppedTurns: number;
-  /** Estimate for the request's prompt, messages and `extraTokens` included. */
+  /**
+   * Estimate for the request's prompt, messages, tools and `extraTokens`
+   * included. When the request fits at a glance (see `fitToBudget`) this is
+   * the byte bound, an overestimate; otherwise the tokenizer's count.
+   */
   estimatedTokens: number;
   /**
    * False when even the protected part (system prompt, latest user message and
@@ -57,15 +63,36 @@ const STUB_ARGUMENTS_LIMIT = 160;
  * `countTokens` function and the count is remembered for later calls.
  */
 export function fitToBudget(messages: ChatMessage[], options: BudgetOptions): BudgetResult {
-  const tokensOf = messageCounter(options.countTokens ?? countTextTokens);
-  // Everything the prompt holds (messages and extraTokens) must leave the reply its room.
+  // Everything the prompt holds (messages, tools and extraTokens) must leave the reply its room.
   const available = Math.max(0, Math.floor(options.contextTokens - options.reserveForReply));
   const protectFrom = Math.max(0, Math.min(messages.length, Math.floor(options.protectFrom)));
   // The system prompt stays; so does anything before protectFrom when protectFrom is 0 or 1.
   const first = Math.min(messages[0]?.role === 'system' ? 1 : 0, protectFrom);
 
+  // At a glance: an o200k token covers at least one byte of UTF-8, so a request
+  // whose bytes fit, fits in tokens. Most requests pass here and never pay for
+  // the tokenizer: about 200 ms to load on the first reply, tens of MB, and a
+  // count of every new message on every model call.
+  if (!options.countTokens) {
+    const bytesOf = messageCounter(utf8Bytes);
+    let bound = REPLY_PRIMING + (options.extraTokens ?? 0) + toolsCost(options.tools, utf8Bytes);
+    for (const message of messages) bound += bytesOf(message);
+    if (bound <= available) {
+      const repaired = repairPairs(messages, first, protectFrom, bytesOf);
+      return {
+        messages: repaired ? repaired.messages : messages.slice(),
+        elidedToolResults: 0,
+        droppedTurns: 0,
+        estimatedTokens: bound + (repaired?.tokenChange ?? 0),
+        fits: true,
+      };
+    }
+  }
+
+  const countTokens = options.countTokens ?? countTextTokens;
+  const tokensOf = messageCounter(countTokens);
   const working = messages.slice();
-  let total = REPLY_PRIMING + (options.extraTokens ?? 0);
+  let total = REPLY_PRIMING + (options.extraTokens ?? 0) + toolsCost(options.tools, countTokens);
   for (const message of working) total += tokensOf(message);
 
   // 1. Stub the oldest tool results. A result is worth the least once read and answered,
@@ -267,6 +294,29 @@ export function countToolTokens(tools: ToolSpec[], countTokens: (text: string) =
   let total = 0;
   for (const tool of tools) total += TOOL_CALL_OVERHEAD + countTokens(JSON.stringify(tool));
   return total;
+}
+
+/** A discussion's tools are one fixed array: counted once per counting function. */
+const toolCosts = new WeakMap<(text: string) => number, WeakMap<ToolSpec[], number>>();
+
+function toolsCost(tools: ToolSpec[] | undefined, countTokens: (text: string) => number): number {
+  if (!tools || tools.length === 0) return 0;
+  let cache = toolCosts.get(countTokens);
+  if (!cache) {
+    cache = new WeakMap();
+    toolCosts.set(countTokens, cache);
+  }
+  let cost = cache.get(tools);
+  if (cost === undefined) {
+    cost = countToolTokens(tools, countTokens);
+    cache.set(tools, cost);
+  }
+  return cost;
+}
+
+/** Bytes of `text` in UTF-8: never fewer than its o200k tokens. */
+export function utf8Bytes(text: string): number {
+  return Buffer.byteLength(text, 'utf8');
 }
 
 // ---------------------------------------------------------------------------
