@@ -1,12 +1,16 @@
 // Bundles the extension's runtime into dist/: the extension host entry
-// (dist/extension.js, package.json "main"), the server process (dist/server.js,
-// which the client prefers when present) and the server's search worker
+// (dist/extension.js, package.json "main"), the language client it loads when
+// it starts the server (dist/languageClient.js, kept out of extension.js so
+// activation does not load it), the server process (dist/server.js, which the
+// client prefers when present) and the server's search worker
 // (dist/searchWorker.js). Self-contained files, so the .vsix needs no
 // node_modules and holds no sources.
 //
 //   node client/bundle.mjs                development build, with source maps
 //   node client/bundle.mjs --production   minified, no maps (for the .vsix)
 //   node client/bundle.mjs --watch        rebuild on change
+//   node client/bundle.mjs --outdir=DIR   into DIR instead of dist/ (the activation
+//                                         benchmark builds the shipped bundle aside)
 //
 // esbuild only strips types: `tsc -p .` (in `npm run build`) does the checking.
 import { rmSync } from 'node:fs';
@@ -15,10 +19,12 @@ import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const args = new Set(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const args = new Set(argv);
 const production = process.env.NODE_ENV === 'production' || args.has('--production');
 const watch = args.has('--watch');
-const outDir = join(root, 'dist');
+const outDirArg = argv.find((arg) => arg.startsWith('--outdir='));
+const outDir = outDirArg ? resolve(outDirArg.slice('--outdir='.length)) : join(root, 'dist');
 
 /** @type {import('esbuild').BuildOptions} */
 const common = {
@@ -38,7 +44,9 @@ const common = {
 
 const builds = [
   // `vscode` exists only inside the extension host, provided by VS Code itself.
-  { ...common, entryPoints: [join(root, 'client', 'src', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode'] },
+  // `./languageClient` stays a require() of dist/languageClient.js, run on the server's first start.
+  { ...common, entryPoints: [join(root, 'client', 'src', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode', './languageClient'] },
+  { ...common, entryPoints: [join(root, 'client', 'src', 'vscode', 'languageClient.ts')], outfile: join(outDir, 'languageClient.js'), external: ['vscode'] },
   { ...common, entryPoints: [join(root, 'server', 'src', 'main.ts')], outfile: join(outDir, 'server.js') },
   // The server's searches run in worker threads loaded from `__dirname/searchWorker.js`
   // (server/src/tools/searchPool.ts): the bundle needs that file beside it.

@@ -17,6 +17,11 @@ const SETUP = path.join(REPO_ROOT, 'test', 'vscode', 'setup.sh');
 /** Debian's chromium: playwright-core downloads no browser of its own here. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
+/** Whether setup.sh has installed code-server (for callers that must not install it themselves). */
+export function codeServerInstalled(): boolean {
+  return fs.existsSync(ENTRY);
+}
+
 /** Installs code-server on first use; returns at once when it is installed. */
 export function ensureCodeServer(): void {
   const result = spawnSync('bash', [SETUP], { stdio: 'inherit', env: { ...process.env, CODE_SERVER_HOME } });

@@ -3,7 +3,6 @@ import * as vscode from 'vscode';
 import {
   DeleteRequest,
   ExportRequest,
-  ListRequest,
   ModelsRequest,
   RenameRequest,
   type DiscussionSummary,
@@ -11,6 +10,7 @@ import {
 } from '../../../server/src/protocol';
 import { locationMessage, type CodeLocation } from '../../../server/src/codeActions';
 import { DiscussionHub, type ClientDiscussion } from '../common/discussionHub';
+import { listDiscussionsOf, noDiscussionsMessage } from '../common/savedDiscussions';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { ChatController, chatWebviewOptions, type ChatHost } from './chatController';
 import { ServerClient } from './serverClient';
@@ -305,12 +305,24 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     };
   }
 
-  private async openSaved(): Promise<void> {
+  /**
+   * What "Open saved discussion" offers: the discussions of this window's
+   * folders, not every folder's the server has saved (another folder's
+   * discussion belongs in that folder's window). Public for the
+   * extension-host tests.
+   */
+  async discussionsOfWindow(): Promise<DiscussionSummary[]> {
     await this.server.ensureStarted();
-    const list = await this.hub.request<ListRequest.Result>(ListRequest.method, {});
-    const rows = [...list.discussions, ...list.saved];
+    return listDiscussionsOf(
+      windowFolders().map((folder) => folder.uri.fsPath),
+      (method, params) => this.hub.request(method, params),
+    );
+  }
+
+  private async openSaved(): Promise<void> {
+    const rows = await this.discussionsOfWindow();
     if (rows.length === 0) {
-      void vscode.window.showInformationMessage('No saved discussions yet. Start one with "Repo Discuss: Discuss this repo".');
+      void vscode.window.showInformationMessage(noDiscussionsMessage(windowFolders().map((folder) => folder.name)));
       return;
     }
     type Item = vscode.QuickPickItem & { row: DiscussionSummary };
@@ -468,6 +480,11 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     this.controllers.clear();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
   }
+}
+
+/** The window's folders on disk; the server reads nothing else. */
+function windowFolders(): vscode.WorkspaceFolder[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((folder) => folder.uri.scheme === 'file');
 }
 
 function handedOffMessage(target: HandoffTarget): string {

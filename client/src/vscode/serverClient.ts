@@ -1,24 +1,25 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import {
-  CloseAction,
-  ErrorAction,
-  LanguageClient,
-  State,
-  TransportKind,
-  type ErrorHandler,
-  type LanguageClientOptions,
-  type ServerOptions,
-} from 'vscode-languageclient/node';
 import { ConfigureRequest, type DiscussionEvent } from '../../../server/src/protocol';
 import type { DiscussionHub, RpcChannel } from '../common/discussionHub';
 import { bundledRipgrep } from '../common/ripgrep';
+import type * as languageClient from './languageClient';
+import type { ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from './languageClient';
 import { initializationOptions, modelConfig, readApiKey, readSettings } from './settings';
 
 /** Restart delays after a crash: quick at first, then patient. */
 const RESTART_DELAYS_MS = [500, 2_000, 5_000, 15_000, 30_000];
 /** A server that stayed up this long has recovered; the backoff starts over. */
 const STABLE_AFTER_MS = 60_000;
+
+/**
+ * Loads the language client on first start rather than with the extension
+ * (see languageClient.ts). A require() that esbuild leaves as it is
+ * (client/bundle.mjs): dist/languageClient.js beside dist/extension.js.
+ */
+function loadLanguageClient(): typeof languageClient {
+  return require('./languageClient') as typeof languageClient;
+}
 
 /**
  * The language client and everything that lives exactly as long as one server
@@ -46,7 +47,7 @@ export class ServerClient implements vscode.Disposable {
   ) {}
 
   get isRunning(): boolean {
-    return this.client?.state === State.Running;
+    return this.client?.isRunning() ?? false;
   }
 
   /** Starts the server if it is not running; concurrent callers share one start. */
@@ -87,12 +88,14 @@ export class ServerClient implements vscode.Disposable {
 
   private async start(): Promise<void> {
     if (this.disposed) return;
+    const apiKey = await readApiKey(this.context.secrets);
+    // After the first await: activation, which calls this, has returned by now.
+    const { LanguageClient, State, TransportKind } = loadLanguageClient();
     const module = this.serverModule();
     const serverOptions: ServerOptions = {
       run: { module, transport: TransportKind.ipc },
       debug: { module, transport: TransportKind.ipc, options: { execArgv: ['--nolazy', '--inspect=6019'] } },
     };
-    const apiKey = await readApiKey(this.context.secrets);
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.log,
@@ -123,6 +126,7 @@ export class ServerClient implements vscode.Disposable {
    * from disk after every restart, and the user told what happened.
    */
   private errorHandler(): ErrorHandler {
+    const { CloseAction, ErrorAction } = loadLanguageClient();
     return {
       error: () => ({ action: ErrorAction.Continue }),
       closed: () => {
