@@ -10,6 +10,9 @@
  *
  *   BENCH_ITERATIONS=30 npm run bench   more runs per figure (default 15)
  *   CHROMIUM_PATH=/path/to/chrome       where Chromium is, if not /usr/bin/chromium
+ *   BENCH_ONLY=streaming,resume         only these sections (search, discuss/start,
+ *                                       streaming, resume, memory, webview, package,
+ *                                       activation)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -17,6 +20,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../server/src/protocol';
+import { EVENT_BUFFER_MAX } from '../../server/src/core/limits';
 import { createRepoAccess } from '../../server/src/tools/repoAccess';
 import { findRipgrep } from '../../server/src/tools/ripgrep';
 import { SearchEngine } from '../../server/src/tools/searchEngine';
@@ -27,11 +31,14 @@ import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 import { generateRepo, GeneratedRepo } from './generateRepo';
 import { formatMs, formatRatio, median, printTable, Row, timed, timeProcess } from './measure';
+import { measureActivation } from './activation';
 import { findChromium, measureWebviewRender } from './webviewRender';
 
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
 const NO_POLICY = { denyTools: [], denyRead: [] };
+/** Sections to run; all when unset. */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : undefined;
 
 function row(figure: string, ours: string, reference: string, ratio: string, goal: string, met: boolean | undefined): Row {
   return { figure, ours, reference, ratio, goal, verdict: met === undefined ? '-' : met ? 'yes' : 'NO' };
@@ -180,7 +187,7 @@ async function streamingFigures(rows: Row[], fake: FakeOpenAI, storage: string, 
   fake.setFallback({ kind: 'text', deltas });
   const client = new OpenAI({ apiKey: 'sk-bench', baseURL: fake.baseUrl, maxRetries: 0 });
   const raw = { first: [] as number[], total: [] as number[], rate: [] as number[] };
-  const ours = { first: [] as number[], total: [] as number[], rate: [] as number[] };
+  const ours = { first: [] as number[], total: [] as number[], rate: [] as number[], events: [] as number[] };
   const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
   try {
     for (let i = 0; i < WARMUP + ITERATIONS; i++) {
@@ -213,6 +220,7 @@ async function streamingFigures(rows: Row[], fake: FakeOpenAI, storage: string, 
         let first = 0;
         let last = 0;
         let count = 0;
+        let notifications = 0;
         let seen = server.events.length;
         const sent = performance.now();
         const done = server.until((events: DiscussionEvent[]) => {
@@ -223,7 +231,9 @@ async function streamingFigures(rows: Row[], fake: FakeOpenAI, storage: string, 
             if (event.type === 'assistant_delta') {
               last = performance.now();
               if (count === 0) first = last;
-              count += 1;
+              // Deltas that reach the server together travel as one event: count the model's deltas it carries.
+              count += event.text.split('tok').length - 1;
+              notifications += 1;
             }
             if (event.type === 'turn_complete') return true;
           }
@@ -238,6 +248,7 @@ async function streamingFigures(rows: Row[], fake: FakeOpenAI, storage: string, 
           ours.first.push(first - sent);
           ours.total.push(ended - sent);
           ours.rate.push(count / ((last - first) / 1000));
+          ours.events.push(notifications);
         }
       }
     }
@@ -248,7 +259,7 @@ async function streamingFigures(rows: Row[], fake: FakeOpenAI, storage: string, 
   const overhead = (median(ours.total) - median(raw.total)) / median(raw.total);
   rows.push(row(`time to first delta (${DELTAS} deltas)`, formatMs(median(ours.first)), `openai client: ${formatMs(median(raw.first))}`, `+${formatMs(addedFirst)}`, 'added < 10 ms', addedFirst < 10));
   rows.push(row(`whole reply (${DELTAS} deltas)`, formatMs(median(ours.total)), `openai client: ${formatMs(median(raw.total))}`, `+${(overhead * 100).toFixed(1)}%`, 'overhead < 10%', overhead < 0.1));
-  rows.push(row('events per second through the protocol', `${median(ours.rate).toFixed(0)}/s`, `openai client: ${median(raw.rate).toFixed(0)}/s`, formatRatio(median(ours.rate) / median(raw.rate)), '>= 20,000/s', median(ours.rate) >= 20_000));
+  rows.push(row(`model deltas per second through the protocol (in ${median(ours.events).toFixed(0)} events)`, `${median(ours.rate).toFixed(0)}/s`, `openai client: ${median(raw.rate).toFixed(0)}/s`, formatRatio(median(ours.rate) / median(raw.rate)), '>= 20,000/s', median(ours.rate) >= 20_000));
 }
 
 // -------------------------------------------------------------- 4. resume
@@ -315,22 +326,53 @@ async function memoryFigures(rows: Row[], fake: FakeOpenAI, storage: string, fol
       rows.push(unavailable('server resident size', 'no /proc on this system'));
       return;
     }
+    // Paced as a model generates (a delta per millisecond), each delta is its
+    // own read and its own event, as in real use; deltas that arrive together
+    // would travel as one event. Each discussion talks until its buffer is full.
+    fake.setFallback({ kind: 'text', deltas: Array.from({ length: DELTAS }, (_, i) => `tok${i} `), paceMs: 1 });
+    let turns = 0;
     for (let i = 0; i < 8; i++) {
       const { discussionId } = await server.request<StartRequest.Result>('discuss/start', { folder });
       await server.request('discuss/subscribe', { discussionId });
-      await server.request('discuss/send', { discussionId, text: 'fill the buffer' });
-      await server.turnsComplete(discussionId, 1);
+      for (;;) {
+        const sent = await server.request<{ seq: number }>('discuss/send', { discussionId, text: 'fill the buffer' });
+        await server.until((events) => events.some((e) => e.discussionId === discussionId && e.type === 'turn_complete' && e.seq > sent.seq));
+        server.events.length = 0;
+        turns++;
+        // Seqs are dense within a process: past EVENT_BUFFER_MAX, the buffer is full.
+        if (sent.seq >= EVENT_BUFFER_MAX) break;
+      }
     }
+    log(`memory: ${turns} replies of ${DELTAS} paced deltas filled 8 buffers`);
     const full = residentBytes(pid) as number;
     const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
     rows.push(row('server resident size, idle', mb(idle), 'goal 60 MB', formatRatio(idle / (60 * 2 ** 20)), '< 60 MB', idle < 60 * 2 ** 20));
-    rows.push(row(`server resident size, 8 discussions x ${DELTAS}-event buffers`, mb(full), 'goal 200 MB', formatRatio(full / (200 * 2 ** 20)), '< 200 MB', full < 200 * 2 ** 20));
+    rows.push(row(`server resident size, 8 discussions x ${EVENT_BUFFER_MAX}-event buffers (${turns} replies)`, mb(full), 'goal 200 MB', formatRatio(full / (200 * 2 ** 20)), '< 200 MB', full < 200 * 2 ** 20));
   } finally {
     await server.stop();
   }
 }
 
 // --------------------------------------------------------------- 6, 7. rest
+
+async function activationFigures(rows: Row[]): Promise<void> {
+  const timing = await measureActivation({ runs: Math.min(ITERATIONS, 9), log });
+  if ('unavailable' in timing) {
+    rows.push(unavailable('extension activation time', timing.unavailable, '< 50 ms'));
+    return;
+  }
+  log(`activation: ${timing.method}`);
+  rows.push(
+    row(
+      `extension activation time (${timing.where}: load ${formatMs(timing.codeLoadingMs)} + activate() ${formatMs(timing.activateMs)}, median of ${timing.runs})`,
+      formatMs(timing.activationMs),
+      'goal 50 ms',
+      formatRatio(timing.activationMs / 50),
+      '< 50 ms',
+      timing.activationMs < 50,
+    ),
+  );
+}
 
 function packageFigures(rows: Row[]): void {
   const root = path.resolve(__dirname, '../../..');
@@ -341,7 +383,6 @@ function packageFigures(rows: Row[]): void {
     const size = fs.statSync(path.join(root, vsix)).size;
     rows.push(row(`package ${vsix} size`, `${(size / 2 ** 20).toFixed(2)} MB`, 'goal 1.5 MB', formatRatio(size / (1.5 * 2 ** 20)), '< 1.5 MB', size < 1.5 * 2 ** 20));
   }
-  rows.push(unavailable('extension activation time', 'needs a VS Code host (see docs/performance.md)', '< 50 ms'));
 }
 
 // ------------------------------------------------------------- 6. webview
@@ -371,7 +412,8 @@ async function main(): Promise<void> {
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-bench-')));
   console.log(`Machine: ${machine()}`);
   console.log(`Iterations per figure: ${ITERATIONS} (medians; ${WARMUP} warm-up runs first for search and streaming)`);
-  const section = async (name: string, body: () => Promise<void>): Promise<void> => {
+  const section = async (name: string, body: () => Promise<void> | void): Promise<void> => {
+    if (ONLY && !ONLY.has(name)) return;
     log(`${name}…`);
     try {
       await body();
@@ -381,23 +423,26 @@ async function main(): Promise<void> {
   };
   let fake: FakeOpenAI | undefined;
   try {
-    log('generating a 20,000-file repository…');
-    const small = generateRepo(path.join(work, 'repo-20k'), 20_000);
-    log('generating a 100,000-file repository (one-line files)…');
-    const large = generateRepo(path.join(work, 'repo-100k'), 100_000, { tiny: true });
+    // Only the search and start figures need the generated trees.
+    const needsTrees = !ONLY || ONLY.has('search') || ONLY.has('discuss/start');
+    if (needsTrees) log('generating a 20,000-file repository…');
+    const small = needsTrees ? generateRepo(path.join(work, 'repo-20k'), 20_000) : undefined;
+    if (needsTrees) log('generating a 100,000-file repository (one-line files)…');
+    const large = needsTrees ? generateRepo(path.join(work, 'repo-100k'), 100_000, { tiny: true }) : undefined;
     const folder = path.join(work, 'small-folder');
     fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
     fs.writeFileSync(path.join(folder, 'src', 'app.ts'), 'export const answer = 42;\n');
     fake = await startFakeOpenAI({ models: ['fake-model'], fallback: { kind: 'text', text: 'ok' } });
     const storage = (name: string): string => fs.mkdtempSync(path.join(work, `${name}-`));
 
-    await section('search', () => searchFigures(small, rows));
-    await section('discuss/start', () => startFigures(small, large, rows, fake as FakeOpenAI, storage('start')));
+    await section('search', () => searchFigures(small as GeneratedRepo, rows));
+    await section('discuss/start', () => startFigures(small as GeneratedRepo, large as GeneratedRepo, rows, fake as FakeOpenAI, storage('start')));
     await section('streaming', () => streamingFigures(rows, fake as FakeOpenAI, storage('stream'), folder));
     await section('resume', () => resumeFigures(rows, fake as FakeOpenAI, storage('resume'), folder));
     await section('memory', () => memoryFigures(rows, fake as FakeOpenAI, storage('memory'), folder));
     await section('webview', () => webviewFigures(rows));
-    packageFigures(rows);
+    await section('package', () => packageFigures(rows));
+    await section('activation', () => activationFigures(rows));
   } finally {
     await fake?.close();
     fs.rmSync(work, { recursive: true, force: true });
