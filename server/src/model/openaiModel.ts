@@ -361,12 +361,20 @@ class OpenAIChatModel implements ChatModel {
     signal.addEventListener('abort', abortAttempt, { once: true });
     let stalled = false;
     let idleTimer: NodeJS.Timeout | undefined;
-    const restartIdleTimer = () => {
-      clearTimeout(idleTimer);
+    // One timer that checks when the stream last moved, rather than a new
+    // timer for each of the thousands of chunks a reply arrives in.
+    let lastActivity = Date.now();
+    const armIdleTimer = (ms: number) => {
       idleTimer = setTimeout(() => {
+        const idle = Date.now() - lastActivity;
+        if (idle < this.timeoutMs) return armIdleTimer(this.timeoutMs - idle);
         stalled = true;
         attempt.abort();
-      }, this.timeoutMs);
+      }, ms);
+    };
+    const restartIdleTimer = () => {
+      lastActivity = Date.now();
+      if (idleTimer === undefined) armIdleTimer(this.timeoutMs);
     };
 
     const end = new StreamEndWatch();
@@ -768,23 +776,34 @@ class ReplyBuilder {
   }
 }
 
-/** A stream's `data: [DONE]` line, with or without the space (the SDK accepts both). */
-const DONE_LINE = /^data: ?\[DONE\]/;
-/** Enough of a line's start to recognise DONE_LINE. */
-const DONE_LINE_CHARS = 16;
+/** The payload of a stream's `data: [DONE]` line (with or without the space; the SDK accepts both). */
+const DONE_PAYLOAD = Buffer.from('[DONE]');
+const DATA_FIELD = Buffer.from('data:');
+/** Bytes kept from the end of one read, enough to see a `data: [DONE]` line cut between two reads. */
+const DONE_LINE_BYTES = 16;
+const LF = 0x0a;
+const CR = 0x0d;
+const LF_LF = Buffer.from('\n\n');
+const CRLF_CRLF = Buffer.from('\r\n\r\n');
 
 /**
- * Watches a streamed response's bytes for the `data: [DONE]` line that ends an
- * OpenAI-style stream. The SDK skips that line without a word, and it is what
- * tells a reply that ended without a finish reason from one cut off.
+ * Sits between a streamed response's body and the SDK's SSE parser, passing
+ * the bytes through unchanged (errors and cancels included), for two reasons:
+ *
+ * - It watches for the `data: [DONE]` line that ends an OpenAI-style stream.
+ *   The SDK skips that line without a word, and it is what tells a reply that
+ *   ended without a finish reason from one cut off.
+ * - It hands the parser one event at a time. The SDK's splitter copies the
+ *   rest of its buffer for every event it takes out, which is quadratic in the
+ *   events per read: a server that fell behind and read 64 KiB (400 events)
+ *   at once spent longer splitting than the endpoint took to send them.
  */
 class StreamEndWatch {
   sawDone = false;
-  private readonly decoder = new TextDecoder();
-  /** The start of the line not yet ended: only the start matters, so a long line is never held. */
-  private pendingLine = '';
+  /** The last bytes of the previous read. */
+  private tail: Buffer = Buffer.alloc(0);
+  private started = false;
 
-  /** The response, its body passed through unchanged (errors and cancels included) while being watched. */
   watch(response: Response): Response {
     if (!response.body) return response;
     const reader = response.body.getReader();
@@ -792,24 +811,54 @@ class StreamEndWatch {
       pull: async (controller) => {
         const { done, value } = await reader.read();
         if (done) {
-          this.scan(this.decoder.decode(), true);
           controller.close();
           return;
         }
-        this.scan(this.decoder.decode(value, { stream: true }), false);
-        controller.enqueue(value);
+        const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+        this.scan(bytes);
+        for (const piece of eventPieces(bytes)) controller.enqueue(piece);
       },
       cancel: (reason) => reader.cancel(reason),
     });
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   }
 
-  private scan(text: string, atEnd: boolean): void {
-    // SSE lines end in \r\n, \n or \r; a \r\n cut between two reads only adds an empty line.
-    const lines = (this.pendingLine + text).split(/\r\n|\r|\n/);
-    this.pendingLine = atEnd ? '' : lines.pop()!.slice(0, DONE_LINE_CHARS);
-    if (lines.some((line) => DONE_LINE.test(line))) this.sawDone = true;
+  private scan(bytes: Buffer): void {
+    if (this.sawDone || bytes.length === 0) return;
+    // A line cut between two reads: look at the seam, then at the read itself.
+    const seam = Buffer.concat([this.tail, bytes.subarray(0, DONE_LINE_BYTES)]);
+    if (hasDoneLine(seam, this.started ? -1 : 0) || hasDoneLine(bytes, -1)) this.sawDone = true;
+    this.started = true;
+    this.tail = Buffer.from(bytes.length >= DONE_LINE_BYTES ? bytes.subarray(bytes.length - DONE_LINE_BYTES) : Buffer.concat([this.tail, bytes]).subarray(-DONE_LINE_BYTES));
   }
+}
+
+/**
+ * True when `bytes` holds a line `data:[DONE]` or `data: [DONE]`. A line starts
+ * after \n or \r, or at `streamStart` (the first byte of the stream; -1 when
+ * `bytes` does not begin there).
+ */
+function hasDoneLine(bytes: Buffer, streamStart: number): boolean {
+  for (let at = bytes.indexOf(DONE_PAYLOAD); at >= 0; at = bytes.indexOf(DONE_PAYLOAD, at + 1)) {
+    const field = bytes[at - 1] === 0x20 ? at - 1 - DATA_FIELD.length : at - DATA_FIELD.length;
+    if (field < 0 || !bytes.subarray(field, field + DATA_FIELD.length).equals(DATA_FIELD)) continue;
+    if (field === streamStart || bytes[field - 1] === LF || bytes[field - 1] === CR) return true;
+  }
+  return false;
+}
+
+/** A read cut after each event's blank line (views, not copies); a read with none stays whole. */
+function eventPieces(bytes: Buffer): Buffer[] {
+  // One separator per stream in practice: \n\n, or \r\n\r\n from servers that end lines in CRLF.
+  const separator = bytes.indexOf(CR) >= 0 ? CRLF_CRLF : LF_LF;
+  const pieces: Buffer[] = [];
+  let from = 0;
+  for (let at = bytes.indexOf(separator); at >= 0; at = bytes.indexOf(separator, from)) {
+    pieces.push(bytes.subarray(from, at + separator.length));
+    from = at + separator.length;
+  }
+  if (from < bytes.length) pieces.push(bytes.subarray(from));
+  return pieces;
 }
 
 export interface ThinkSegment {
