@@ -683,6 +683,27 @@ describe('a discussion', () => {
       assert.equal(stream.subscriberCount, 0);
     });
 
+    it('a failure while emitting held text at the end of a tick is reported, not thrown out of the process', async () => {
+      const reported = new Promise<unknown>((resolve) => {
+        const stream = new EventStream({ discussionId: 'd', now: () => 0, onFlushError: resolve });
+        stream.onEvent(() => {
+          throw new Error('observer broke');
+        });
+        stream.emitText('assistant_delta', 'held');
+      });
+      assert.match(String(await reported), /observer broke/);
+    });
+
+    it('sends held text before a subscriber attaches and before the stream is disposed', () => {
+      const stream = new EventStream({ discussionId: 'd', now: () => 0 });
+      stream.emitText('assistant_delta', 'before');
+      const early = new EventLog();
+      assert.equal(stream.subscribe('early', early.sink, 0), 1, 'the held text is replayed, not lost between replay and live');
+      stream.emitText('assistant_delta', 'after');
+      stream.dispose();
+      assert.deepEqual(stream.events().map((e) => 'text' in e && e.text), ['before', 'after']);
+    });
+
     it('emits stay in seq order in the buffer, whatever order subscribers drain in', async () => {
       const stream = new EventStream({ discussionId: 'd', now: () => 0 });
       const slow: DiscussionEvent[] = [];

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { createOpenAIModel, OpenAIModelOptions } from '../../server/src/model/openaiModel';
+import { createOpenAIModel, OpenAIModelOptions, StreamEndWatch } from '../../server/src/model/openaiModel';
 import { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings } from '../../server/src/model/types';
 import {
   createGate,
@@ -379,6 +379,23 @@ describe('OpenAI-compatible model', () => {
       assert.deepEqual(deltas, ['Hello']);
       assert.equal(fake.completionRequests.length, 1);
       assert.equal(fake.pendingSteps, 1);
+    });
+
+    it('passes a body on past an empty read, split into whole events, and sees a [DONE] cut between reads', async () => {
+      const reads = ['', 'data: {"a":1}\n\ndata: {"a":2}\n\ndata: [DO', '', 'NE]\n\n'].map((text) => new TextEncoder().encode(text));
+      const source = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          const next = reads.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      });
+      const watch = new StreamEndWatch();
+      const reader = watch.watch(new Response(source)).body!.getReader();
+      const pieces: string[] = [];
+      for (let read = await reader.read(); !read.done; read = await reader.read()) pieces.push(Buffer.from(read.value).toString());
+      assert.deepEqual(pieces, ['data: {"a":1}\n\n', 'data: {"a":2}\n\n', 'data: [DO', 'NE]\n\n']);
+      assert.equal(watch.sawDone, true);
     });
 
     it('retries a connection reset that came before any reply', async () => {

@@ -18,7 +18,13 @@ const STABLE_AFTER_MS = 60_000;
  * (client/bundle.mjs): dist/languageClient.js beside dist/extension.js.
  */
 function loadLanguageClient(): typeof languageClient {
-  return require('./languageClient') as typeof languageClient;
+  try {
+    return require('./languageClient') as typeof languageClient;
+  } catch (err) {
+    throw new Error(
+      `the extension's language client (languageClient.js beside extension.js) could not be loaded: ${(err as Error).message}. Reinstall the extension; from a checkout, run npm run build.`,
+    );
+  }
 }
 
 /**

@@ -145,6 +145,7 @@ export class Discussion {
       reserve: () => this.changed(),
       onShed: (subscriber, reason) =>
         this.logger.warn(`discussion ${this.id}: subscriber ${subscriber} shed: ${reason}`),
+      onFlushError: (err) => this.logger.error(`discussion ${this.id}: streaming text failed: ${errorText(err)}`),
     });
     // A save taken mid-turn (the process died in a tool call) can end in
     // calls with no results; answer them so the next request is valid.

@@ -28,6 +28,8 @@ export interface EventStreamOptions {
   reserve?: (ceiling: number) => void;
   /** The highest seq already reserved (persisted); defaults to `nextSeq`. */
   ceiling?: number;
+  /** A failure while emitting held text at the end of a tick. */
+  onFlushError?: (error: unknown) => void;
 }
 
 /** Seqs reserved per persisted ceiling: one small write per this many events. */
@@ -161,7 +163,20 @@ export class EventStream {
     if (this.pendingText) this.pendingText.text += text;
     else this.pendingText = { type, text };
     if (this.pendingText.text.length >= DELTA_COALESCE_MAX_CHARS) this.flushText();
-    else this.flushTimer ??= setImmediate(() => this.flushText());
+    else this.flushTimer ??= setImmediate(() => this.flushLater());
+  }
+
+  /**
+   * The end-of-tick flush. It runs outside the turn, so a throw here (an
+   * observer failing) would end the process instead of the turn: it is
+   * reported through `onFlushError` instead.
+   */
+  private flushLater(): void {
+    try {
+      this.flushText();
+    } catch (err) {
+      this.options.onFlushError?.(err);
+    }
   }
 
   /** Emits held text now. */
@@ -210,6 +225,7 @@ export class EventStream {
    * same events.
    */
   restore(events: DiscussionEvent[]): void {
+    this.flushText();
     const kept = events.slice(-this.bufferMax);
     this.buffer.splice(0, this.buffer.length, ...kept);
     this.bufferHead = 0;

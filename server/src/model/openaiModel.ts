@@ -363,17 +363,17 @@ class OpenAIChatModel implements ChatModel {
     let idleTimer: NodeJS.Timeout | undefined;
     // One timer that checks when the stream last moved, rather than a new
     // timer for each of the thousands of chunks a reply arrives in.
-    let lastActivity = Date.now();
+    let lastActivity = performance.now();
     const armIdleTimer = (ms: number) => {
       idleTimer = setTimeout(() => {
-        const idle = Date.now() - lastActivity;
+        const idle = performance.now() - lastActivity;
         if (idle < this.timeoutMs) return armIdleTimer(this.timeoutMs - idle);
         stalled = true;
         attempt.abort();
       }, ms);
     };
     const restartIdleTimer = () => {
-      lastActivity = Date.now();
+      lastActivity = performance.now();
       if (idleTimer === undefined) armIdleTimer(this.timeoutMs);
     };
 
@@ -798,7 +798,7 @@ const CRLF_CRLF = Buffer.from('\r\n\r\n');
  *   events per read: a server that fell behind and read 64 KiB (400 events)
  *   at once spent longer splitting than the endpoint took to send them.
  */
-class StreamEndWatch {
+export class StreamEndWatch {
   sawDone = false;
   /** The last bytes of the previous read. */
   private tail: Buffer = Buffer.alloc(0);
@@ -809,14 +809,20 @@ class StreamEndWatch {
     const reader = response.body.getReader();
     const body = new ReadableStream<Uint8Array>({
       pull: async (controller) => {
-        const { done, value } = await reader.read();
-        if (done) {
-          controller.close();
+        // Read until there is something to hand on: a pull that enqueues
+        // nothing is never called again, and the reply would hang.
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) {
+            controller.close();
+            return;
+          }
+          if (!value || value.byteLength === 0) continue;
+          const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+          this.scan(bytes);
+          for (const piece of eventPieces(bytes)) controller.enqueue(piece);
           return;
         }
-        const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-        this.scan(bytes);
-        for (const piece of eventPieces(bytes)) controller.enqueue(piece);
       },
       cancel: (reason) => reader.cancel(reason),
     });
