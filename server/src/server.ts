@@ -78,6 +78,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   let denyRead: string[] = [];
   let contextTokens: number | undefined;
   let service: DiscussionService | undefined;
+  let repos: RepoAccess | undefined;
   let reaper: NodeJS.Timeout | undefined;
 
   const ready = (): DiscussionService => {
@@ -102,11 +103,12 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     contextTokens = positiveInt(options.model?.contextTokens) ?? contextTokens;
     denyRead = stringArray(options.denyRead);
     const store = await deps.openStore(options.storageDir);
+    repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath });
     const model = deps.createModel(() => settings);
     service = new DiscussionService(
       {
         model,
-        repos: deps.createRepoAccess({ ripgrepPath: options.ripgrepPath }),
+        repos,
         clock: deps.clock,
         logger,
         defaultModel: () => settings.model,
@@ -193,6 +195,8 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   );
 
   connection.onInitialized(() => {
+    // After the handshake, so it never delays the client's start.
+    setImmediate(() => repos?.prepare?.());
     // Only a client that declared it sends folder changes; asking another one errors.
     if (!clientWatchesFolders) return;
     connection.workspace.onDidChangeWorkspaceFolders((change) => {

@@ -77,6 +77,12 @@ describe('the server process over stdio', function () {
     assert.match(result.stderr, /--stdio/);
   });
 
+  it('looks for ripgrep once initialized, before any discussion starts, so the first start does not wait for it', async () => {
+    const s = await server();
+    assert.match(await s.untilLogged(/^Searching with /), /Searching with (ripgrep|the built-in walk)/);
+    assert.equal(s.events.length, 0);
+  });
+
   it('streams a grounded reply from the endpoint as numbered events', async () => {
     fake.push({ kind: 'text', deltas: ['The answer ', 'is 42.'] });
     const s = await server();

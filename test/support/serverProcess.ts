@@ -19,6 +19,7 @@ export class ServerProcess {
   readonly events: DiscussionEvent[] = [];
   readonly stderr: string[] = [];
   private readonly waiters: Array<{ test: () => boolean; resolve: () => void }> = [];
+  private readonly logWaiters: Array<{ pattern: RegExp; resolve: (message: string) => void }> = [];
   readonly exited: Promise<number | null>;
 
   private constructor(
@@ -32,6 +33,10 @@ export class ServerProcess {
     });
     rpc.onNotification('window/logMessage', (p: { message: string }) => {
       this.stderr.push(p.message);
+      for (const waiter of this.logWaiters.splice(0)) {
+        if (waiter.pattern.test(p.message)) waiter.resolve(p.message);
+        else this.logWaiters.push(waiter);
+      }
     });
     child.stderr!.on('data', (chunk: Buffer) => this.stderr.push(chunk.toString()));
   }
@@ -57,6 +62,13 @@ export class ServerProcess {
 
   request<R>(method: string, params: unknown): Promise<R> {
     return this.rpc.sendRequest(method, params) as Promise<R>;
+  }
+
+  /** Resolves with the first message the server logs (window/logMessage) that matches, past or future. */
+  untilLogged(pattern: RegExp): Promise<string> {
+    const seen = this.stderr.find((message) => pattern.test(message));
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve) => this.logWaiters.push({ pattern, resolve }));
   }
 
   /** Resolves when the collected events satisfy `test`. */

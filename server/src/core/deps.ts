@@ -12,6 +12,8 @@ export interface RepoBinding {
 /** Binds a folder (already a real path) to read-only file access. */
 export interface RepoAccess {
   bind(root: string, extraDenyRead: string[]): Promise<RepoBinding>;
+  /** Gets ready for the first bind in the background (once the server is initialized). */
+  prepare?(): void;
 }
 
 export interface Clock {

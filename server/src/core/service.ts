@@ -72,6 +72,13 @@ export class DiscussionService {
     let lease: { release(): Promise<void> } | undefined;
     let createdId: string | undefined;
     try {
+      // The binding (policy, summary, instructions) does not depend on the
+      // saved discussion: a resume reads the discussion meanwhile. Bound
+      // before the lease is taken: a folder that cannot be bound (a bad policy
+      // file) must leave nothing behind in the store.
+      const binding = this.deps.repos.bind(repo, this.deps.denyRead());
+      // Awaited below; a failed load must not leave its rejection unhandled.
+      binding.catch(() => undefined);
       let saved: DiscussionSnapshot | undefined;
       let savedEvents: DiscussionEvent[] = [];
       if (resumeId) {
@@ -93,20 +100,18 @@ export class DiscussionService {
       }
       const modelId = chooseModel(requestedModel, saved?.model ?? null);
       if (modelId) await this.assertModelOffered(modelId);
-      // Bound before the lease is taken: a folder that cannot be bound (a bad
-      // policy file) must leave nothing behind in the store.
-      const binding = await this.deps.repos.bind(repo, this.deps.denyRead());
+      const bound = await binding;
       const id = saved?.id ?? this.newId();
       if (!saved) createdId = id;
       lease = await this.store.acquire(id);
-      const systemPrompt = buildSystemPrompt(repo, binding);
+      const systemPrompt = buildSystemPrompt(repo, bound);
       const heldLease = lease;
       const discussion = new Discussion({
         id,
         repo,
-        repoSummary: binding.summary,
+        repoSummary: bound.summary,
         systemPrompt,
-        toolbox: binding.toolbox,
+        toolbox: bound.toolbox,
         model: this.deps.model,
         modelId,
         defaultModel: this.deps.defaultModel,
@@ -127,7 +132,7 @@ export class DiscussionService {
       return {
         discussionId: id,
         repo,
-        repoSummary: binding.summary,
+        repoSummary: bound.summary,
         persistent: this.store.persistent,
         resumed: Boolean(saved),
         model: discussion.effectiveModel,

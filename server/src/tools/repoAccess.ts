@@ -42,5 +42,11 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
       setImmediate(() => search.warm());
       return { toolbox, summary, instructions };
     },
+    prepare(): void {
+      // Finding ripgrep runs it twice (version, symlink probe): done while
+      // idle, the first start does not wait for it. No search thread yet: it
+      // would hold memory in a server that may never be asked anything.
+      void search.ripgrep();
+    },
   };
 }

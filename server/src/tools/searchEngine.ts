@@ -46,8 +46,8 @@ export class SearchEngine {
   }
 
   /**
-   * The ripgrep this engine uses, if any. Looked up on first use rather than
-   * when the server starts: a server that never searches never probes.
+   * The ripgrep this engine uses, if any. Looked up once: on first use, or
+   * earlier when the server prepares after its initialization.
    */
   ripgrep(): Promise<Ripgrep | undefined> {
     if (!this.located) {
