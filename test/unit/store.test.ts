@@ -272,6 +272,26 @@ describe('saved discussions', () => {
     assert.deepEqual(fs.readdirSync(path.join(storage, 'discussions')), []);
   });
 
+  it('a resume whose folder cannot be bound gives its lease back and leaves the saved discussion as it was', async () => {
+    const first = await server([{ text: 'kept' }]);
+    const { discussionId: id } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(id, 't', log.sink);
+    await talk(first, id, log, 'q', 1);
+    await first.service.dispose();
+    harnesses.splice(harnesses.indexOf(first), 1);
+    const dir = path.join(storage, 'discussions', id);
+    const before = fs.readdirSync(dir).sort().map((name) => [name, fs.readFileSync(path.join(dir, name), 'utf8')]);
+
+    const refused = await server([], { bindError: new DiscussError('InvalidParams', 'fix .repo-discuss/policy.json') });
+    await assert.rejects(refused.service.start({ folder, resumeId: id }), /policy\.json/);
+    assert.deepEqual(fs.readdirSync(dir).sort().map((name) => [name, fs.readFileSync(path.join(dir, name), 'utf8')]), before);
+
+    const again = await server();
+    const resumed = await again.service.start({ folder, resumeId: id });
+    assert.equal(resumed.resumed, true);
+  });
+
   it('does not save streamed reasoning, only what the turn settled on', async () => {
     const h = await server([{ text: 'Answer.', reasoning: ['thinking hard'] }]);
     const { discussionId: id } = await h.service.start({ folder });

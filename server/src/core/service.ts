@@ -73,9 +73,9 @@ export class DiscussionService {
     let createdId: string | undefined;
     try {
       // The binding (policy, summary, instructions) does not depend on the
-      // saved discussion: a resume reads the discussion meanwhile. Bound
-      // before the lease is taken: a folder that cannot be bound (a bad policy
-      // file) must leave nothing behind in the store.
+      // saved discussion: a resume reads the discussion meanwhile. A folder
+      // that cannot be bound (a bad policy file) must still leave nothing
+      // behind in the store: see the lease below.
       const binding = this.deps.repos.bind(repo, this.deps.denyRead());
       // Awaited below; a failed load must not leave its rejection unhandled.
       binding.catch(() => undefined);
@@ -100,12 +100,17 @@ export class DiscussionService {
       }
       const modelId = chooseModel(requestedModel, saved?.model ?? null);
       if (modelId) await this.assertModelOffered(modelId);
-      const bound = await binding;
       const id = saved?.id ?? this.newId();
       if (!saved) createdId = id;
-      lease = await this.store.acquire(id);
+      // The lease is taken while the binding finishes; if either fails, the
+      // `finally` below releases the lease and discards a new discussion.
+      const [boundOutcome, leaseOutcome] = await Promise.allSettled([binding, this.store.acquire(id)]);
+      if (leaseOutcome.status === 'fulfilled') lease = leaseOutcome.value;
+      if (boundOutcome.status === 'rejected') throw boundOutcome.reason;
+      if (leaseOutcome.status === 'rejected') throw leaseOutcome.reason;
+      const bound = boundOutcome.value;
       const systemPrompt = buildSystemPrompt(repo, bound);
-      const heldLease = lease;
+      const heldLease = leaseOutcome.value;
       const discussion = new Discussion({
         id,
         repo,
