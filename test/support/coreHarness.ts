@@ -23,6 +23,8 @@ export class ManualClock implements Clock {
 /** A toolbox that answers read_file from a table and refuses everything else. */
 export class FakeToolbox implements Toolbox {
   readonly calls: Array<{ name: string; args: string }> = [];
+  /** How often a discussion asked for a search thread to be got ready. */
+  warmed = 0;
   constructor(
     readonly root: string,
     private readonly files: Record<string, string> = {},
@@ -35,6 +37,9 @@ export class FakeToolbox implements Toolbox {
   }
   isDenied(name: string): boolean {
     return this.denied.includes(name);
+  }
+  warm(): void {
+    this.warmed++;
   }
   async run(name: string, args: string): Promise<ToolOutcome> {
     this.calls.push({ name, args });

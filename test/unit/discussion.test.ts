@@ -299,6 +299,15 @@ describe('a discussion', () => {
       assert.equal(log.of('assistant_message')[0].text, 'fine now');
     });
 
+    it('gets a search thread ready when a message is sent, not when the discussion starts or resumes', async () => {
+      h = harness([{ text: 'ok' }]);
+      const { id, log } = await open();
+      assert.equal(h.toolbox.warmed, 0);
+      h.service.send(id, 'go');
+      assert.equal(h.toolbox.warmed, 1);
+      await log.turnsComplete(1);
+    });
+
     it('joins the deltas that arrive in one tick into one event, sent before anything that follows', async () => {
       h = harness([
         {

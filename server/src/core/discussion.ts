@@ -348,6 +348,10 @@ export class Discussion {
     this.history.push({ role: 'user', content: text });
     this.recordTranscript('User', text);
     const seq = this.stream.emit({ type: 'user_message', text }).seq;
+    // The model may search as soon as it answers: get a search thread ready
+    // now, while the request is out, rather than at the start, where starting
+    // a thread competed with the replay for the CPU.
+    this.toolbox.warm?.();
     const done = this.runTurn(abort.signal);
     this.turn = { abort, done };
     this.changed();

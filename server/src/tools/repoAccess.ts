@@ -37,9 +37,6 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
         summaries.summarize(root, policy),
         readInstructionFiles(root, policy),
       ]);
-      // The discussion will search soon: start a search thread now that the start is answered,
-      // rather than alongside it, where its start-up would compete with the census for the CPU.
-      setImmediate(() => search.warm());
       return { toolbox, summary, instructions };
     },
     prepare(): void {

@@ -210,6 +210,10 @@ class ReadOnlyToolbox implements Toolbox {
     return this.deniedTools.has(name);
   }
 
+  warm(): void {
+    this.search.warm();
+  }
+
   async run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome> {
     try {
       // Own-property lookup only: names like "constructor" or "__proto__" are just unknown tools.

@@ -27,4 +27,6 @@ export interface Toolbox {
   isDenied(name: string): boolean;
   /** Runs `name` with the raw JSON argument string. Never throws: failures are `ok: false`. */
   run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome>;
+  /** A search is likely soon: gets a search thread ready in the background. */
+  warm?(): void;
 }
