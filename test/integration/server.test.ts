@@ -13,6 +13,7 @@ import type {
   StartRequest,
   SubscribeRequest,
 } from '../../server/src/protocol';
+import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
 import { DiscussErrorCode } from '../../server/src/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
@@ -235,7 +236,7 @@ describe('the server process over stdio', function () {
     const messages = fake.completionRequests[1].body!.messages as Array<{ role: string; content: unknown }>;
     assert.deepEqual(messages.slice(-3), [
       { role: 'user', content: 'Where is the total computed?' },
-      { role: 'assistant', content: 'The total is computed in' },
+      { role: 'assistant', content: `The total is computed in\n\n${INTERRUPTED_REPLY_NOTE}` },
       { role: 'user', content: 'Go on.' },
     ]);
     assert.equal(s.of(id, 'error').length, 1, 'the next turn answers without an error');

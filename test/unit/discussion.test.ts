@@ -2,6 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
 import { DiscussError } from '../../server/src/core/errors';
 import {
   DELTA_COALESCE_MAX_CHARS,
@@ -225,6 +226,8 @@ describe('a discussion', () => {
       await log.turnsComplete(2);
       const last = h.model.requests[1].messages;
       assert.deepEqual(last.slice(-3).map((m) => m.role), ['user', 'assistant', 'user']);
+      // The model is told its earlier answer stopped part-way, not left to take it as finished.
+      assert.equal(last[last.length - 2].content, `partial \n\n${INTERRUPTED_REPLY_NOTE}`);
     });
 
     it('close aborts an in-flight model request and the discussion is gone', async () => {

@@ -67,6 +67,9 @@ export interface DiscussionInit {
  * One open discussion: its model thread, transcript, prepared task, event
  * stream, and the single turn that may be running.
  */
+/** Ends a reply in the history that was stopped or cut off part-way. */
+export const INTERRUPTED_REPLY_NOTE = '[This reply was interrupted before it finished.]';
+
 export class Discussion {
   readonly id: string;
   readonly repo: string;
@@ -580,8 +583,9 @@ export class Discussion {
         this.stream.emit({ type: 'error', message: errorText(err) });
       }
     } finally {
-      // A reply cut short keeps what was said, so the model sees it next turn.
-      if (streamed.trim()) this.history.push({ role: 'assistant', content: streamed });
+      // A reply cut short keeps what was said, so the model sees it next
+      // turn, marked, so it does not take it for an answer it finished.
+      if (streamed.trim()) this.history.push({ role: 'assistant', content: `${streamed}\n\n${INTERRUPTED_REPLY_NOTE}` });
       this.reconcileHistory(signal.aborted);
       const text = turnText.trim();
       if (text) {
