@@ -14,6 +14,8 @@ import type { DiscussionEvent, InitializationOptions, StartRequest } from '../..
 import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, type FakeStep, type RecordedRequest } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 
+export { ripgrepOnPath } from '../support/toolFixture';
+
 /**
  * Planted outside the folder, in secret files inside it, in the server's
  * environment and in file names outside. No part of any tool call, user
@@ -419,20 +421,6 @@ export function residentKiB(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   assert.ok(match, `no VmRSS in /proc/${pid}/status`);
   return Number(match[1]);
-}
-
-/** Where ripgrep is on this machine's PATH, if anywhere. */
-export function ripgrepOnPath(): string | undefined {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(dir, 'rg');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
 }
 
 /** One way the server may search, to run a part against each. */

@@ -29,6 +29,7 @@ import { createToolbox } from '../../server/src/tools/toolbox';
 import type { Toolbox } from '../../server/src/tools/types';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
+import { NO_POLICY } from '../support/toolFixture';
 import { generateRepo, GeneratedRepo } from './generateRepo';
 import { formatMs, formatRatio, median, printTable, Row, timed, timeProcess } from './measure';
 import { measureActivation } from './activation';
@@ -36,7 +37,6 @@ import { findChromium, measureWebviewRender } from './webviewRender';
 
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
-const NO_POLICY = { denyTools: [], denyRead: [] };
 /** Sections to run; all when unset. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : undefined;
 

@@ -6,15 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { isSameOrInside, ReadBoundary, RefusedPath } from '../../server/src/tools/boundary';
 import { ReadDenyRules } from '../../server/src/tools/secrets';
 import { loadPolicy, mergePolicies, parsePolicy, PolicyError, POLICY_FILE } from '../../server/src/tools/policy';
-
-/** Writes files (parents created) under `base`. */
-function writeTree(base: string, files: Record<string, string>): void {
-  for (const [relative, content] of Object.entries(files)) {
-    const target = path.join(base, relative);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, content);
-  }
-}
+import { writeTree } from '../support/toolFixture';
 
 /**
  * A sandbox with the folder under test (`repo`), a directory outside it, and

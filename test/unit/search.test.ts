@@ -1,9 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ReadPolicy, Toolbox, ToolOutcome } from '../../server/src/tools/types';
+import type { Toolbox } from '../../server/src/tools/types';
 import { createToolbox } from '../../server/src/tools/toolbox';
 import { READ_LIMITS } from '../../server/src/tools/readTools';
 import { RepoSummaries, summarizeRepo, SUMMARY_LIMITS } from '../../server/src/tools/repoContext';
@@ -11,6 +10,7 @@ import { SearchEngine, SearchOptions } from '../../server/src/tools/searchEngine
 import { SearchPool } from '../../server/src/tools/searchPool';
 import { compileGlob, compileGlobTest } from '../../server/src/tools/globs';
 import { sortInWalkOrder } from '../../server/src/tools/walk';
+import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARKER, writeDemoRepo, writeTree } from '../support/toolFixture';
 
 /**
  * One suite for find_files, grep_files and the summary census, run against
@@ -18,20 +18,6 @@ import { sortInWalkOrder } from '../../server/src/tools/walk';
  * Both must give the same answers; the ripgrep variant is skipped only when
  * no `rg` is on PATH (CI installs it).
  */
-
-const NO_POLICY: ReadPolicy = { denyTools: [], denyRead: [] };
-const OUTSIDE_MARKER = 'OUTSIDE-CONTENT-7f3a';
-const SECRET_MARKER = 'SECRET-VALUE-91c2';
-
-function ripgrepOnPath(): string | undefined {
-  const result = spawnSync('rg', ['--version'], { encoding: 'utf8' });
-  if (result.status !== 0) return undefined;
-  for (const directory of (process.env.PATH ?? '').split(path.delimiter)) {
-    const candidate = path.join(directory, process.platform === 'win32' ? 'rg.exe' : 'rg');
-    if (directory && fs.existsSync(candidate)) return candidate;
-  }
-  return undefined;
-}
 
 const RIPGREP = ripgrepOnPath();
 
@@ -46,30 +32,6 @@ const VARIANTS: Variant[] = [
   { name: 'through ripgrep', options: { ripgrepPath: RIPGREP }, available: RIPGREP !== undefined, usesRipgrep: true },
   { name: 'through the pure-Node walk', options: { ripgrepPath: null }, available: true, usesRipgrep: false },
 ];
-
-function writeTree(base: string, files: Record<string, string | Buffer>): void {
-  for (const [relative, content] of Object.entries(files)) {
-    const target = path.join(base, relative);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, content);
-  }
-}
-
-async function run(toolbox: Toolbox, name: string, args: unknown, signal?: AbortSignal): Promise<ToolOutcome> {
-  return toolbox.run(name, JSON.stringify(args), signal);
-}
-
-async function expectOk(toolbox: Toolbox, name: string, args: unknown): Promise<string> {
-  const outcome = await run(toolbox, name, args);
-  assert.equal(outcome.ok, true, `${name} ${JSON.stringify(args)} failed: ${outcome.output}`);
-  return outcome.output;
-}
-
-async function expectFailure(toolbox: Toolbox, name: string, args: unknown): Promise<string> {
-  const outcome = await run(toolbox, name, args);
-  assert.equal(outcome.ok, false, `${name} ${JSON.stringify(args)} should fail but returned: ${outcome.output.slice(0, 300)}`);
-  return outcome.output;
-}
 
 function lines(output: string): string[] {
   return output.split('\n');
@@ -92,23 +54,10 @@ for (const variant of VARIANTS) {
     beforeEach(async () => {
       expectWalk = false;
       base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-search-')));
-      repo = path.join(base, 'repo');
-      outside = path.join(base, 'outside');
-      writeTree(outside, { 'secret.txt': `${OUTSIDE_MARKER}\n`, 'pkg/index.ts': `export const leaked = '${OUTSIDE_MARKER}';\n` });
-      writeTree(repo, {
-        'README.md': '# Demo\nSee src.\n',
-        'package.json': '{ "name": "demo" }\n',
-        'src/index.ts': 'export function createThing() {\n  return 1;\n}\n',
-        'src/util/strings.ts': 'export const greeting = "hello";\r\nexport const other = 2;\r\n',
-        '.hidden/config.ts': 'export const hidden = true;\n',
-        '.env': `API_KEY=${SECRET_MARKER}\n`,
+      ({ repo, outside } = writeDemoRepo(base, {
         '.env.local': `API_KEY=${SECRET_MARKER}\n`,
-        '.env.example': 'API_KEY=\n',
-        'deploy/server.pem': `${SECRET_MARKER}\n`,
-        '.git/config': `[remote]\n url = https://${SECRET_MARKER}@example.com\n`,
-        'node_modules/dep/index.ts': 'export function createThing() {}\n',
         'lib/node_modules/nested/index.ts': 'export function createThing() {}\n',
-      });
+      }));
       engine = new SearchEngine(variant.options);
       toolbox = await createToolbox(repo, NO_POLICY, { search: engine });
     });
@@ -452,7 +401,7 @@ for (const variant of VARIANTS) {
       test('answers Cancelled when the signal aborts', async () => {
         const controller = new AbortController();
         controller.abort();
-        assert.deepEqual(await run(toolbox, 'grep_files', { pattern: 'x' }, controller.signal), { ok: false, output: 'Cancelled.' });
+        assert.deepEqual(await runTool(toolbox, 'grep_files', { pattern: 'x' }, controller.signal), { ok: false, output: 'Cancelled.' });
       });
 
       test('stops a catastrophic pattern at its time limit with a clear failure, the event loop turning meanwhile', async () => {
@@ -463,7 +412,7 @@ for (const variant of VARIANTS) {
         let ticks = 0;
         const ticker = setInterval(() => (ticks += 1), 10);
         try {
-          const outcome = await run(slow, 'grep_files', { pattern: '^(a+)+$', path: 'evil' });
+          const outcome = await runTool(slow, 'grep_files', { pattern: '^(a+)+$', path: 'evil' });
           assert.equal(outcome.ok, false);
           assert.match(outcome.output, /grep_files stopped after 1 s without finishing/);
           assert.ok(ticks > 0, 'a timer fired while the search ran');
@@ -510,7 +459,7 @@ for (const variant of VARIANTS) {
         try {
           writeTree(repo, { 'evil/evil.txt': `${'a'.repeat(40)}!\n` });
           const blocker = await createToolbox(repo, NO_POLICY, { search: new SearchEngine({ ...variant.options, timeoutMs: 300, pool }) });
-          const blocked = run(blocker, 'grep_files', { pattern: '^(a+)+$', path: 'evil' });
+          const blocked = runTool(blocker, 'grep_files', { pattern: '^(a+)+$', path: 'evil' });
           const summaries = new RepoSummaries(new SearchEngine({ ...variant.options, pool }), { firstWaitMs: 0 });
           const first = await summaries.summarize(repo, NO_POLICY);
           assert.match(first, /Files by extension: still being counted/);
@@ -565,9 +514,9 @@ describe('ripgrep and the walk agree', function () {
     it(`answers grep_files ${JSON.stringify(pattern)} the same both ways`, async () => {
       const viaRipgrep = await createToolbox(base, NO_POLICY, { search: ripgrep });
       const viaWalk = await createToolbox(base, NO_POLICY, { search: walk });
-      const expected = await run(viaWalk, 'grep_files', { pattern });
-      assert.deepEqual(await run(viaRipgrep, 'grep_files', { pattern }), expected);
-      assert.deepEqual(await run(viaRipgrep, 'grep_files', { pattern, path: 'src' }), await run(viaWalk, 'grep_files', { pattern, path: 'src' }));
+      const expected = await runTool(viaWalk, 'grep_files', { pattern });
+      assert.deepEqual(await runTool(viaRipgrep, 'grep_files', { pattern }), expected);
+      assert.deepEqual(await runTool(viaRipgrep, 'grep_files', { pattern, path: 'src' }), await runTool(viaWalk, 'grep_files', { pattern, path: 'src' }));
     });
   }
 
@@ -575,7 +524,7 @@ describe('ripgrep and the walk agree', function () {
     it(`answers find_files ${JSON.stringify(pattern)} the same both ways`, async () => {
       const viaRipgrep = await createToolbox(base, NO_POLICY, { search: ripgrep });
       const viaWalk = await createToolbox(base, NO_POLICY, { search: walk });
-      assert.deepEqual(await run(viaRipgrep, 'find_files', { pattern }), await run(viaWalk, 'find_files', { pattern }));
+      assert.deepEqual(await runTool(viaRipgrep, 'find_files', { pattern }), await runTool(viaWalk, 'find_files', { pattern }));
     });
   }
 });

@@ -2,43 +2,16 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { Toolbox, ToolOutcome, ReadPolicy } from '../../server/src/tools/types';
+import type { Toolbox } from '../../server/src/tools/types';
 import { createToolbox, POLICY_DENIED_HANDOFF, READ_ONLY_REFUSAL } from '../../server/src/tools/toolbox';
 import { READ_LIMITS } from '../../server/src/tools/readTools';
 import { INSTRUCTION_FILE_MAX_BYTES, readInstructionFiles, summarizeRepo, SUMMARY_LIMITS } from '../../server/src/tools/repoContext';
-
-const NO_POLICY: ReadPolicy = { denyTools: [], denyRead: [] };
-const OUTSIDE_MARKER = 'OUTSIDE-CONTENT-7f3a';
-const SECRET_MARKER = 'SECRET-VALUE-91c2';
-
-function writeTree(base: string, files: Record<string, string | Buffer>): void {
-  for (const [relative, content] of Object.entries(files)) {
-    const target = path.join(base, relative);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, content);
-  }
-}
+import { expectFailure, expectOk, NO_POLICY, OUTSIDE_MARKER, runTool, SECRET_MARKER, writeDemoRepo, writeTree } from '../support/toolFixture';
 
 function numberedLines(count: number, width = 0): string {
   let text = '';
   for (let i = 1; i <= count; i++) text += `line ${i}${width > 0 ? ` ${'x'.repeat(width)}` : ''}\n`;
   return text;
-}
-
-async function run(toolbox: Toolbox, name: string, args: unknown): Promise<ToolOutcome> {
-  return toolbox.run(name, typeof args === 'string' ? args : JSON.stringify(args));
-}
-
-async function expectOk(toolbox: Toolbox, name: string, args: unknown): Promise<string> {
-  const outcome = await run(toolbox, name, args);
-  assert.equal(outcome.ok, true, `${name} ${JSON.stringify(args)} failed: ${outcome.output}`);
-  return outcome.output;
-}
-
-async function expectFailure(toolbox: Toolbox, name: string, args: unknown): Promise<string> {
-  const outcome = await run(toolbox, name, args);
-  assert.equal(outcome.ok, false, `${name} ${JSON.stringify(args)} should fail but returned: ${outcome.output.slice(0, 300)}`);
-  return outcome.output;
 }
 
 describe('read tools', () => {
@@ -49,21 +22,7 @@ describe('read tools', () => {
 
   beforeEach(async () => {
     base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-tools-')));
-    repo = path.join(base, 'repo');
-    outside = path.join(base, 'outside');
-    writeTree(outside, { 'secret.txt': `${OUTSIDE_MARKER}\n`, 'pkg/index.ts': `export const leaked = '${OUTSIDE_MARKER}';\n` });
-    writeTree(repo, {
-      'README.md': '# Demo\nSee src.\n',
-      'package.json': '{ "name": "demo" }\n',
-      'src/index.ts': 'export function createThing() {\n  return 1;\n}\n',
-      'src/util/strings.ts': 'export const greeting = "hello";\r\nexport const other = 2;\r\n',
-      '.hidden/config.ts': 'export const hidden = true;\n',
-      '.env': `API_KEY=${SECRET_MARKER}\n`,
-      '.env.example': 'API_KEY=\n',
-      'deploy/server.pem': `${SECRET_MARKER}\n`,
-      '.git/config': `[remote]\n url = https://${SECRET_MARKER}@example.com\n`,
-      'node_modules/dep/index.ts': 'export function createThing() {}\n',
-    });
+    ({ repo, outside } = writeDemoRepo(base));
     toolbox = await createToolbox(repo, NO_POLICY);
   });
   afterEach(() => {
@@ -97,7 +56,7 @@ describe('read tools', () => {
 
     it('refuses mutating, invented and core-owned tool names with the read-only refusal', async () => {
       for (const name of ['write_file', 'edit_file', 'shell', 'apply_patch', 'run_command', 'delete_file', 'prepare_coding_task', 'constructor', '__proto__', '']) {
-        const outcome = await run(toolbox, name, { path: 'README.md', content: 'x' });
+        const outcome = await runTool(toolbox, name, { path: 'README.md', content: 'x' });
         assert.deepEqual(outcome, { ok: false, output: READ_ONLY_REFUSAL }, name);
       }
       assert.equal(fs.readFileSync(path.join(repo, 'README.md'), 'utf8'), '# Demo\nSee src.\n');
@@ -165,7 +124,7 @@ describe('read tools', () => {
       assert.match(refused, /denied by this project's policy \(\.repo-discuss\/policy\.json\)/);
       assert.doesNotMatch(refused, /createThing/);
       // The core sends a denied hand-off here; pointing back at it would loop.
-      assert.deepEqual(await run(narrowed, 'prepare_coding_task', {}), { ok: false, output: POLICY_DENIED_HANDOFF });
+      assert.deepEqual(await runTool(narrowed, 'prepare_coding_task', {}), { ok: false, output: POLICY_DENIED_HANDOFF });
     });
 
     it('refuses reads and skips grep matches in files denied by policy', async () => {

@@ -1,0 +1,81 @@
+/**
+ * What the read-tool suites share: the markers that must never reach the
+ * model, a tree writer, the small demo folder they search, and helpers that
+ * call a tool and check its outcome.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ReadPolicy, Toolbox, ToolOutcome } from '../../server/src/tools/types';
+
+export const NO_POLICY: ReadPolicy = { denyTools: [], denyRead: [] };
+/** Written only outside the folder: seeing it means a read left the folder. */
+export const OUTSIDE_MARKER = 'OUTSIDE-CONTENT-7f3a';
+/** Written only into secret files: seeing it means a secret was read. */
+export const SECRET_MARKER = 'SECRET-VALUE-91c2';
+
+/** Writes files (parents created) under `base`. */
+export function writeTree(base: string, files: Record<string, string | Buffer>): void {
+  for (const [relative, content] of Object.entries(files)) {
+    const target = path.join(base, relative);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, content);
+  }
+}
+
+/**
+ * `<base>/repo`, a small project with a hidden folder, CRLF lines, secrets,
+ * git metadata and node_modules, plus `extra`; and `<base>/outside` beside it
+ * holding OUTSIDE_MARKER.
+ */
+export function writeDemoRepo(base: string, extra: Record<string, string> = {}): { repo: string; outside: string } {
+  const repo = path.join(base, 'repo');
+  const outside = path.join(base, 'outside');
+  writeTree(outside, { 'secret.txt': `${OUTSIDE_MARKER}\n`, 'pkg/index.ts': `export const leaked = '${OUTSIDE_MARKER}';\n` });
+  writeTree(repo, {
+    'README.md': '# Demo\nSee src.\n',
+    'package.json': '{ "name": "demo" }\n',
+    'src/index.ts': 'export function createThing() {\n  return 1;\n}\n',
+    'src/util/strings.ts': 'export const greeting = "hello";\r\nexport const other = 2;\r\n',
+    '.hidden/config.ts': 'export const hidden = true;\n',
+    '.env': `API_KEY=${SECRET_MARKER}\n`,
+    '.env.example': 'API_KEY=\n',
+    'deploy/server.pem': `${SECRET_MARKER}\n`,
+    '.git/config': `[remote]\n url = https://${SECRET_MARKER}@example.com\n`,
+    'node_modules/dep/index.ts': 'export function createThing() {}\n',
+    ...extra,
+  });
+  return { repo, outside };
+}
+
+/** Calls a tool as the model does: `args` as JSON, or a raw argument string as is. */
+export function runTool(toolbox: Toolbox, name: string, args: unknown, signal?: AbortSignal): Promise<ToolOutcome> {
+  return toolbox.run(name, typeof args === 'string' ? args : JSON.stringify(args), signal);
+}
+
+export async function expectOk(toolbox: Toolbox, name: string, args: unknown): Promise<string> {
+  const outcome = await runTool(toolbox, name, args);
+  assert.equal(outcome.ok, true, `${name} ${JSON.stringify(args)} failed: ${outcome.output}`);
+  return outcome.output;
+}
+
+export async function expectFailure(toolbox: Toolbox, name: string, args: unknown): Promise<string> {
+  const outcome = await runTool(toolbox, name, args);
+  assert.equal(outcome.ok, false, `${name} ${JSON.stringify(args)} should fail but returned: ${outcome.output.slice(0, 300)}`);
+  return outcome.output;
+}
+
+/** The `rg` on PATH, if any: suites that run against both search engines skip the ripgrep side without it. */
+export function ripgrepOnPath(): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, process.platform === 'win32' ? 'rg.exe' : 'rg');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
