@@ -800,9 +800,8 @@ const CRLF_CRLF = Buffer.from('\r\n\r\n');
  */
 export class StreamEndWatch {
   sawDone = false;
-  /** The last bytes of the previous read. */
-  private tail: Buffer = Buffer.alloc(0);
-  private started = false;
+  /** The last bytes of the previous read; at first a line end, as the stream begins a line. */
+  private tail: Buffer = Buffer.from('\n');
 
   watch(response: Response): Response {
     if (!response.body) return response;
@@ -833,22 +832,18 @@ export class StreamEndWatch {
     if (this.sawDone || bytes.length === 0) return;
     // A line cut between two reads: look at the seam, then at the read itself.
     const seam = Buffer.concat([this.tail, bytes.subarray(0, DONE_LINE_BYTES)]);
-    if (hasDoneLine(seam, this.started ? -1 : 0) || hasDoneLine(bytes, -1)) this.sawDone = true;
-    this.started = true;
-    this.tail = Buffer.from(bytes.length >= DONE_LINE_BYTES ? bytes.subarray(bytes.length - DONE_LINE_BYTES) : Buffer.concat([this.tail, bytes]).subarray(-DONE_LINE_BYTES));
+    if (hasDoneLine(seam) || hasDoneLine(bytes)) this.sawDone = true;
+    // A copy: the reader may reuse the buffer behind `bytes`.
+    this.tail = Buffer.concat([this.tail, bytes.subarray(-DONE_LINE_BYTES)]).subarray(-DONE_LINE_BYTES);
   }
 }
 
-/**
- * True when `bytes` holds a line `data:[DONE]` or `data: [DONE]`. A line starts
- * after \n or \r, or at `streamStart` (the first byte of the stream; -1 when
- * `bytes` does not begin there).
- */
-function hasDoneLine(bytes: Buffer, streamStart: number): boolean {
+/** True when `bytes` holds a line `data:[DONE]` or `data: [DONE]`, begun after a \n or \r. */
+function hasDoneLine(bytes: Buffer): boolean {
   for (let at = bytes.indexOf(DONE_PAYLOAD); at >= 0; at = bytes.indexOf(DONE_PAYLOAD, at + 1)) {
     const field = bytes[at - 1] === 0x20 ? at - 1 - DATA_FIELD.length : at - DATA_FIELD.length;
     if (field < 0 || !bytes.subarray(field, field + DATA_FIELD.length).equals(DATA_FIELD)) continue;
-    if (field === streamStart || bytes[field - 1] === LF || bytes[field - 1] === CR) return true;
+    if (bytes[field - 1] === LF || bytes[field - 1] === CR) return true;
   }
   return false;
 }
