@@ -18,7 +18,11 @@ export async function listDiscussionsOf(folders: readonly string[], request: Req
   const newestFirstOnce = (rows: DiscussionSummary[]) =>
     rows
       .sort((a, b) => (b.updatedAt ?? b.createdAt) - (a.updatedAt ?? a.createdAt))
-      .filter((row) => !seen.has(row.discussionId) && Boolean(seen.add(row.discussionId)));
+      .filter((row) => {
+        if (seen.has(row.discussionId)) return false;
+        seen.add(row.discussionId);
+        return true;
+      });
   return [...newestFirstOnce(lists.flatMap((list) => list.discussions)), ...newestFirstOnce(lists.flatMap((list) => list.saved))];
 }
 
