@@ -8,7 +8,8 @@ import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
 import { systemClock } from './core/deps';
 import { createOpenAIModel } from './model/openaiModel';
 import { startServer } from './server';
-import { FileStore, defaultStorageDir } from './store/fileStore';
+import { defaultStorageDir } from '../../shared/storageDir';
+import { FileStore } from './store/fileStore';
 import { createRepoAccess } from './tools/repoAccess';
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];

@@ -10,7 +10,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { DiscussionEvent, ListRequest } from '../../server/src/protocol';
+import type { DiscussionEvent, ListRequest } from '../../shared/protocol';
 import { lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
 import { READ_LIMITS } from '../../server/src/tools/readTools';
 import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';

@@ -19,7 +19,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
-import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../server/src/protocol';
+import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../shared/protocol';
 import { EVENT_BUFFER_MAX } from '../../server/src/core/limits';
 import { createRepoAccess } from '../../server/src/tools/repoAccess';
 import { findRipgrep } from '../../server/src/tools/ripgrep';

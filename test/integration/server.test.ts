@@ -12,9 +12,9 @@ import type {
   SendRequest,
   StartRequest,
   SubscribeRequest,
-} from '../../server/src/protocol';
+} from '../../shared/protocol';
 import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
-import { DiscussErrorCode } from '../../server/src/protocol';
+import { DiscussErrorCode } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
 
@@ -273,7 +273,7 @@ describe('the server process over stdio', function () {
     await s.request('discuss/send', { discussionId: id, text: 'How would we cache this?' });
     await s.turnsComplete(id, 1);
     const promoted = await s.request<PromoteRequest.Result>('discuss/promote', { discussionId: id });
-    assert.deepEqual(promoted, { discussionId: id, proposedIntent: 'Cache the answer in src/app.ts.', constraints: ['Keep the export name'] });
+    assert.deepEqual(promoted, { discussionId: id, intent: 'Cache the answer in src/app.ts.', constraints: ['Keep the export name'] });
     assert.equal(fake.completionRequests[1].body!.temperature, 0);
     const list = await s.request<ListRequest.Result>('discuss/list', {});
     assert.equal(list.discussions[0].discussionId, id);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { DiscussionEvent } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
 import type { Clock, RepoAccess, RepoBinding } from '../../server/src/core/deps';
 import { silentLogger } from '../../server/src/core/deps';
 import { DiscussionService } from '../../server/src/core/service';

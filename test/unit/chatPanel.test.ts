@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { build } from 'esbuild';
 import { JSDOM } from 'jsdom';
-import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview } from '../../server/src/protocol';
+import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview, WebviewToExtension } from '../../shared/protocol';
 
 /**
  * The webview script itself (main.ts, bundled as the build does) in jsdom,
@@ -234,7 +234,7 @@ describe('the chat panel script', function () {
     panel.receive({ type: 'events', events: numbered([...ONE_TURN, { type: 'turn_complete' }]) });
     click(panel, panel.document.querySelector('[data-action="promote"]'));
     assert.deepEqual(panel.posted.at(-1), { type: 'promote' });
-    panel.receive({ type: 'taskPrepared', task: { intent: 'Add retries', constraints: ['Keep the API', 'Drop me'] } });
+    panel.receive({ type: 'events', events: numbered([{ type: 'task_prepared', intent: 'Add retries', constraints: ['Keep the API', 'Drop me'] }], ONE_TURN.length + 1) });
 
     const intent = panel.document.querySelector<HTMLTextAreaElement>('[data-task-field="intent"]')!;
     intent.value = 'Add retries with backoff';
@@ -248,11 +248,14 @@ describe('the chat panel script', function () {
     fields[1].dispatchEvent(new panel.window.Event('input', { bubbles: true }));
 
     click(panel, panel.document.querySelector('[data-action="hand-off"]'));
-    assert.deepEqual(panel.posted.at(-1), {
+    const handOff = panel.posted.at(-1) as Extract<WebviewToExtension, { type: 'handOff' }>;
+    assert.deepEqual(handOff, {
       type: 'handOff',
+      requestId: handOff.requestId,
       task: { intent: 'Add retries with backoff', constraints: ['Keep the API', 'No new dependency'] },
     });
-    panel.receive({ type: 'handOffResult', ok: true, message: 'Task handed off.' });
+    assert.equal(typeof handOff.requestId, 'number');
+    panel.receive({ type: 'handOffResult', requestId: handOff.requestId, ok: true, message: 'Task handed off.' });
     assert.equal(panel.document.querySelector('.task-card'), null);
   });
 

@@ -16,7 +16,7 @@ import {
 } from '../../server/src/core/limits';
 import { EventStream } from '../../server/src/core/eventStream';
 import { countTextTokens } from '../../server/src/model/budget';
-import type { DiscussionEvent } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
 import { EventLog, harness, type Harness } from '../support/coreHarness';
 import { Gate } from '../support/scriptedModel';
 
@@ -453,7 +453,7 @@ describe('a discussion', () => {
       h.service.send(id, 'ok, implement it');
       await log.turnsComplete(1);
       const prepared = log.of('task_prepared')[0];
-      assert.equal(prepared.proposedIntent, 'Add a --json flag to the CLI.');
+      assert.equal(prepared.intent, 'Add a --json flag to the CLI.');
       assert.deepEqual(prepared.constraints, ['Keep text output the default']);
       assert.deepEqual(h.service.find(id)!.task, { intent: 'Add a --json flag to the CLI.', constraints: ['Keep text output the default'] });
       assert.equal(log.of('tool_result')[0].ok, true);
@@ -542,12 +542,12 @@ describe('a discussion', () => {
       h.service.send(id, 'how to make startup faster?');
       await log.turnsComplete(1);
       const result = await h.service.promote(id);
-      assert.deepEqual(result, { discussionId: id, proposedIntent: 'Cache parsed configs in memory.', constraints: ['No new dependencies'] });
+      assert.deepEqual(result, { discussionId: id, intent: 'Cache parsed configs in memory.', constraints: ['No new dependencies'] });
       const request = h.model.requests[1];
       assert.equal(request.temperature, 0);
       assert.equal(request.tools, undefined);
       assert.match(request.messages[0].content as string, /User: how to make startup faster\?/);
-      assert.equal(log.of('task_prepared')[0].proposedIntent, 'Cache parsed configs in memory.');
+      assert.equal(log.of('task_prepared')[0].intent, 'Cache parsed configs in memory.');
       assert.deepEqual(fs.readdirSync(h.folder), []);
     });
 
@@ -557,7 +557,7 @@ describe('a discussion', () => {
       h.service.send(id, 'q');
       await log.turnsComplete(1);
       const result = await h.service.promote(id);
-      assert.equal(result.proposedIntent, 'Do it.');
+      assert.equal(result.intent, 'Do it.');
       assert.equal(h.model.calls, 4);
     });
 

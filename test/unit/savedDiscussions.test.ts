@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import { listDiscussionsOf, noDiscussionsMessage, type Requester } from '../../client/src/common/savedDiscussions';
-import type { DiscussionSummary, ListRequest } from '../../server/src/protocol';
+import type { DiscussionSummary, ListRequest } from '../../shared/protocol';
 
 function row(discussionId: string, repo: string, updatedAt: number): DiscussionSummary {
   return { discussionId, repo, createdAt: 1_000, updatedAt, turns: 1, title: discussionId };

@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DiscussError } from '../../server/src/core/errors';
-import { FileStore, defaultStorageDir } from '../../server/src/store/fileStore';
+import { defaultStorageDir } from '../../shared/storageDir';
+import { FileStore } from '../../server/src/store/fileStore';
 import { EventLog, harness, makeTempFolder, type Harness } from '../support/coreHarness';
 import { Gate, type ScriptStep } from '../support/scriptedModel';
 
@@ -122,6 +123,34 @@ describe('saved discussions', () => {
     await second.service.close(id);
     const again = await second.service.start({ folder, resumeId: id, model: 'auto' });
     assert.equal(again.model, null);
+  });
+
+  it('replays a task_prepared event saved with the older field name proposedIntent as intent', async () => {
+    const first = await server([
+      { text: '', toolCalls: [{ name: 'prepare_coding_task', arguments: '{"intent":"Add retries.","constraints":["Keep the API"]}' }] },
+      { text: 'Prepared.' },
+    ]);
+    const { discussionId: id } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(id, 't', log.sink);
+    await talk(first, id, log, 'Make the HTTP client retry', 1);
+    await first.service.dispose();
+    const eventsFile = path.join(storage, 'discussions', id, 'events.jsonl');
+    const older = fs
+      .readFileSync(eventsFile, 'utf8')
+      .split('\n')
+      .map((line) => line.replace(/"intent":/g, '"proposedIntent":'))
+      .join('\n');
+    assert.match(older, /"proposedIntent":"Add retries\."/, 'the log now has the older shape');
+    fs.writeFileSync(eventsFile, older);
+
+    const second = await server();
+    await second.service.start({ folder, resumeId: id });
+    const replay = new EventLog();
+    second.service.subscribe(id, 't', replay.sink);
+    await replay.until((e) => e.some((x) => x.type === 'task_prepared'));
+    const prepared = replay.events.find((e) => e.type === 'task_prepared');
+    assert.deepEqual(prepared && { intent: (prepared as { intent?: unknown }).intent, old: 'proposedIntent' in prepared }, { intent: 'Add retries.', old: false });
   });
 
   it('lists saved discussions newest first, filtered by folder, with titles from the first message', async () => {

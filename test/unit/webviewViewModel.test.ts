@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview } from '../../server/src/protocol';
+import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview } from '../../shared/protocol';
 import {
   discussionUsage,
   ConversationModel,
@@ -265,7 +265,7 @@ describe('the webview conversation model', () => {
       const model = ConversationModel.empty();
       model.apply(attached(true));
       model.apply(events(numbered(FULL_TURN)));
-      model.apply({ type: 'taskPrepared', task: { intent: 'x', constraints: [] } });
+      model.apply(events(numbered([{ type: 'task_prepared', intent: 'x', constraints: [] }], FULL_TURN.length)));
       const changes = model.apply(attached(true, 'disc-2'));
       assert.deepEqual(changes, [{ kind: 'reset' }]);
       assert.equal(model.state.turns.length, 0);
@@ -394,17 +394,17 @@ describe('the webview conversation model', () => {
   });
 
   describe('the prepared task', () => {
-    it('takes the task from a task_prepared event and from a taskPrepared message', () => {
+    it('takes the task from a task_prepared event, and a later one replaces it', () => {
       const model = ConversationModel.empty();
-      model.apply(events(numbered([{ type: 'task_prepared', proposedIntent: 'Add retries', constraints: ['Keep the API'] }])));
+      model.apply(events(numbered([{ type: 'task_prepared', intent: 'Add retries', constraints: ['Keep the API'] }])));
       assert.deepEqual(model.state.task, { intent: 'Add retries', constraints: ['Keep the API'] });
-      model.apply({ type: 'taskPrepared', task: { intent: 'Add backoff', constraints: [] } });
+      model.apply(events(numbered([{ type: 'task_prepared', intent: 'Add backoff', constraints: [] }], 1)));
       assert.deepEqual(model.state.task, { intent: 'Add backoff', constraints: [] });
     });
 
     it('drops the task when a new question moves the discussion on, as the server does', () => {
       const model = ConversationModel.empty();
-      model.apply(events(numbered([{ type: 'task_prepared', proposedIntent: 'Add retries', constraints: [] }])));
+      model.apply(events(numbered([{ type: 'task_prepared', intent: 'Add retries', constraints: [] }])));
       const changes = model.apply(events(numbered([{ type: 'user_message', text: 'Actually, what about timeouts?' }], 1)));
       assert.equal(model.state.task, null);
       assert.ok(changes.some((change) => change.kind === 'task'));
@@ -412,25 +412,28 @@ describe('the webview conversation model', () => {
 
     it('clears the task once the hand-off is confirmed, and keeps it when the hand-off fails', () => {
       const model = ConversationModel.empty();
-      model.apply({ type: 'taskPrepared', task: { intent: 'Add retries', constraints: [] } });
+      model.apply(events(numbered([{ type: 'task_prepared', intent: 'Add retries', constraints: [] }])));
       model.startHandOff({ intent: 'Add retries now', constraints: ['Keep the API'] });
       assert.equal(model.state.handingOff, true);
       model.apply({ type: 'notice', level: 'info', message: 'Something unrelated.' });
       assert.equal(model.state.handingOff, true, 'an unrelated notice is not the hand-off answer');
-      model.apply({ type: 'handOffResult', ok: false, message: 'The clipboard is not available.' });
+      model.apply({ type: 'handOffResult', requestId: model.handOffRequestId, ok: false, message: 'The clipboard is not available.' });
       assert.deepEqual(model.state.task, { intent: 'Add retries now', constraints: ['Keep the API'] });
       assert.equal(model.state.handingOff, false);
       assert.equal(model.state.banner?.level, 'error');
 
+      const first = model.handOffRequestId;
       model.startHandOff({ intent: 'Add retries now', constraints: ['Keep the API'] });
-      model.apply({ type: 'handOffResult', ok: true, message: 'Task copied to the clipboard.' });
+      model.apply({ type: 'handOffResult', requestId: first, ok: true, message: 'Task copied to the clipboard.' });
+      assert.equal(model.state.handingOff, true, 'the answer to the earlier, failed hand-off does not settle the new one');
+      model.apply({ type: 'handOffResult', requestId: model.handOffRequestId, ok: true, message: 'Task copied to the clipboard.' });
       assert.equal(model.state.task, null);
       assert.equal(model.state.handingOff, false);
     });
 
     it('keeps the user edits across a reload, and a replayed old task_prepared does not overwrite them', () => {
       const model = ConversationModel.empty();
-      const taskEvent = numbered([{ type: 'task_prepared', proposedIntent: 'Add retries', constraints: ['Keep the API'] }]);
+      const taskEvent = numbered([{ type: 'task_prepared', intent: 'Add retries', constraints: ['Keep the API'] }]);
       model.apply(events(taskEvent));
       model.editTask({ intent: 'Add retries with jitter', constraints: ['Keep the API', 'No new dependency'] });
 

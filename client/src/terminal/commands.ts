@@ -7,7 +7,7 @@ import {
   type DiscussionEvent,
   type DiscussionSummary,
   type SendRequest,
-} from '../../../server/src/protocol';
+} from '../../../shared/protocol';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { UsageError, type Options } from './args';
 import { failureExit, printFailure, type Context } from './context';
@@ -207,7 +207,7 @@ export async function runPromote(context: Context, options: Options, id: string)
 export async function runExport(context: Context, options: Options, id: string): Promise<number> {
   return withSession(context, async (session) => {
     const row = await session.findDiscussion(id);
-    const result = await session.request<ExportRequest.Result>(ExportRequest.method, {
+    const result = await session.request(ExportRequest.method, {
       discussionId: row?.discussionId ?? id,
       format: options.json ? 'json' : 'markdown',
     });

@@ -8,7 +8,7 @@ import {
   type DiscussionEvent,
   type PreparedTask,
   type StartRequest,
-} from '../../../server/src/protocol';
+} from '../../../shared/protocol';
 import type { ClientDiscussion } from '../common/discussionHub';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import type { Options } from './args';
@@ -362,7 +362,7 @@ class Repl {
     const empty = this.createdHere.has(discussion.id) && !discussion.events.some((e) => e.type === 'user_message');
     if (empty) {
       session.hub.forget(discussion.id);
-      await session.request<DeleteRequest.Result>(DeleteRequest.method, { discussionId: discussion.id });
+      await session.request(DeleteRequest.method, { discussionId: discussion.id });
       return false;
     }
     await session.hub.close(discussion.id);
@@ -637,7 +637,7 @@ class Repl {
   private async models(): Promise<void> {
     const session = this.session!;
     this.busy('asking the endpoint');
-    const { models } = await session.request<ModelsRequest.Result>(ModelsRequest.method, {});
+    const { models } = await session.request(ModelsRequest.method, {});
     if (models.length === 0) {
       this.out.line('The endpoint lists no models.');
       return;
@@ -647,7 +647,7 @@ class Repl {
 
   private async exportMarkdown(file: string): Promise<void> {
     const discussion = this.requireCurrent();
-    const result = await this.session!.request<ExportRequest.Result>(ExportRequest.method, {
+    const result = await this.session!.request(ExportRequest.method, {
       discussionId: discussion.id,
       format: 'markdown',
     });

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { DiscussionEvent, ExtensionToWebview, WebviewToExtension } from '../../../server/src/protocol';
+import { replyTo, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
 import type { ClientDiscussion } from '../common/discussionHub';
 import { makeNonce, renderPanelHtml } from '../panel/html';
 
@@ -96,9 +96,9 @@ export class ChatController implements vscode.Disposable {
         case 'handOff':
           if (!this.discussion) return;
           try {
-            this.post({ type: 'handOffResult', ok: true, message: await this.host.handOff(this.discussion, message.task) });
+            this.post(replyTo(message, { ok: true, message: await this.host.handOff(this.discussion, message.task) }));
           } catch (err) {
-            this.post({ type: 'handOffResult', ok: false, message: err instanceof Error ? err.message : String(err) });
+            this.post(replyTo(message, { ok: false, message: err instanceof Error ? err.message : String(err) }));
           }
           break;
         case 'insertCode':

@@ -7,8 +7,9 @@ import {
   RenameRequest,
   type DiscussionSummary,
   type PreparedTask,
-} from '../../../server/src/protocol';
-import { locationMessage, type CodeLocation } from '../../../server/src/codeActions';
+} from '../../../shared/protocol';
+import { locationMessage } from '../../../shared/locationMessage';
+import type { CodeLocation } from '../../../shared/protocol';
 import { DiscussionHub, type ClientDiscussion } from '../common/discussionHub';
 import { listDiscussionsOf, noDiscussionsMessage } from '../common/savedDiscussions';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
@@ -384,7 +385,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     await this.server.ensureStarted();
     let models: string[] = [];
     try {
-      models = (await this.hub.request<ModelsRequest.Result>(ModelsRequest.method, {})).models.map((m) => m.id);
+      models = (await this.hub.request(ModelsRequest.method, {})).models.map((m) => m.id);
     } catch (err) {
       this.log.warn(`listing models failed: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -446,7 +447,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
   }
 
   private async exportDiscussion(id: string): Promise<void> {
-    const result = await this.hub.request<ExportRequest.Result>(ExportRequest.method, { discussionId: id, format: 'markdown' });
+    const result = await this.hub.request(ExportRequest.method, { discussionId: id, format: 'markdown' });
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: result.text });
     await vscode.window.showTextDocument(doc, { preview: false });
   }

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { ConfigureRequest, type DiscussionEvent } from '../../../server/src/protocol';
+import { ConfigureRequest, type DiscussMethod, type DiscussionEvent, type ParamsOf, type ResultOf } from '../../../shared/protocol';
 import type { DiscussionHub, RpcChannel } from '../common/discussionHub';
 import { bundledRipgrep } from '../common/ripgrep';
 import type * as languageClient from './languageClient';
@@ -119,7 +119,7 @@ export class ServerClient implements vscode.Disposable {
     await client.start();
     this.startedAt = Date.now();
     const channel: RpcChannel = {
-      sendRequest: <R>(method: string, params: unknown) => client.sendRequest<R>(method, params),
+      request: <M extends DiscussMethod>(method: M, params: ParamsOf<M>) => client.sendRequest<ResultOf<M>>(method, params),
       onNotification: (method, handler) => client.onNotification(method, (p: DiscussionEvent) => handler(p)),
     };
     this.hub.connect(channel);

@@ -6,7 +6,7 @@
  * Each message is applied in time proportional to its own size: a delta
  * touches only the open turn, never the history before it.
  */
-import type { DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../server/src/protocol';
+import type { DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
 
 export type FixCommand = (WebviewToExtension & { type: 'runCommand' })['command'];
 
@@ -119,6 +119,11 @@ export function discussionUsage(turns: ReadonlyArray<{ usage?: { promptTokens: n
 
 export class ConversationModel {
   private readonly current: ConversationState;
+  /**
+   * Id of the latest hand-off posted. Seeded from the clock so a page
+   * reloaded while a hand-off was out does not reuse that request's id.
+   */
+  handOffRequestId = Date.now();
 
   private constructor(state: ConversationState) {
     this.current = state;
@@ -156,10 +161,6 @@ export class ConversationModel {
         for (const event of message.events) this.applyEvent(event, changes);
         return changes;
       }
-      case 'taskPrepared':
-        this.current.task = copyTask(message.task);
-        this.current.handingOff = false;
-        return [{ kind: 'task' }];
       case 'status': {
         const changes: ViewChange[] = [];
         if (this.current.model !== message.model) {
@@ -173,6 +174,9 @@ export class ConversationModel {
         return changes;
       }
       case 'handOffResult': {
+        // While a newer hand-off is pending, the answer to an earlier one
+        // must not settle the card the user is waiting on.
+        if (this.current.handingOff && message.requestId !== this.handOffRequestId) return [];
         // The task went out (and the server consumed it), or it did not and
         // the card stays for another try.
         this.current.handingOff = false;
@@ -223,10 +227,11 @@ export class ConversationModel {
     return [{ kind: 'task' }];
   }
 
-  /** The user handed `task` off; the card waits for the extension's notice. */
+  /** The user handed `task` off; the card waits for the answer to request `handOffRequestId`. */
   startHandOff(task: PreparedTask): ViewChange[] {
     this.current.task = copyTask(task);
     this.current.handingOff = true;
+    this.handOffRequestId += 1;
     return [{ kind: 'task' }];
   }
 
@@ -351,7 +356,7 @@ export class ConversationModel {
         return;
       }
       case 'task_prepared':
-        this.current.task = { intent: event.proposedIntent, constraints: [...event.constraints] };
+        this.current.task = { intent: event.intent, constraints: [...event.constraints] };
         changes.push({ kind: 'task' });
         return;
       default:

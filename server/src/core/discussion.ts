@@ -1,4 +1,4 @@
-import type { DiscussionEvent, Handoff, PreparedTask } from '../protocol';
+import type { DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
 import { ModelError } from '../model/types';
 import type { Toolbox } from '../tools/types';
@@ -181,10 +181,6 @@ export class Discussion {
     return this.turn !== null;
   }
 
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   get turns(): number {
     return this.turnCount;
   }
@@ -203,11 +199,6 @@ export class Discussion {
 
   get task(): PreparedTask | null {
     return this.preparedTask;
-  }
-
-  /** Resolves when the running turn (if any) has fully ended. */
-  whenIdle(): Promise<void> {
-    return this.turn?.done ?? Promise.resolve();
   }
 
   snapshot(): DiscussionSnapshot {
@@ -255,10 +246,6 @@ export class Discussion {
       'These were given to a coding agent and may be done or under way. Build on them; do not propose them again as new work.\n' +
       lines.join('\n')
     );
-  }
-
-  get handedOff(): Handoff[] {
-    return [...this.handoffs];
   }
 
   /**
@@ -446,16 +433,11 @@ export class Discussion {
     return task;
   }
 
-  /** Replaces the system prompt (a resume rebuilds it from the folder as it is now). */
-  setSystemPrompt(prompt: string): void {
-    this.systemPrompt = prompt;
-  }
-
   private setTask(task: PreparedTask): void {
     // Only the newest card is worth replaying.
     this.stream.drop((e) => e.type === 'task_prepared');
     this.preparedTask = task;
-    this.stream.emit({ type: 'task_prepared', proposedIntent: task.intent, constraints: task.constraints });
+    this.stream.emit({ type: 'task_prepared', intent: task.intent, constraints: task.constraints });
     this.changed();
   }
 

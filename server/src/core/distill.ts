@@ -1,4 +1,4 @@
-import type { PreparedTask } from '../protocol';
+import type { PreparedTask } from '../../../shared/protocol';
 import type { ChatModel } from '../model/types';
 import { DiscussError } from './errors';
 import { DISTILL_WINDOW_TURNS, PROMOTE_MAX_ATTEMPTS } from './limits';

@@ -1,4 +1,4 @@
-import type { DiscussionEvent, DiscussionEventBody } from '../protocol';
+import type { DiscussionEvent, DiscussionEventBody } from '../../../shared/protocol';
 import { DELTA_COALESCE_MAX_CHARS, EVENT_BUFFER_MAX, SUBSCRIBER_QUEUE_MAX, SUBSCRIBER_SEND_TIMEOUT_MS } from './limits';
 
 /** Events whose text may be joined with the next one of the same type. */
