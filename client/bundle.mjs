@@ -45,7 +45,7 @@ const common = {
 const builds = [
   // `vscode` exists only inside the extension host, provided by VS Code itself.
   // `./languageClient` stays a require() of dist/languageClient.js, run on the server's first start.
-  { ...common, entryPoints: [join(root, 'client', 'src', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode', './languageClient'] },
+  { ...common, entryPoints: [join(root, 'client', 'src', 'vscode', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode', './languageClient'] },
   { ...common, entryPoints: [join(root, 'client', 'src', 'vscode', 'languageClient.ts')], outfile: join(outDir, 'languageClient.js'), external: ['vscode'] },
   { ...common, entryPoints: [join(root, 'server', 'src', 'main.ts')], outfile: join(outDir, 'server.js') },
   // The server's searches run in worker threads loaded from `__dirname/searchWorker.js`

@@ -1,5 +1,5 @@
 import type * as vscode from 'vscode';
-import { RepoDiscussExtension } from './vscode/repoDiscuss';
+import { RepoDiscussExtension } from './repoDiscuss';
 
 let extension: RepoDiscussExtension | undefined;
 
