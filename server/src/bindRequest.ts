@@ -1,6 +1,7 @@
 import { ErrorCodes, ResponseError, type Connection } from 'vscode-languageserver';
 import type { DiscussMethod, ParamsOf, ResultOf, Untrusted } from '../../shared/protocol';
 import { DiscussError } from './core/errors';
+import { errorText } from '../../shared/errorText';
 
 /**
  * Binds one protocol request to `handler`, typed by the protocol's request
@@ -29,6 +30,6 @@ export async function answer<T>(run: () => T | Promise<T>): Promise<T | Response
 
 export function asResponseError(err: unknown): ResponseError<void> {
   if (err instanceof DiscussError) return new ResponseError(err.code, err.message);
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   return new ResponseError(ErrorCodes.InternalError, `The server failed: ${message}. See the server log for details.`);
 }

@@ -9,7 +9,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
+import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/turn';
 import type { DiscussionEvent, StartRequest } from '../../shared/protocol';
 import { createGate, lastUserMessage, type FakeGate, type FakeStep, type FakeStepScript, type RecordedRequest } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';

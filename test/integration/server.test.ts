@@ -13,7 +13,7 @@ import type {
   StartRequest,
   SubscribeRequest,
 } from '../../shared/protocol';
-import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
+import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/turn';
 import { DiscussErrorCode } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';

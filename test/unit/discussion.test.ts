@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
+import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/turn';
 import { DiscussError } from '../../server/src/core/errors';
 import {
   DELTA_COALESCE_MAX_CHARS,

@@ -14,6 +14,7 @@ import {
   type RequestChannel,
   type ResultOf,
 } from '../../../shared/protocol';
+import { errorText } from '../../../shared/errorText';
 
 /** The slice of a JSON-RPC connection the hub needs: typed requests, and the event notifications. */
 export interface RpcChannel extends RequestChannel {
@@ -164,7 +165,7 @@ export class DiscussionHub {
       try {
         await this.open({ folder: discussion.repo, resumeId: discussion.id });
       } catch (err) {
-        failures.push({ id: discussion.id, reason: err instanceof Error ? err.message : String(err) });
+        failures.push({ id: discussion.id, reason: errorText(err) });
       }
     }
     return failures;

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { DiscussionSummary } from '../../../shared/protocol';
 import { ENDPOINT_PRESETS } from './settings';
+import { errorText } from '../../../shared/errorText';
 
 /** The window's folders on disk; the server reads nothing else. */
 export function windowFolders(): vscode.WorkspaceFolder[] {
@@ -60,7 +61,7 @@ export async function pickSavedDiscussion(rows: DiscussionSummary[], actions: Sa
         }
       }
     } catch (err) {
-      void vscode.window.showErrorMessage(`Repo Discuss: ${err instanceof Error ? err.message : String(err)}`);
+      void vscode.window.showErrorMessage(`Repo Discuss: ${errorText(err)}`);
     }
   });
   const chosen = await new Promise<Item | undefined>((resolve) => {

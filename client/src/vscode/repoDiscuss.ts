@@ -19,6 +19,7 @@ import { pickEndpoint, pickFolder, pickModel, pickSavedDiscussion, promptApiKey,
 import { ServerClient } from './serverClient';
 import { SECTION, onApiKeyChange, readSettings, storeApiKey } from './settings';
 import { DiscussionStatusBar } from './statusBar';
+import { errorText } from '../../../shared/errorText';
 
 export const VIEW_ID = 'repoDiscuss.chat';
 export const PANEL_TYPE = 'repoDiscuss.chatPanel';
@@ -171,7 +172,7 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
       this.setActive(discussion);
       return discussion;
     } catch (err) {
-      this.log.warn(`could not resume ${saved.id}: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`could not resume ${saved.id}: ${errorText(err)}`);
       await this.context.workspaceState.update(ACTIVE_KEY, undefined);
       return undefined;
     }
@@ -282,7 +283,7 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     try {
       models = (await this.hub.request(ModelsRequest.method, {})).models.map((m) => m.id);
     } catch (err) {
-      this.log.warn(`listing models failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`listing models failed: ${errorText(err)}`);
     }
     const chosen = await pickModel(models, readSettings().model || 'auto');
     if (!chosen) return;
@@ -353,7 +354,7 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     try {
       await run();
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorText(err);
       this.log.error(`${id}: ${message}`);
       const choice = await vscode.window.showErrorMessage(`Repo Discuss: ${message}`, 'Show logs');
       if (choice) this.log.show();

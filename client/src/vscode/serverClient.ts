@@ -6,6 +6,7 @@ import { bundledRipgrep } from '../common/ripgrep';
 import type * as languageClient from './languageClient';
 import type { ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from './languageClient';
 import { initializationOptions, modelConfig, readApiKey, readSettings } from './settings';
+import { errorText } from '../../../shared/errorText';
 
 /** Restart delays after a crash: quick at first, then patient. */
 const RESTART_DELAYS_MS = [500, 2_000, 5_000, 15_000, 30_000];
@@ -161,7 +162,7 @@ export class ServerClient implements vscode.Disposable {
       try {
         if (client.isRunning()) await client.stop(5_000);
       } catch (err) {
-        this.log.warn(`stopping the server: ${err instanceof Error ? err.message : String(err)}`);
+        this.log.warn(`stopping the server: ${errorText(err)}`);
       }
       await client.dispose().catch(() => undefined);
     }

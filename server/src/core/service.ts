@@ -14,7 +14,7 @@ import type {
 } from '../../../shared/protocol';
 import type { CoreDeps } from './deps';
 import type { EventSink } from './eventStream';
-import { Discussion, errorText, type DiscussionSnapshot } from './discussion';
+import { Discussion, type DiscussionSnapshot } from './discussion';
 import { DiscussError } from './errors';
 import { IDLE_TTL_MS, MAX_OPEN_DISCUSSIONS } from './limits';
 import { buildSystemPrompt } from './prompt';
@@ -22,6 +22,7 @@ import { exportMarkdown } from './export';
 import { discussionIdOf, optionalString, quote } from './inputs';
 import type { DiscussionStore } from '../store/types';
 import { memoryStore } from '../store/memoryStore';
+import { errorText } from '../../../shared/errorText';
 
 /**
  * The discussions this server holds, and every operation on them. Knows
