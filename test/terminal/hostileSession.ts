@@ -41,11 +41,11 @@ function splitDeltas(sequences: readonly HostileSequence[]): string[] {
   });
 }
 
-/** The title is the question's first line, cut to 60 characters: the sequences that fit in it. */
+/** The title is the question's first line, cut to 60 characters: as many sequences as fit in it, shortest first. */
 function titleOf(sequences: readonly HostileSequence[]): { line: string; tried: HostileSequence[] } {
   const tried: HostileSequence[] = [];
   let line = '';
-  for (const s of sequences) {
+  for (const s of [...sequences].sort((a, b) => a.text.length - b.text.length)) {
     const text = s.text.replace(/[\x00\n]/g, '');
     if (line.length + text.length > 59) break;
     line += text;
@@ -53,6 +53,9 @@ function titleOf(sequences: readonly HostileSequence[]): { line: string; tried: 
   }
   return { line, tried };
 }
+
+/** How many lines of the last reply a resumed discussion's recap shows. */
+const RECAP_REPLY_LINES = 6;
 
 export function plantHostileFiles(sandbox: Sandbox, sequences: readonly HostileSequence[]): void {
   for (const s of sequences) fs.writeFileSync(path.join(sandbox.repo, asFileName(s)), `${s.id}\n`);
@@ -116,7 +119,7 @@ export async function driveHostileSession(options: {
     take(channel, tried);
   };
   await nextPrompt();
-  take('resume: banner title and recap', [...title.tried, ...sequences]);
+  take('resume: banner title and recap', [...new Set([...title.tried, ...sequences.slice(0, RECAP_REPLY_LINES)])]);
 
   const calls: FakeToolCall[] = sequences.flatMap((s, i) => [
     { id: `f${i}`, name: 'read_file', arguments: JSON.stringify({ path: asFileName(s) }) },
