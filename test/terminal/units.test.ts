@@ -87,8 +87,8 @@ describe('repo-discuss building blocks', () => {
       assert.equal(colourWanted({ isTTY: true }, { NO_COLOR: '1' }, false), false);
       assert.equal(colourWanted({ isTTY: true }, { NO_COLOR: '' }, false), true);
       assert.equal(colourWanted({ isTTY: true }, {}, true), false);
-      assert.equal(createStyle(false).red('x'), 'x');
-      assert.equal(createStyle(true).red('x'), '\x1b[31mx\x1b[39m');
+      assert.equal(createStyle(false).red('x').value, 'x');
+      assert.equal(createStyle(true).red('x').value, '\x1b[31mx\x1b[39m');
     });
 
     it('shows tool arguments compactly and tells a refusal from a failure', () => {

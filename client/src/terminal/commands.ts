@@ -12,6 +12,7 @@ import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { UsageError, type Options } from './args';
 import { failureExit, printFailure, type Context } from './context';
 import { ExitCode } from './exitCodes';
+import { inertJson, inertJsonText, term } from './inertText';
 import { TurnPrinter, discussionRow } from './render';
 import { Refusal, type Session } from './session';
 
@@ -25,7 +26,7 @@ async function withSession(context: Context, work: (session: Session) => Promise
     session = await context.startSession();
   } catch (err) {
     onFailure?.(err);
-    context.err.line(`${context.err.style.red(context.err.style.bold('error:'))} ${err instanceof Error ? err.message : String(err)}`);
+    context.err.line(term`${context.err.style.red(context.err.style.bold('error:'))} ${err instanceof Error ? err.message : String(err)}`);
     return ExitCode.ServerFailed;
   }
   try {
@@ -57,7 +58,7 @@ export async function runAsk(context: Context, options: Options, positionals: st
     throw new UsageError('ask needs a question: repo-discuss ask "…", or pipe one in with `repo-discuss ask -`.', 'ask');
   }
   const json = options.json === true;
-  const emit = (value: unknown) => context.out.write(`${JSON.stringify(value)}\n`);
+  const emit = (value: unknown) => context.out.write(term`${inertJson(value)}\n`);
   // A script reading JSON lines learns of a refusal on the same stream.
   const reportAsJson = json ? (err: unknown) => emit(failureLine(err)) : undefined;
 
@@ -157,7 +158,7 @@ export async function runList(context: Context, options: Options): Promise<numbe
     const folder = options.folder ? path.resolve(options.folder) : undefined;
     const result = await session.list(folder);
     if (options.json) {
-      context.out.write(`${JSON.stringify(result, null, 2)}\n`);
+      context.out.write(term`${inertJson(result, 2)}\n`);
       return ExitCode.Ok;
     }
     const rows = [...result.discussions, ...result.saved];
@@ -183,7 +184,7 @@ export async function runPromote(context: Context, options: Options, id: string)
     const task = await session.hub.promote(discussion.id);
     const taskContext = { repo: discussion.repo, files: [...discussion.groundedFiles], discussionId: discussion.id, title: row.title };
     if (options.json) {
-      context.out.write(`${JSON.stringify({ discussionId: discussion.id, intent: task.intent, constraints: task.constraints })}\n`);
+      context.out.write(term`${inertJson({ discussionId: discussion.id, intent: task.intent, constraints: task.constraints })}\n`);
     } else {
       context.out.write(`${renderTaskText(task, taskContext)}\n`);
     }
@@ -216,7 +217,9 @@ export async function runExport(context: Context, options: Options, id: string):
       fs.writeFileSync(file, result.text.endsWith('\n') ? result.text : `${result.text}\n`);
       context.err.line(context.err.style.dim(`Wrote ${file}`));
     } else {
-      context.out.write(result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+      const text = result.text.endsWith('\n') ? result.text : `${result.text}\n`;
+      // JSON keeps its meaning with C1 and bidi characters escaped; Markdown shows them as stand-ins.
+      context.out.write(options.json ? inertJsonText(text) : text);
     }
     return ExitCode.Ok;
   });

@@ -5,6 +5,7 @@ import { defaultStorageDir } from '../../../shared/storageDir';
 import type { Options } from './args';
 import { configFilePath, loadConfigFile, resolveSettings, type ResolvedSettings } from './config';
 import { ExitCode } from './exitCodes';
+import { term } from './inertText';
 import { LineWriter, colourWanted, createStyle, terminalRemedy } from './render';
 import { Refusal, ServerGone, Session } from './session';
 
@@ -89,7 +90,7 @@ export function printFailure(context: Context, err: unknown): number {
   const { code, message, refused } = failureExit(err);
   const { err: stderr } = context;
   const label = refused ? stderr.style.yellow(stderr.style.bold('refused:')) : stderr.style.red(stderr.style.bold('error:'));
-  stderr.line(`${label} ${message}`);
+  stderr.line(term`${label} ${message}`);
   const remedy = terminalRemedy(message, context.settings);
   if (remedy) stderr.line(stderr.style.dim(remedy));
   return code;

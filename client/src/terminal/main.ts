@@ -9,6 +9,7 @@ import { runAsk, runExport, runList, runPromote } from './commands';
 import { ConfigError } from './config';
 import { createContext, defaultPaths, packageVersion } from './context';
 import { ExitCode } from './exitCodes';
+import { inert } from './inertText';
 import { runInteractive } from './repl';
 
 async function main(argv: string[]): Promise<number> {
@@ -16,11 +17,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     invocation = parseCommandLine(argv);
     if (invocation.kind === 'version') {
-      process.stdout.write(`repo-discuss ${packageVersion()}\n`);
+      process.stdout.write(inert(`repo-discuss ${packageVersion()}\n`));
       return ExitCode.Ok;
     }
     if (invocation.kind === 'help') {
-      process.stdout.write(`${helpText(invocation.command, defaultPaths(process.env))}\n`);
+      process.stdout.write(inert(`${helpText(invocation.command, defaultPaths(process.env))}\n`));
       return ExitCode.Ok;
     }
   } catch (err) {
@@ -32,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
     built = createContext(invocation.options, process.env, packageVersion());
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    process.stderr.write(`repo-discuss: ${err.message}\n`);
+    process.stderr.write(inert(`repo-discuss: ${err.message}\n`));
     return ExitCode.ServerFailed;
   }
   const { context, warnings } = built;
@@ -59,7 +60,8 @@ async function main(argv: string[]): Promise<number> {
 function usageFailure(err: unknown): number {
   if (!(err instanceof UsageError)) throw err;
   const name = commandName(err.command);
-  process.stderr.write(`${name}: ${err.message}\nRun '${name} --help' for usage.\n`);
+  // The message quotes the command line, which may carry anything.
+  process.stderr.write(inert(`${name}: ${err.message}\nRun '${name} --help' for usage.\n`));
   return ExitCode.Usage;
 }
 
@@ -79,6 +81,6 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 main(process.argv.slice(2)).then(exit, (err: unknown) => {
-  process.stderr.write(`repo-discuss: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(inert(`repo-discuss: unexpected failure: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`));
   exit(ExitCode.ServerFailed);
 });

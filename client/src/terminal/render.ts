@@ -1,17 +1,19 @@
 import type { DiscussionEvent, DiscussionSummary, PreparedTask } from '../../../shared/protocol';
 import type { ResolvedSettings } from './config';
+import { TerminalText, term, type Printable } from './inertText';
 
 // ---------------------------------------------------------------------------
 // Colour
 
+/** Each colour takes untrusted text as well as styled text: a plain string is made inert before it is coloured. */
 export interface Style {
   readonly enabled: boolean;
-  bold(text: string): string;
-  dim(text: string): string;
-  red(text: string): string;
-  green(text: string): string;
-  yellow(text: string): string;
-  cyan(text: string): string;
+  bold(text: Printable): TerminalText;
+  dim(text: Printable): TerminalText;
+  red(text: Printable): TerminalText;
+  green(text: Printable): TerminalText;
+  yellow(text: Printable): TerminalText;
+  cyan(text: Printable): TerminalText;
 }
 
 /**
@@ -27,7 +29,10 @@ export function colourWanted(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv
 }
 
 export function createStyle(enabled: boolean): Style {
-  const wrap = (open: number, close: number) => (text: string) => (enabled && text ? `\x1b[${open}m${text}\x1b[${close}m` : text);
+  const wrap = (open: number, close: number) => (text: Printable) => {
+    const inner = TerminalText.from(text);
+    return enabled && inner.length ? TerminalText.sgr(open, close, inner) : inner;
+  };
   return {
     enabled,
     bold: wrap(1, 22),
@@ -42,7 +47,11 @@ export function createStyle(enabled: boolean): Style {
 // ---------------------------------------------------------------------------
 // Output that knows where the cursor is
 
-/** A stream plus whether the last thing written ended a line, so notes never land mid-sentence. */
+/**
+ * A stream plus whether the last thing written ended a line, so notes never
+ * land mid-sentence. It is the one way to the terminal: a plain string is
+ * made inert on the way (see inertText.ts), so no path can forget to.
+ */
 export class LineWriter {
   private atLineStart = true;
 
@@ -55,16 +64,17 @@ export class LineWriter {
     return this.stream.isTTY === true;
   }
 
-  write(text: string): void {
-    if (!text) return;
-    this.stream.write(text);
-    this.atLineStart = text.endsWith('\n');
+  write(text: Printable): void {
+    const safe = TerminalText.from(text);
+    if (!safe.length) return;
+    this.stream.write(safe.value);
+    this.atLineStart = safe.endsWith('\n');
   }
 
   /** Writes `text` on a line of its own. */
-  line(text = ''): void {
+  line(text: Printable = ''): void {
     this.endLine();
-    this.write(`${text}\n`);
+    this.write(term`${text}\n`);
   }
 
   endLine(): void {
@@ -111,11 +121,11 @@ export function toolVerdict(ok: boolean, preview: string): ToolVerdict {
     : 'failed';
 }
 
-function verdictText(verdict: ToolVerdict, preview: string, style: Style): string {
+function verdictText(verdict: ToolVerdict, preview: string, style: Style): TerminalText {
   if (verdict === 'ok') return style.green('ok');
   const reason = cut(preview.trim().split(/\r?\n/, 1)[0].replace(/^Refused:\s*/, ''), RESULT_REASON_CHARS);
   const word = verdict === 'refused' ? style.yellow(style.bold('refused')) : style.red('failed');
-  return `${word}${reason ? style.dim(` — ${reason}`) : ''}`;
+  return term`${word}${reason ? style.dim(` — ${reason}`) : ''}`;
 }
 
 // ---------------------------------------------------------------------------
@@ -194,7 +204,7 @@ export class TurnPrinter {
         this.beforeNote();
         notes.endLine();
         const args = toolArgsPreview(event.paramsPreview);
-        notes.write(`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)}${args ? ` ${notes.style.dim(args)}` : ''}`);
+        notes.write(term`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)}${args ? term` ${notes.style.dim(args)}` : ''}`);
         this.openToolLine = true;
         break;
       }
@@ -202,10 +212,10 @@ export class TurnPrinter {
         if (!notes) break;
         const verdict = verdictText(toolVerdict(event.ok, event.preview), event.preview, notes.style);
         if (this.openToolLine) {
-          notes.write(` ${notes.style.dim('→')} ${verdict}\n`);
+          notes.write(term` ${notes.style.dim('→')} ${verdict}\n`);
           this.openToolLine = false;
         } else {
-          notes.line(`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)} ${notes.style.dim('→')} ${verdict}`);
+          notes.line(term`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)} ${notes.style.dim('→')} ${verdict}`);
         }
         break;
       }
@@ -221,7 +231,7 @@ export class TurnPrinter {
         this.sawError = true;
         this.closeToolLine();
         answer.endLine();
-        errors.line(`${errors.style.red(errors.style.bold('error:'))} ${event.message}`);
+        errors.line(term`${errors.style.red(errors.style.bold('error:'))} ${event.message}`);
         const remedy = terminalRemedy(event.message, this.options.settings);
         if (remedy) errors.line(errors.style.dim(remedy));
         break;
@@ -254,20 +264,20 @@ export class TurnPrinter {
 // ---------------------------------------------------------------------------
 // Tasks and lists
 
-export function taskCard(task: PreparedTask, style: Style): string[] {
-  const lines = [`  ${style.bold('Task prepared')}`];
-  for (const line of task.intent.trim().split(/\r?\n/)) lines.push(`  ${style.dim('│')} ${line}`);
+export function taskCard(task: PreparedTask, style: Style): TerminalText[] {
+  const lines = [term`  ${style.bold('Task prepared')}`];
+  for (const line of task.intent.trim().split(/\r?\n/)) lines.push(term`  ${style.dim('│')} ${line}`);
   if (task.constraints.length) {
-    lines.push(`  ${style.dim('│')}`, `  ${style.dim('│')} ${style.bold('Constraints')}`);
-    for (const constraint of task.constraints) lines.push(`  ${style.dim('│')} - ${constraint}`);
+    lines.push(term`  ${style.dim('│')}`, term`  ${style.dim('│')} ${style.bold('Constraints')}`);
+    for (const constraint of task.constraints) lines.push(term`  ${style.dim('│')} - ${constraint}`);
   }
   return lines;
 }
 
-export function discussionRow(row: DiscussionSummary, now: number, style: Style, note = ''): string {
+export function discussionRow(row: DiscussionSummary, now: number, style: Style, note = ''): TerminalText {
   const when = relativeTime(row.updatedAt ?? row.createdAt, now);
   const details = [`${row.turns} turn${row.turns === 1 ? '' : 's'}`, when, row.model ? `model ${row.model}` : ''].filter(Boolean).join(' · ');
-  return `  ${style.cyan(row.discussionId)}  ${style.bold(cut(row.title || '(untitled)', 60))}${note ? `  ${style.yellow(note)}` : ''}\n      ${style.dim(`${details} · ${row.repo}`)}`;
+  return term`  ${style.cyan(row.discussionId)}  ${style.bold(cut(row.title || '(untitled)', 60))}${note ? term`  ${style.yellow(note)}` : ''}\n      ${style.dim(`${details} · ${row.repo}`)}`;
 }
 
 export function relativeTime(at: number, now: number): string {

@@ -14,6 +14,7 @@ import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import type { Options } from './args';
 import { printFailure, type Context } from './context';
 import { ExitCode } from './exitCodes';
+import { TerminalText, term, type Printable } from './inertText';
 import { TurnPrinter, cut, discussionRow, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
 import { configuredEditor, editTask } from './taskEdit';
@@ -43,7 +44,7 @@ class LineSource {
   constructor(
     private readonly rl: readline.Interface,
     /** Without a terminal nothing echoes what was read; echoing it keeps the transcript readable. */
-    private readonly echo: ((prompt: string, line: string, prompted: boolean) => void) | undefined,
+    private readonly echo: ((prompt: TerminalText, line: string, prompted: boolean) => void) | undefined,
   ) {
     rl.on('line', (line) => {
       const waiter = this.waiter;
@@ -63,14 +64,16 @@ class LineSource {
   }
 
   /** The next line, prompting for it if none is waiting; null at the end of input. */
-  next(prompt: string): Promise<string | null> {
+  next(untrustedPrompt: Printable): Promise<string | null> {
+    // readline writes the prompt itself, past the writer: it must be inert already.
+    const prompt = TerminalText.from(untrustedPrompt);
     const queued = this.queue.shift();
     if (queued !== undefined) {
       this.echo?.(prompt, queued, false);
       return Promise.resolve(queued);
     }
     if (this.ended) return Promise.resolve(null);
-    this.rl.setPrompt(prompt);
+    this.rl.setPrompt(prompt.value);
     this.rl.prompt();
     return new Promise((resolve) => {
       this.waiter = (line) => {
@@ -126,7 +129,7 @@ class Repl {
   ) {
     this.lines = new LineSource(
       rl,
-      terminal ? undefined : (prompt, line, prompted) => this.out.write(`${prompted ? '' : prompt}${line}\n`),
+      terminal ? undefined : (prompt, line, prompted) => this.out.write(term`${prompted ? '' : prompt}${line}\n`),
     );
     this.woken = new Promise((resolve) => (this.wake = resolve));
   }
@@ -162,7 +165,7 @@ class Repl {
     try {
       this.session = await this.context.startSession();
     } catch (err) {
-      this.context.err.line(`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${err instanceof Error ? err.message : String(err)}`);
+      this.context.err.line(term`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${err instanceof Error ? err.message : String(err)}`);
       return ExitCode.ServerFailed;
     }
     const session = this.session;
@@ -173,7 +176,7 @@ class Repl {
     void session.died.then((gone) => {
       if (this.exitCode !== undefined) return;
       this.out.endLine();
-      this.context.err.line(`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${gone.message}`);
+      this.context.err.line(term`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${gone.message}`);
       if (this.current) this.context.err.line(`Your discussion is saved; continue it with: repo-discuss --resume ${this.current.id}`);
       this.quit(ExitCode.ServerFailed);
     });
@@ -315,9 +318,9 @@ class Repl {
   private banner(started: StartRequest.Result, title: string): void {
     const { style } = this;
     const model = started.model ? `model ${started.model}` : "the endpoint's default model";
-    this.out.line(`${style.bold('Repo Discuss')} ${style.dim('·')} ${started.repo}`);
-    const what = started.resumed ? `Resumed ${style.cyan(started.discussionId)}` : `New discussion ${style.cyan(started.discussionId)}`;
-    this.out.line(`${what}${title ? ` ${style.bold(`“${cut(title, 60)}”`)}` : ''} ${style.dim('·')} ${model}`);
+    this.out.line(term`${style.bold('Repo Discuss')} ${style.dim('·')} ${started.repo}`);
+    const what = started.resumed ? term`Resumed ${style.cyan(started.discussionId)}` : term`New discussion ${style.cyan(started.discussionId)}`;
+    this.out.line(term`${what}${title ? term` ${style.bold(`“${cut(title, 60)}”`)}` : ''} ${style.dim('·')} ${model}`);
   }
 
   private titleOf(discussion: ClientDiscussion): string {
@@ -537,7 +540,7 @@ class Repl {
       const resolved = path.resolve(file!);
       fs.writeFileSync(resolved, renderTaskMarkdown(task, taskContext()));
       await session.hub.consumeTask(discussion.id, 'file', task);
-      this.out.line(`Wrote the task to ${style.bold(resolved)} and recorded the hand-off.`);
+      this.out.line(term`Wrote the task to ${style.bold(resolved)} and recorded the hand-off.`);
     } else {
       this.out.line(style.dim('─'.repeat(40)));
       this.out.write(`${renderTaskText(task, taskContext())}\n`);
@@ -631,7 +634,7 @@ class Repl {
     }
     await Promise.race([opened.replayed, this.woken]);
     this.current = opened.discussion;
-    this.out.line(`Continuing with ${opened.started.model ? `model ${this.style.bold(opened.started.model)}` : "the endpoint's default model"}.`);
+    this.out.line(term`Continuing with ${opened.started.model ? term`model ${this.style.bold(opened.started.model)}` : "the endpoint's default model"}.`);
   }
 
   private async models(): Promise<void> {
@@ -642,7 +645,7 @@ class Repl {
       this.out.line('The endpoint lists no models.');
       return;
     }
-    for (const { id } of models) this.out.line(`  ${id === this.current?.model ? this.style.bold(`${id}  (current)`) : id}`);
+    for (const { id } of models) this.out.line(term`  ${id === this.current?.model ? this.style.bold(`${id}  (current)`) : id}`);
   }
 
   private async exportMarkdown(file: string): Promise<void> {
@@ -655,7 +658,7 @@ class Repl {
     if (file) {
       const resolved = path.resolve(file);
       fs.writeFileSync(resolved, text);
-      this.out.line(`Wrote ${this.style.bold(resolved)}`);
+      this.out.line(term`Wrote ${this.style.bold(resolved)}`);
     } else {
       this.out.write(text);
     }
