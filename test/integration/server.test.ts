@@ -80,8 +80,12 @@ describe('the server process over stdio', function () {
 
   it('looks for ripgrep once initialized, before any discussion starts, so the first start does not wait for it', async () => {
     const s = await server();
+    // Logged with no discussion started, so the lookup cannot have been made by a start.
     assert.match(await s.untilLogged(/^Searching with /), /Searching with (ripgrep|the built-in walk)/);
-    assert.equal(s.events.length, 0);
+    await open(s);
+    await open(s);
+    const lookups = s.stderr.filter((message) => /^Searching with /.test(message));
+    assert.equal(lookups.length, 1, 'starts reuse the lookup made at initialization');
   });
 
   it('streams a grounded reply from the endpoint as numbered events', async () => {
