@@ -543,6 +543,12 @@ export class Discussion {
             onReasoning: (text) => {
               if (text && !signal.aborted) this.stream.emitText('reasoning_delta', text);
             },
+            // Streamed text that turned out to be reasoning leaves the turn's answer (and so
+            // assistant_message and the transcript); clients already shown it replace it then.
+            onAnswerRetracted: () => {
+              turnText = turnText.slice(0, turnText.length - streamed.length);
+              streamed = '';
+            },
           },
         );
         if (response.usage) {
