@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FakeStep } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
+import { SECRET_SAMPLES } from '../support/secretSamples';
 import { INSIDE_MARKER, Lab, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 type Expect = 'refused' | 'contained';
@@ -165,6 +166,11 @@ export function escapeAttempts(lab: Lab): Attempt[] {
     `${R}/.env`, `${R}/private/notes.txt`,
   ]) {
     read(p);
+  }
+  // Every default rule's planted file, read and searched by name.
+  for (const sample of SECRET_SAMPLES) {
+    read(sample.path);
+    grep(SENTINEL_PATTERNS[0], sample.path);
   }
   read('.env', 'refused', { start_line: 1, end_line: 1 });
   read('id_rsa', 'refused', { start_line: 2 });

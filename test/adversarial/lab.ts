@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { DiscussionEvent, InitializationOptions, StartRequest } from '../../shared/protocol';
+import { SECRET_SAMPLES } from '../support/secretSamples';
 import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, type FakeStep, type RecordedRequest } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 
@@ -119,6 +120,10 @@ export class Lab {
     this.write('keys/id_ed25519', sentinelBody('id_ed25519'));
     this.write('certs/server.pem', sentinelBody('pem'));
     this.write('certs/private.key', sentinelBody('key'));
+    // And one file for every other default rule (test/support/secretSamples.ts).
+    for (const sample of SECRET_SAMPLES) {
+      if (!fs.existsSync(path.join(this.repo, sample.path))) this.write(sample.path, `TOKEN=${SENTINEL}\n${sentinelBody(sample.path)}`);
+    }
     this.write('.git/config', `[remote "origin"]\n\turl = https://me:${SENTINEL}@example.com/demo.git\n`);
     this.write('.git/HEAD', 'ref: refs/heads/main\n');
     this.write('.git/credentials', `https://me:${SENTINEL}@example.com\n`);

@@ -9,6 +9,8 @@ export type ScriptStep =
       toolCalls?: Array<Omit<ToolCall, 'id'> & { id?: string }>;
       finishReason?: string;
       reasoning?: string[];
+      /** Streamed as answer before anything else, then taken back (`onAnswerRetracted`) ahead of `reasoning`. */
+      retracted?: string[];
       usage?: TokenUsage;
       /** Each delta (and reasoning piece) in its own tick, as a slow stream delivers them; by default all in one. */
       separateReads?: boolean;
@@ -99,6 +101,10 @@ export class ScriptedModel implements ChatModel {
         });
       });
       return this.play(step.then ?? { text: (step.deltasBefore ?? []).join('') }, request, onDelta, observer);
+    }
+    if (step.retracted) {
+      for (const delta of step.retracted) onDelta(delta);
+      observer?.onAnswerRetracted?.();
     }
     for (const r of step.reasoning ?? []) {
       if (step.separateReads) await nextRead();

@@ -237,15 +237,16 @@ describe('read boundary', () => {
       expectRefused(await boundary.resolve('gitdir/config'), 'denied');
     });
 
-    it('lists the default secret names and leaves look-alikes readable', () => {
+    it('lists the default secret names and leaves look-alikes and public keys readable', () => {
       const rules = new ReadDenyRules();
       const denied = [
         '.env', '.env.local', 'a/b/.env.development', '.ENV', 'certs/server.pem', 'tls.key', 'home/.ssh/id_rsa',
-        'id_rsa.pub', 'id_ed25519', 'keys/id_ed25519.pub', '.npmrc', 'pkg/.netrc', '.pypirc', '.git', '.git/HEAD', 'sub/.git/config',
+        'id_ed25519', '.npmrc', 'pkg/.netrc', '.pypirc', '.git', '.git/HEAD', 'sub/.git/config',
       ];
       const allowed = [
         '.env.example', 'app/.env.sample', '.env.template', '.env.dist', '.env.defaults', '.env.production.example',
         '.gitignore', '.github/workflows/ci.yml', 'environment.ts', 'keys.ts', 'monkey.keyboard', 'src/env.ts', 'pem.md',
+        'id_rsa.pub', 'keys/id_ed25519.pub',
       ];
       for (const candidate of denied) assert.ok(rules.denialOf(candidate), `${candidate} should be denied`);
       for (const candidate of allowed) assert.equal(rules.denialOf(candidate), undefined, `${candidate} should be readable`);

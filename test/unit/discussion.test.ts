@@ -373,6 +373,21 @@ describe('a discussion', () => {
       assert.ok(!JSON.stringify(snapshot.transcript).includes('The user wants'));
     });
 
+    it('takes streamed text the model retracts as reasoning out of the answer, the history and the transcript', async () => {
+      h = harness([
+        { text: '', toolCalls: [{ name: 'read_file', arguments: '{"path":"a.txt"}' }] },
+        { text: 'Use a cache.', retracted: ['The user wants ', 'speed.\n'], reasoning: ['The user wants speed.'] },
+      ], { files: { 'a.txt': 'A' } });
+      const { id, log } = await open();
+      h.service.send(id, 'faster?');
+      await log.turnsComplete(1);
+      assert.equal(log.of('reasoning_delta').map((e) => e.text).join(''), 'The user wants speed.');
+      assert.equal(log.of('assistant_message')[0].text, 'Use a cache.');
+      const snapshot = h.service.find(id)!.snapshot();
+      assert.ok(!JSON.stringify(snapshot.history).includes('The user wants'));
+      assert.ok(!JSON.stringify(snapshot.transcript).includes('The user wants'));
+    });
+
     it('reports one usage event per turn, summed over its model calls, only when the endpoint reports usage', async () => {
       h = harness(
         [

@@ -525,6 +525,65 @@ describe('providers: recorded stream shapes and endpoint quirks', () => {
     });
   });
 
+  describe('vLLM, reasoning in the content without an opening <think>', () => {
+    const REASONING = 'Okay, the user asks where retries happen. I remember `withRetries` in openaiModel.ts.';
+    const ANSWER = 'Retries happen in `withRetries` (server/src/model/openaiModel.ts).';
+
+    async function collectRetracting(model: ChatModel): Promise<Collected & { retractions: number; shown: string }> {
+      let shown = '';
+      let retractions = 0;
+      const deltas: string[] = [];
+      const reasoning: string[] = [];
+      const response = await model.complete(ask(), (text) => {
+        deltas.push(text);
+        shown += text;
+      }, {
+        onReasoning: (text) => reasoning.push(text),
+        onAnswerRetracted: () => {
+          retractions++;
+          shown = '';
+        },
+      });
+      return { response, deltas, reasoning, retractions, shown };
+    }
+
+    for (const chunkBytes of [undefined, 7]) {
+      it(`treats the text before a lone </think> cut across deltas as reasoning, and the answer leaves it out${chunkBytes ? ' (stream cut every 7 bytes)' : ''}`, async () => {
+        fake.push(replayFixture('vllm-r1-untagged-think.sse', chunkBytes ? { chunkBytes } : {}));
+        const collected = await collectRetracting(modelFor());
+        assert.equal(collected.response.content, ANSWER);
+        assert.equal(collected.reasoning.join(''), REASONING);
+        assert.equal(collected.retractions, 1, 'what was streamed as answer is taken back once');
+        assert.equal(collected.shown, ANSWER, 'what stays shown after the retraction is the answer');
+        assert.deepEqual(collected.response.usage, { promptTokens: 412, completionTokens: 37 });
+      });
+    }
+
+    it('leaves a reply alone that mentions </think> other than alone on a line at the start of untagged reasoning', async () => {
+      const replies = [
+        'The template closes reasoning with `</think>`,\nthen the answer.',
+        'Tags:\n</think> closes the block.',
+        'A <think> block\n</think>\nends like this.',
+        'The chat template ends with:\n```\n</think>\n```\n',
+        'First </think>\nthen more.',
+      ];
+      for (const text of replies) {
+        fake.push({ kind: 'text', deltas: [...text] });
+        const collected = await collectRetracting(modelFor());
+        assert.equal(collected.response.content, text, text);
+        assert.equal(collected.retractions, 0, text);
+        assert.deepEqual(collected.reasoning, [], text);
+        assert.equal(collected.deltas.join(''), text, text);
+      }
+    });
+
+    it('streams a normal reply without holding it back: each delta is passed on as it arrives', async () => {
+      fake.push({ kind: 'text', deltas: ['Retries ', 'happen ', 'in withRetries.'] });
+      const { deltas } = await collect(modelFor());
+      assert.deepEqual(deltas, ['Retries ', 'happen ', 'in withRetries.']);
+    });
+  });
+
   describe('reasoning and callbacks', () => {
     it('rethrows an error thrown by onReasoning unchanged', async () => {
       fake.push({ kind: 'text', text: 'answer', reasoning: ['thinking'] });
@@ -561,6 +620,7 @@ describe('ThinkTagSplitter', () => {
     let text = '';
     let reasoning = '';
     for (const segment of [...pieces.flatMap((piece) => splitter.push(piece)), ...splitter.flush()]) {
+      if (segment.retractsAnswer) text = '';
       if (segment.reasoning) reasoning += segment.text;
       else text += segment.text;
     }
@@ -577,6 +637,19 @@ describe('ThinkTagSplitter', () => {
         assert.deepEqual(split([whole.slice(0, i), whole.slice(i, j), whole.slice(j)]), expected, `cut at ${i} and ${j}`);
       }
     }
+  });
+
+  it('gives the same split of untagged reasoning ended by a lone </think> wherever the stream is cut', () => {
+    const whole = 'Plan: a < b, see </thin k>.\n</think>  \n\nThe answer mentions </think> too.';
+    const expected = { text: 'The answer mentions </think> too.', reasoning: 'Plan: a < b, see </thin k>.' };
+    assert.deepEqual(split([whole]), expected);
+    for (let i = 1; i < whole.length; i++) {
+      assert.deepEqual(split([whole.slice(0, i), whole.slice(i)]), expected, `cut at ${i}`);
+      for (let j = i + 1; j < whole.length; j += 3) {
+        assert.deepEqual(split([whole.slice(0, i), whole.slice(i, j), whole.slice(j)]), expected, `cut at ${i} and ${j}`);
+      }
+    }
+    assert.deepEqual(split(['Only reasoning\n', '</think>']), { text: '', reasoning: 'Only reasoning' });
   });
 
   it('leaves text that only starts like a tag as text', () => {

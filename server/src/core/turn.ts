@@ -89,6 +89,12 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
           onReasoning: (text) => {
             if (text && !signal.aborted) stream.emitText('reasoning_delta', text);
           },
+          // Streamed text that turned out to be reasoning leaves the turn's answer (and so
+          // assistant_message and the transcript); clients already shown it replace it then.
+          onAnswerRetracted: () => {
+            turnText = turnText.slice(0, turnText.length - streamed.length);
+            streamed = '';
+          },
         },
       );
       if (response.usage) {

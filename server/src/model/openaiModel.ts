@@ -124,7 +124,7 @@ class StreamStalled extends Error {
 class StreamEndedEmpty extends Error {}
 /** The stream stopped after part of a reply, with neither a finish reason nor `[DONE]` to say it was whole. */
 class StreamCutOff extends Error {}
-/** The caller's onDelta or onReasoning threw: its error is the caller's, passed through untouched. */
+/** The caller's onDelta or an observer callback threw: its error is the caller's, passed through untouched. */
 class DeltaCallbackFailed extends Error {
   constructor(readonly original: unknown) {
     super('onDelta failed');
@@ -747,6 +747,15 @@ class ReplyBuilder {
 
   private route(segments: ThinkSegment[]): void {
     for (const segment of segments) {
+      if (segment.retractsAnswer) {
+        // The answer so far was reasoning: it must not stay in the reply, the history or the task.
+        this.content = '';
+        try {
+          this.observer.onAnswerRetracted?.();
+        } catch (error) {
+          throw new DeltaCallbackFailed(error);
+        }
+      }
       if (segment.reasoning) {
         this.reason(segment.text);
         continue;
@@ -865,6 +874,8 @@ function eventPieces(bytes: Buffer): Buffer[] {
 export interface ThinkSegment {
   reasoning: boolean;
   text: string;
+  /** Everything pushed out as answer so far was this reasoning (untagged; see ThinkTagSplitter): take it back. */
+  retractsAnswer?: boolean;
 }
 
 const THINK_OPEN = '<think>';
@@ -877,10 +888,26 @@ const THINK_CLOSE = '</think>';
  * put their reasoning in the content this way, and the tags may be cut
  * anywhere between deltas. Only a block at the start counts: a `<think>` later
  * in an answer is text the model means to show.
+ *
+ * Some servers send the block without its opening tag (vLLM 0.7 with the
+ * DeepSeek-R1 chat template, which puts `<think>\n` in the prompt): the reply
+ * is reasoning up to a lone `</think>`. That is only known once the tag
+ * arrives, and holding every reply back until then would delay every normal
+ * answer, so the text streams as answer and is taken back (a segment with
+ * `retractsAnswer`) when a lone closing tag ends it. A `</think>` counts as
+ * closing untagged reasoning only when all of these hold, so an answer that
+ * merely mentions the tag keeps it:
+ * - it is the first `</think>` of a reply that did not open with `<think>`,
+ *   and no `<think>` came before it;
+ * - it stands on a line of its own: after the reply's start or a line break
+ *   (spaces allowed), and followed by a line break or the end of the reply;
+ * - it is not inside a fenced code block (an even number of ``` before it).
  */
 export class ThinkTagSplitter {
-  private state: 'start' | 'thinking' | 'afterThinking' | 'answer' = 'start';
+  private state: 'start' | 'thinking' | 'afterThinking' | 'watching' | 'answer' = 'start';
   private held = '';
+  /** The answer shown so far while a lone `</think>` could still turn it into reasoning. */
+  private shown = '';
 
   push(piece: string): ThinkSegment[] {
     const out: ThinkSegment[] = [];
@@ -900,9 +927,31 @@ export class ThinkTagSplitter {
             this.held = text;
           } else {
             this.held = '';
-            this.state = 'answer';
-            out.push({ reasoning: false, text });
+            this.state = 'watching';
+            rest = text;
           }
+          break;
+        }
+        case 'watching': {
+          const text = this.held + rest;
+          rest = '';
+          this.held = '';
+          const end = text.indexOf(THINK_CLOSE);
+          if (end < 0) {
+            // Hold back what may be the start of `</think>`; show the rest.
+            const keep = partialSuffix(text, THINK_CLOSE);
+            this.held = text.slice(text.length - keep);
+            this.showWhileWatching(out, text.slice(0, text.length - keep));
+            break;
+          }
+          const after = text.slice(end + THINK_CLOSE.length);
+          if (/^[ \t]*$/.test(after)) {
+            // Whether a line break follows is not known yet.
+            this.showWhileWatching(out, text.slice(0, end));
+            this.held = text.slice(end);
+            break;
+          }
+          rest = this.closeUntagged(out, text.slice(0, end), after);
           break;
         }
         case 'thinking': {
@@ -950,7 +999,42 @@ export class ThinkTagSplitter {
       this.state = 'answer';
       return [{ reasoning: false, text: held }];
     }
+    if (this.state === 'watching') {
+      const out: ThinkSegment[] = [];
+      // A held `</think>` with only spaces after it ends the reply: that is a line end too.
+      if (held.startsWith(THINK_CLOSE)) this.closeUntagged(out, '', held.slice(THINK_CLOSE.length));
+      else this.showWhileWatching(out, held);
+      return out;
+    }
     return this.state === 'thinking' ? [{ reasoning: true, text: held }] : [];
+  }
+
+  private showWhileWatching(out: ThinkSegment[], text: string): void {
+    if (text === '') return;
+    this.shown += text;
+    out.push({ reasoning: false, text });
+  }
+
+  /**
+   * At the first `</think>` of a reply that did not open with `<think>`:
+   * reasoning if it closes untagged reasoning (see the class comment), else
+   * plain answer text from here on. Returns what follows the tag.
+   */
+  private closeUntagged(out: ThinkSegment[], before: string, after: string): string {
+    const reasoning = this.shown + before;
+    const fences = reasoning.split('```').length - 1;
+    const closesReasoning =
+      !reasoning.includes(THINK_OPEN) && /(?:^|\n)[ \t]*$/.test(reasoning) && /^[ \t]*(?:\r?\n|$)/.test(after) && fences % 2 === 0;
+    const retractsAnswer = this.shown !== '';
+    this.shown = '';
+    if (!closesReasoning) {
+      this.state = 'answer';
+      out.push({ reasoning: false, text: before + THINK_CLOSE + after });
+      return '';
+    }
+    this.state = 'afterThinking';
+    out.push({ reasoning: true, text: reasoning.trimEnd(), ...(retractsAnswer ? { retractsAnswer } : {}) });
+    return after;
   }
 }
 

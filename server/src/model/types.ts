@@ -54,6 +54,13 @@ export interface ChatResponse {
 export interface StreamObserver {
   /** Reasoning text (`reasoning_content`, `reasoning`, `<think>` blocks): shown collapsed, never part of the answer. */
   onReasoning?(text: string): void;
+  /**
+   * Everything this call passed to `onDelta` so far was reasoning after all
+   * (content that turned out to end with a lone `</think>`): drop it from the
+   * answer. Its text follows through `onReasoning`; `ChatResponse.content`
+   * leaves it out.
+   */
+  onAnswerRetracted?(): void;
 }
 
 export interface ChatModel {
