@@ -79,8 +79,16 @@ fi
       echo "    export CHROMIUM_PATH=/Applications/Chromium.app/Contents/MacOS/Chromium"
     fi
   else
-    echo "Install them with your system's package manager (the programs looked for: rg, krb5-config, chromium"
-    echo "or CHROMIUM_PATH naming a Chromium), then run it again."
+    programs=()
+    for package in "${missing[@]}"; do
+      case "$package" in
+        ripgrep) programs+=("rg (ripgrep)") ;;
+        libkrb5-dev) programs+=("krb5-config (Kerberos development files)") ;;
+        chromium) programs+=("chromium (or CHROMIUM_PATH naming a Chromium)") ;;
+      esac
+    done
+    echo "Install them with your system's package manager, then run it again. Looked for on PATH:"
+    printf '    %s\n' "${programs[@]}"
   fi
   if [[ " ${missing[*]} " == *" chromium "* && -n "${CHROMIUM_PATH:-}" ]]; then
     echo "(CHROMIUM_PATH is set to $CHROMIUM_PATH, which is not an executable.)"
