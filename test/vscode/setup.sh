@@ -30,7 +30,7 @@ fi
 
 bash "$ROOT/test/setup/system-packages.sh" --for "code-server's install (test/vscode/setup.sh)" ripgrep libkrb5-dev
 
-echo "Installing code-server $VERSION into $DIR (once; about 90 s)…" >&2
+echo "Installing code-server $VERSION into $DIR (once; about a minute)…" >&2
 rm -rf "$DIR"
 mkdir -p "$DIR"
 cd "$DIR"
