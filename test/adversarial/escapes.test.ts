@@ -299,7 +299,7 @@ describe('adversarial: escapes through the read tools, as real model tool calls'
   });
 
   for (const config of SEARCH_ENGINES) {
-    it(`refuses every path, link and pattern leading outside the folder or into a secret, and the sentinel reaches no event, model request, log or saved file (${config.name})`, async () => {
+    (config.available ? it : it.skip)(`refuses every path, link and pattern leading outside the folder or into a secret, and the sentinel reaches no event, model request, log or saved file (${config.name})`, async () => {
       const s = await lab.server(config.init, config.env(lab));
       const id = await lab.open(s);
       const attempts = escapeAttempts(lab);
@@ -335,7 +335,7 @@ describe('adversarial: escapes through the read tools, as real model tool calls'
         leakedBytes: leaks.bytes,
         scannedBytes: leaks.scanned,
         modelRequests: lab.fake.completionRequests.length,
-        ripgrep: config.tag === 'r' ? (ripgrepOnPath() ?? 'not on PATH: same as built-in') : 'off',
+        ripgrep: config.tag === 'r' ? ripgrepOnPath() : 'off',
       };
       await s.stop();
       lab.drop(s);
@@ -374,7 +374,7 @@ describe('adversarial: ignore files linked outside the folder', function () {
   after(() => lab.dispose());
 
   for (const config of SEARCH_ENGINES) {
-    it(`a .gitignore or .git/info/exclude that is a link leading outside is not read, so outside bytes never decide what the model sees (${config.name})`, async () => {
+    (config.available ? it : it.skip)(`a .gitignore or .git/info/exclude that is a link leading outside is not read, so outside bytes never decide what the model sees (${config.name})`, async () => {
       const s = await lab.server(config.init, config.env(lab));
       const id = await lab.open(s);
       const tag = `i${config.tag}`;

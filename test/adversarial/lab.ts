@@ -15,7 +15,9 @@ import { SECRET_SAMPLES } from '../support/secretSamples';
 import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, type FakeStep, type RecordedRequest } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 
-export { ripgrepOnPath } from '../support/toolFixture';
+import { ripgrepOnPath } from '../support/toolFixture';
+
+export { ripgrepOnPath };
 
 /**
  * Planted outside the folder, in secret files inside it, in the server's
@@ -434,6 +436,8 @@ export interface SearchEngineConfig {
   tag: string;
   init: Partial<InitializationOptions>;
   env: (lab: Lab) => Record<string, string>;
+  /** False for ripgrep when no `rg` is on PATH: the part is skipped rather than run on the walk a second time. */
+  available: boolean;
 }
 
 /**
@@ -450,6 +454,7 @@ export const SEARCH_ENGINES: SearchEngineConfig[] = [
       fs.mkdirSync(empty, { recursive: true });
       return { PATH: empty };
     },
+    available: true,
   },
-  { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}) },
+  { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}), available: ripgrepOnPath() !== undefined },
 ];

@@ -65,8 +65,16 @@ export async function expectFailure(toolbox: Toolbox, name: string, args: unknow
   return outcome.output;
 }
 
+/**
+ * Set by the no-ripgrep pass of `npm test` (test/support/withoutRipgrep.ts),
+ * which also takes `rg` off the PATH: the ripgrep variants skip, and every
+ * other search runs on the pure-Node walk.
+ */
+export const NO_RIPGREP_ENV = 'REPO_DISCUSS_NO_RIPGREP';
+
 /** The `rg` on PATH, if any: suites that run against both search engines skip the ripgrep side without it. */
 export function ripgrepOnPath(): string | undefined {
+  if (process.env[NO_RIPGREP_ENV]) return undefined;
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir) continue;
     const candidate = path.join(dir, process.platform === 'win32' ? 'rg.exe' : 'rg');

@@ -91,6 +91,11 @@ for (const variant of VARIANTS) {
         assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.ts', path: 'src/util' }), 'src/util/strings.ts');
       });
 
+      test('echoes a pattern of 20,000 characters cut to its first 200, so the answer does not grow with the call', async () => {
+        const answer = await expectOk(toolbox, 'find_files', { pattern: `${'q'.repeat(20_000)}.ts` });
+        assert.ok(answer.length < 1000, `a ${answer.length}-character answer: ${answer.slice(0, 80)}…`);
+      });
+
       test('leaves out node_modules/ and .git/ at any depth', async () => {
         const output = await expectOk(toolbox, 'find_files', { pattern: '**' });
         assert.doesNotMatch(output, /node_modules|\.git\//);
@@ -386,6 +391,19 @@ for (const variant of VARIANTS) {
 
       test('answers an invalid regular expression with a clear error', async () => {
         assert.match(await expectFailure(toolbox, 'grep_files', { pattern: 'createThing(' }), /Invalid regular expression/);
+      });
+
+      test('echoes a pattern of 100,000 characters or a glob of 20,000 cut to its first 200, so no answer grows with the call', async () => {
+        const pattern = 'z'.repeat(100_000);
+        const glob = `${'q'.repeat(20_000)}.ts`;
+        const answers = [
+          await expectOk(toolbox, 'grep_files', { pattern }),
+          await expectOk(toolbox, 'grep_files', { pattern: 'createThing', glob }),
+          await expectFailure(toolbox, 'grep_files', { pattern: '('.repeat(100_000) }),
+        ];
+        for (const answer of answers) assert.ok(answer.length < 1000, `a ${answer.length}-character answer: ${answer.slice(0, 80)}…`);
+        assert.ok(answers[0].includes(`"${'z'.repeat(200)}…"`), answers[0].slice(0, 300));
+        assert.match(answers[2], /^Invalid regular expression "\(+…": Too many captures\. /);
       });
 
       test('runs a pattern ripgrep cannot pre-filter on the walk, with the same answer', async () => {

@@ -14,8 +14,8 @@
 # stamp present this exits at once. An interrupted install has no stamp and is
 # redone from scratch.
 #
-# Needs Debian packages ripgrep and libkrb5-dev (and chromium for the suites):
-#   apt-get install -y chromium ripgrep libkrb5-dev
+# Needs the Debian packages ripgrep and libkrb5-dev: installed first when
+# missing and run as root, else named (test/setup/system-packages.sh).
 set -euo pipefail
 
 VERSION=4.100.3
@@ -28,15 +28,9 @@ if [[ -f "$STAMP" && -f "$PKG/out/node/entry.js" ]]; then
   exit 0
 fi
 
-missing=()
-command -v rg >/dev/null || missing+=(ripgrep)
-command -v krb5-config >/dev/null || missing+=(libkrb5-dev)
-if ((${#missing[@]})); then
-  echo "code-server setup needs Debian packages: ${missing[*]} (apt-get install -y ${missing[*]})" >&2
-  exit 1
-fi
+bash "$ROOT/test/setup/system-packages.sh" --for "code-server's install (test/vscode/setup.sh)" ripgrep libkrb5-dev
 
-echo "Installing code-server $VERSION into $DIR (once; about 90 s)…" >&2
+echo "Installing code-server $VERSION into $DIR (once; about a minute)…" >&2
 rm -rf "$DIR"
 mkdir -p "$DIR"
 cd "$DIR"

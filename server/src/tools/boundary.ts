@@ -51,7 +51,7 @@ export function toPosix(relativePath: string): string {
 }
 
 /** Keeps echoed model input short in messages. */
-function quoteForMessage(requested: string): string {
+export function quoteForMessage(requested: string): string {
   return requested.length > 200 ? `${requested.slice(0, 200)}…` : requested;
 }
 

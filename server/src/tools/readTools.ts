@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolOutcome } from './types';
-import { ReadBoundary, ResolvedPath } from './boundary';
+import { quoteForMessage, ReadBoundary, ResolvedPath } from './boundary';
 import { compilePattern, GREP_LIMITS } from './grepCore';
 import { compileGlobTest, normalizeGlob } from './globs';
 import { SearchEngine } from './searchEngine';
@@ -367,7 +367,7 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
   const scope = scopeResult.scope;
 
   if (scope.kind === 'file') {
-    return ok(matches(scope.relativePath) ? scope.relativePath : `No files match "${args.pattern}" at ${scope.relativePath}.`);
+    return ok(matches(scope.relativePath) ? scope.relativePath : `No files match "${quoteForMessage(args.pattern)}" at ${scope.relativePath}.`);
   }
 
   const outcome = await engine.run({ kind: 'find', root: boundary.root, denyRead: boundary.denyRules.policyGlobs, scope: jobScope(scope), pattern: args.pattern }, signal);
@@ -384,7 +384,7 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
   const stopNote = listingStopNote(result.listingStopped);
   if (stopNote) notes.push(stopNote);
   if (result.results.length === 0) {
-    return ok([`No files match "${args.pattern}" in ${where} (${WALK_EXCLUSIONS}).`, ...notes].join('\n'));
+    return ok([`No files match "${quoteForMessage(args.pattern)}" in ${where} (${WALK_EXCLUSIONS}).`, ...notes].join('\n'));
   }
   const lines = result.results.map((file) => (file.denied ? `${file.relativePath}${NOT_READABLE_NOTE}` : file.relativePath));
   return ok([...lines, ...notes].join('\n'));
@@ -392,12 +392,21 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
 
 // --------------------------------------------------------------- grep_files
 
+/**
+ * V8's message repeats the whole pattern ("Invalid regular expression: /…/m:
+ * Unterminated group"), which made a megabyte pattern a two-megabyte answer;
+ * the reason alone is kept, after the (cut) pattern.
+ */
+function regexpProblem(message: string): string {
+  return quoteForMessage(message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, ''));
+}
+
 export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, signal: AbortSignal | undefined, engine: SearchEngine): Promise<ToolOutcome> {
   if (args.pattern === '') return failed('pattern is empty. Pass a JavaScript regular expression such as "createToolbox\\(".');
   // Compiled here only to answer a bad pattern at once; the worker compiles its own copy.
   const pattern = compilePattern(args.pattern);
   if (typeof pattern === 'string') {
-    return failed(`Invalid regular expression ${JSON.stringify(args.pattern)}: ${pattern}. Pass a JavaScript regular expression; escape special characters such as ( [ { . * + ? with a backslash.`);
+    return failed(`Invalid regular expression ${JSON.stringify(quoteForMessage(args.pattern))}: ${regexpProblem(pattern)}. Pass a JavaScript regular expression; escape special characters such as ( [ { . * + ? with a backslash.`);
   }
   const glob = args.glob !== undefined && normalizeGlob(args.glob) !== '' ? args.glob : undefined;
   const scopeResult = await resolveSearchScope(boundary, args.path);
@@ -433,8 +442,8 @@ export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, sig
 
   if (result.matchCount === 0) {
     const where = scope.relativePath === '.' ? 'the folder' : scope.relativePath;
-    const filter = glob !== undefined ? ` matching glob "${args.glob}"` : '';
-    return ok([`No matches for ${JSON.stringify(args.pattern)} in ${where}${filter} (${WALK_EXCLUSIONS}; binary files are skipped).`, ...notes].join('\n'));
+    const filter = glob !== undefined ? ` matching glob "${quoteForMessage(glob)}"` : '';
+    return ok([`No matches for ${JSON.stringify(quoteForMessage(args.pattern))} in ${where}${filter} (${WALK_EXCLUSIONS}; binary files are skipped).`, ...notes].join('\n'));
   }
   return ok([...result.lines, ...notes].join('\n'));
 }
