@@ -6,7 +6,7 @@
  */
 import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
 import { systemClock } from './core/deps';
-import { createOpenAIModel } from './model/openaiModel';
+import { createOpenAIModel } from './model/openai/chatModel';
 import { startServer } from './server';
 import { defaultStorageDir } from '../../shared/storageDir';
 import { FileStore } from './store/fileStore';

@@ -14,7 +14,7 @@ import type { ServerProcess } from '../support/serverProcess';
 import { Lab, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
 
 const API_KEY = 'sk-adversarial-key';
-/** Retries the server allows itself after the first try (openaiModel's default). */
+/** Retries the server allows itself after the first try (the default in model/openai/chatModel.ts). */
 const MAX_TRIES = 3;
 
 type Outcome = 'error' | 'success' | 'either';

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { createOpenAIModel, OpenAIModelOptions, StreamEndWatch } from '../../server/src/model/openaiModel';
+import { createOpenAIModel, OpenAIModelOptions } from '../../server/src/model/openai/chatModel';
+import { StreamEndWatch } from '../../server/src/model/openai/stream/streamEnd';
 import { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings } from '../../server/src/model/types';
 import {
   createGate,

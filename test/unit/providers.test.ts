@@ -1,13 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import {
-  createOpenAIModel,
-  DEFAULT_AZURE_API_VERSION,
-  OpenAIModelOptions,
-  resolveEndpoint,
-  ThinkTagSplitter,
-  ToolCallAssembler,
-} from '../../server/src/model/openaiModel';
+import { createOpenAIModel, OpenAIModelOptions } from '../../server/src/model/openai/chatModel';
+import { DEFAULT_AZURE_API_VERSION, resolveEndpoint } from '../../server/src/model/openai/endpoint';
+import { ThinkTagSplitter } from '../../server/src/model/openai/stream/thinkTags';
+import { ToolCallAssembler } from '../../server/src/model/openai/stream/toolCalls';
 import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, ToolSpec } from '../../server/src/model/types';
 import { FakeOpenAI, HttpErrorStep, loadProviderFixture, PROVIDER_FIXTURES_DIR, replayFixture, startFakeOpenAI } from '../support/fakeOpenAI';
 
