@@ -370,7 +370,7 @@ function compileModelGlob(argument: string, glob: string): PathTest | ToolOutcom
   } catch (error) {
     if (!(error instanceof GlobError)) throw error;
     const shown = glob.length > 80 ? `${JSON.stringify(glob.slice(0, 80)).slice(0, -1)}…"` : JSON.stringify(glob);
-    return failed(`The ${argument} glob ${shown} cannot be used: ${error.message}`);
+    return failed(`The ${argument} argument ${shown} cannot be used: ${error.message}`);
   }
 }
 
