@@ -87,6 +87,8 @@ describe('adversarial: hostile globs (policy, settings, model)', function () {
       lab.fake.push({ kind: 'gate', gate, deltas: ['Streaming ', 'before, '], then: { kind: 'text', deltas: ['and ', 'after.'] } });
       await s.request('discuss/send', { discussionId: streaming, text: 'talk while the policies are tried' });
       await gate.reached;
+      // Mid-stream: its first text has reached the client, the rest waits on the gate.
+      await s.until(() => s.of(streaming, 'assistant_delta').map((e) => e.text).join('') === 'Streaming before, ');
       const deltasBefore = s.of(streaming, 'assistant_delta').length;
 
       const policyFile = path.join(hostile, '.repo-discuss', 'policy.json');
