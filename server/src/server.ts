@@ -11,6 +11,7 @@ import {
   type InitializeResult,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
+import { denyReadSettingProblem } from './tools/policy';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   DISCUSS_SELECTION_COMMAND,
@@ -322,6 +323,9 @@ function invalidSettings(options: { model?: unknown; denyRead?: unknown; storage
     if (!Array.isArray(options.denyRead) || options.denyRead.some((g) => typeof g !== 'string')) {
       return '"denyRead" must be an array of glob strings, e.g. ["secrets/**"].';
     }
+    // Checked here too, not only at start: a glob over the limits is refused before it replaces a working list.
+    const problem = denyReadSettingProblem(stringArray(options.denyRead));
+    if (problem) return `${problem}.`;
   }
   if (options.storageDir !== undefined && options.storageDir !== null && typeof options.storageDir !== 'string') {
     return '"storageDir" must be a folder path.';
