@@ -1,6 +1,7 @@
 import type { ConfigureRequest, InitializationOptions, ModelConfig, Untrusted } from '../../shared/protocol';
 import type { ModelSettings } from './model/types';
 import { DiscussError } from './core/errors';
+import { denyReadSettingProblem } from './tools/policy';
 
 /**
  * What the client configured for the server: the endpoint and model, the
@@ -79,6 +80,9 @@ function invalidSettings(options: { model?: unknown; denyRead?: unknown; storage
     if (!Array.isArray(options.denyRead) || options.denyRead.some((g) => typeof g !== 'string')) {
       return '"denyRead" must be an array of glob strings, e.g. ["secrets/**"].';
     }
+    // Checked here too, not only at start: a glob over the limits is refused before it replaces a working list.
+    const problem = denyReadSettingProblem(stringArray(options.denyRead));
+    if (problem) return `${problem}.`;
   }
   if (options.storageDir !== undefined && options.storageDir !== null && typeof options.storageDir !== 'string') {
     return '"storageDir" must be a folder path.';

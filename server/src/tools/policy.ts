@@ -2,7 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ReadPolicy } from './types';
 import { ReadBoundary } from './boundary';
+import { compileGlob, GLOB_LIMITS, globProblem } from './globs';
 import { normalizeDenyGlob } from './secrets';
+import { DENIABLE_TOOL_NAMES } from './toolbox';
 
 /**
  * A project can narrow what a discussion may do with `.repo-discuss/policy.json`:
@@ -27,6 +29,8 @@ export class PolicyError extends Error {
   constructor(
     readonly source: string,
     message: string,
+    /** What is wrong, without the source and the expected shape around it. */
+    readonly problem: string = message,
   ) {
     super(message);
     this.name = 'PolicyError';
@@ -39,11 +43,15 @@ function fail(source: string, problem: string): never {
   throw new PolicyError(
     source,
     `Invalid read policy in ${source}: ${problem}. Expected ${EXAMPLE}. Fix or remove it, then start the discussion again.`,
+    problem,
   );
 }
 
 function validateStringList(source: string, key: string, value: unknown, kind: 'tool' | 'glob'): string[] {
   if (!Array.isArray(value)) fail(source, `"${key}" must be an array of strings, got ${describeType(value)}`);
+  if (kind === 'glob' && value.length > GLOB_LIMITS.maxRules) {
+    fail(source, `"${key}" has ${value.length} rules, more than the ${GLOB_LIMITS.maxRules} allowed; merge rules with braces or a directory glob such as "secrets/**"`);
+  }
   return value.map((item, index) => {
     if (typeof item !== 'string' || item.trim() === '') {
       fail(source, `"${key}"[${index}] must be a non-empty string, got ${describeType(item)}`);
@@ -55,8 +63,48 @@ function validateStringList(source: string, key: string, value: unknown, kind: '
         fail(source, `"${key}"[${index}] ("${item}") starts with "!": a policy can only deny paths, list the paths to deny instead`);
       }
       if (normalizeDenyGlob(item) === '') fail(source, `"${key}"[${index}] ("${item}") names no path`);
+      // Refused here, before anything compiles it: a hostile glob held the server's event loop for minutes.
+      const problem = globProblem(normalizeDenyGlob(item));
+      if (problem) fail(source, `"${key}"[${index}] (${quoteStart(item)}) cannot be used: ${withoutFullStop(problem)}`);
     }
+    if (kind === 'tool') checkToolName(source, key, index, item.trim());
     return item.trim();
+  });
+}
+
+function withoutFullStop(sentence: string): string {
+  return sentence.replace(/\.$/, '');
+}
+
+/** A rule quoted for a message, cut so a 256 KiB rule does not become the message. */
+function quoteStart(item: string): string {
+  return item.length > 60 ? `${JSON.stringify(item.slice(0, 60)).slice(0, -1)}…"` : JSON.stringify(item);
+}
+
+/** Denying a name no tool has would silently deny nothing (`"READ_FILE"` left read_file on). */
+function checkToolName(source: string, key: string, index: number, name: string): void {
+  if (DENIABLE_TOOL_NAMES.includes(name)) return;
+  const known = DENIABLE_TOOL_NAMES.map((tool) => `"${tool}"`).join(', ');
+  const sameLetters = DENIABLE_TOOL_NAMES.find((tool) => tool.toLowerCase() === name.toLowerCase().replace(/-/g, '_'));
+  const hint = sameLetters ? ` (did you mean "${sameLetters}"?)` : '';
+  fail(source, `"${key}"[${index}] names no tool: ${quoteStart(name)}${hint}; the tools are ${known}`);
+}
+
+/** The whole list is matched on every read: its expanded size is bounded too. */
+function checkRuleSetSize(source: string, globs: readonly string[]): void {
+  let total = 0;
+  globs.forEach((glob, index) => {
+    try {
+      total += compileGlob(normalizeDenyGlob(glob), { nocase: true, nonegate: true }).expandedLength;
+    } catch (error) {
+      fail(source, `"denyRead"[${index}] (${quoteStart(glob)}) cannot be used: ${withoutFullStop((error as Error).message)}`);
+    }
+    if (total > GLOB_LIMITS.maxRuleSetExpandedLength) {
+      fail(
+        source,
+        `"denyRead" up to [${index}] expands to more than ${GLOB_LIMITS.maxRuleSetExpandedLength} characters of globs; use fewer or shorter {a,b} groups, or a directory glob such as "secrets/**"`,
+      );
+    }
   });
 }
 
@@ -87,10 +135,10 @@ function validatePolicyObject(parsed: unknown, source: string): ReadPolicy {
       fail(source, `unknown key "${key}"; only "denyTools" and "denyRead" are allowed, and they can only narrow access`);
     }
   }
-  return {
-    denyTools: record.denyTools === undefined ? [] : validateStringList(source, 'denyTools', record.denyTools, 'tool'),
-    denyRead: record.denyRead === undefined ? [] : validateStringList(source, 'denyRead', record.denyRead, 'glob'),
-  };
+  const denyTools = record.denyTools === undefined ? [] : validateStringList(source, 'denyTools', record.denyTools, 'tool');
+  const denyRead = record.denyRead === undefined ? [] : validateStringList(source, 'denyRead', record.denyRead, 'glob');
+  checkRuleSetSize(source, denyRead);
+  return { denyTools, denyRead };
 }
 
 /** Union of all restrictions, de-duplicated, order kept. */
@@ -102,6 +150,20 @@ export function mergePolicies(...parts: ReadonlyArray<ExtraReadRestrictions | un
     for (const glob of part?.denyRead ?? []) denyRead.add(glob);
   }
   return { denyTools: [...denyTools], denyRead: [...denyRead] };
+}
+
+/**
+ * What is wrong with the user's `denyRead` setting, checked as a start would
+ * check it, so that configure can refuse it at once and keep the old one.
+ */
+export function denyReadSettingProblem(denyRead: readonly string[]): string | undefined {
+  try {
+    validatePolicyObject({ denyRead }, 'the user settings');
+    return undefined;
+  } catch (error) {
+    if (error instanceof PolicyError) return error.problem;
+    throw error;
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { ToolOutcome } from './types';
 import { quoteForMessage, ReadBoundary, ResolvedPath } from './boundary';
 import { compilePattern, GREP_LIMITS } from './grepCore';
-import { compileGlobTest, normalizeGlob } from './globs';
+import { compileGlobTest, GlobError, normalizeGlob, PathTest } from './globs';
 import { SearchEngine } from './searchEngine';
 import { SEARCH_LIMITS, SearchScope } from './searchJobs';
 import type { PoolOutcome } from './searchPool';
@@ -359,9 +359,25 @@ function unfinished(tool: string, outcome: Exclude<PoolOutcome, { ok: true }>, t
   return failed(`The ${tool} call failed. Try again with other arguments.`);
 }
 
+/**
+ * The model's glob compiled, or the answer to one over the limits or in
+ * unsupported syntax, given before any search starts (an extglob once held
+ * the event loop for 80 s here).
+ */
+function compileModelGlob(argument: string, glob: string): PathTest | ToolOutcome {
+  try {
+    return compileGlobTest(glob);
+  } catch (error) {
+    if (!(error instanceof GlobError)) throw error;
+    const shown = glob.length > 80 ? `${JSON.stringify(glob.slice(0, 80)).slice(0, -1)}…"` : JSON.stringify(glob);
+    return failed(`The ${argument} argument ${shown} cannot be used: ${error.message}`);
+  }
+}
+
 export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, signal: AbortSignal | undefined, engine: SearchEngine): Promise<ToolOutcome> {
   if (normalizeGlob(args.pattern) === '') return failed('pattern is empty. Pass a glob such as "**/*.ts" or "package.json".');
-  const matches = compileGlobTest(args.pattern);
+  const matches = compileModelGlob('pattern', args.pattern);
+  if (typeof matches !== 'function') return matches;
   const scopeResult = await resolveSearchScope(boundary, args.path);
   if (!scopeResult.ok) return scopeResult.outcome;
   const scope = scopeResult.scope;
@@ -409,6 +425,9 @@ export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, sig
     return failed(`Invalid regular expression ${JSON.stringify(quoteForMessage(args.pattern))}: ${regexpProblem(pattern)}. Pass a JavaScript regular expression; escape special characters such as ( [ { . * + ? with a backslash.`);
   }
   const glob = args.glob !== undefined && normalizeGlob(args.glob) !== '' ? args.glob : undefined;
+  // Compiled here only to answer a bad glob at once; the worker compiles its own copy.
+  const globTest = glob === undefined ? undefined : compileModelGlob('glob', glob);
+  if (globTest !== undefined && typeof globTest !== 'function') return globTest;
   const scopeResult = await resolveSearchScope(boundary, args.path);
   if (!scopeResult.ok) return scopeResult.outcome;
   const scope = scopeResult.scope;

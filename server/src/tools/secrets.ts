@@ -1,4 +1,4 @@
-import { Minimatch } from 'minimatch';
+import { compileGlob, CompiledGlob } from './globs';
 
 /**
  * Which paths the read tools never show the contents of. Default rules cover
@@ -150,14 +150,15 @@ export function normalizeDenyGlob(glob: string): string {
   return normalized;
 }
 
-interface CompiledGlob {
+interface CompiledDenyGlob {
   source: string;
-  matcher: Minimatch;
+  matcher: CompiledGlob;
 }
 
 export class ReadDenyRules {
-  private readonly globs: CompiledGlob[];
+  private readonly globs: CompiledDenyGlob[];
 
+  /** Throws GlobError for a glob over the limits: callers validate first (policy.ts), this fails closed. */
   constructor(denyReadGlobs: readonly string[] = []) {
     this.globs = denyReadGlobs
       .map((glob) => normalizeDenyGlob(glob))
@@ -165,7 +166,7 @@ export class ReadDenyRules {
       .map((glob) => ({
         source: glob,
         // nocase and matchBase only ever deny more; nonegate keeps `!x` from meaning "everything but x".
-        matcher: new Minimatch(glob, { dot: true, nocase: true, matchBase: !glob.includes('/'), nonegate: true, nocomment: true }),
+        matcher: compileGlob(glob, { nocase: true, nonegate: true }),
       }));
   }
 

@@ -111,6 +111,9 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
 /** The names of the read tools, whatever the policy. */
 export const READ_TOOL_NAMES: readonly string[] = READ_TOOLS.map((tool) => tool.name);
 
+/** What a policy's `denyTools` may name: the read tools and the hand-off. */
+export const DENIABLE_TOOL_NAMES: readonly string[] = [...READ_TOOL_NAMES, PREPARE_CODING_TASK];
+
 function toToolSpec(tool: ReadToolDefinition): ToolSpec {
   const properties: Record<string, unknown> = {};
   for (const argument of tool.arguments) {
