@@ -120,9 +120,14 @@ export const HOSTILE_NAMES: readonly string[] = [
 /** Every character a name must never bring raw into an answer (newline aside, which separates lines). */
 export const UNSAFE_IN_ANSWER = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
-/** The path a printed name stands for: a quoted one read back as JSON, a bare one as is. */
+/** The path a printed name stands for: a quoted one read back as JSON, anything else as is. */
 export function printedName(printed: string): string {
-  return printed.startsWith('"') ? (JSON.parse(printed.replace(/\/$/, '')) as string) : printed;
+  if (!printed.startsWith('"')) return printed;
+  try {
+    return JSON.parse(printed.replace(/\/$/, '')) as string;
+  } catch {
+    return printed; // not a quoted form after all (a raw name that starts with a quote)
+  }
 }
 
 /** Splits a grep result line `path:line: text` (the path bare, or quoted) into its parts; undefined when it is not one. */
