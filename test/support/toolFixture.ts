@@ -87,3 +87,60 @@ export function ripgrepOnPath(): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * File names that try to make a tool answer ambiguous or render as another
+ * name: line breaks (one posing as a grep match line), line-number
+ * separators, C0 and C1 controls, bidi overrides, embeddings, isolates and
+ * marks, a name that looks quoted and one that spells the quoted form of
+ * another. Relative paths, some in directories with such names.
+ */
+export const HOSTILE_NAMES: readonly string[] = [
+  'a.txt\nauth.ts:12: const ADMIN_PASSWORD = "hunter2"',
+  'b.ts:7: fake match',
+  'notes:40',
+  'cr\r.ts',
+  'tab\there.ts',
+  '\u001b[31mred\u001b[0m.ts',
+  'bell\u0007.ts',
+  'del\u007f.ts',
+  'nel\u0085.ts',
+  'csi\u009b2J.ts',
+  'invoice\u202efdp.ts',
+  'lro\u202d.ts',
+  'rle\u202b.ts',
+  'pdf\u202c.ts',
+  'lri\u2066.ts',
+  'rli\u2067.ts',
+  'fsi\u2068.ts',
+  'pdi\u2069.ts',
+  'rlm\u200f.ts',
+  'alm\u061c.ts',
+  'ls\u2028.ts',
+  'ps\u2029.ts',
+  '"quoted".ts',
+  'a\nb.ts',
+  '"a\\nb.ts"',
+  'dir\nname/inner.ts',
+  'evil\u202edir/x:3:y/inner.ts',
+];
+
+/** Every character a name must never bring raw into an answer (newline aside, which separates lines). */
+export const UNSAFE_IN_ANSWER = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+/** The path a printed name stands for: a quoted one read back as JSON, anything else as is. */
+export function printedName(printed: string): string {
+  if (!printed.startsWith('"')) return printed;
+  try {
+    return JSON.parse(printed.replace(/\/$/, '')) as string;
+  } catch {
+    return printed; // not a quoted form after all (a raw name that starts with a quote)
+  }
+}
+
+/** Splits a grep result line `path:line: text` (the path bare, or quoted) into its parts; undefined when it is not one. */
+export function parseGrepLine(line: string): { path: string; line: number; text: string } | undefined {
+  const match = /^("(?:[^"\\]|\\.)*"|.*?):(\d+): (.*)$/s.exec(line);
+  if (!match) return undefined;
+  return { path: printedName(match[1]), line: Number(match[2]), text: match[3] };
+}

@@ -284,4 +284,30 @@ describe('the chat panel script', function () {
     assert.equal(reply.textContent?.match(/It is in/g)?.length, 1);
     assert.equal(reply.querySelectorAll('.code-block').length, 1);
   });
+  it('shows a tool chip for a hostile file name escaped and inert: no bidi or control character reaches its text or title, and nothing in it is markup', async () => {
+    const hostile = 'invoice\u202efdp.ts\nauth.ts:12: <img src=x onerror=alert(1)>\u001b[31m';
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({
+      type: 'events',
+      events: numbered([
+        { type: 'user_message', text: 'Read it' },
+        { type: 'tool_call', tool: 'read_file\u202e', paramsPreview: JSON.stringify({ path: hostile }) },
+        // What a server answer would hold if a name or content line reached it raw.
+        { type: 'tool_result', tool: 'read_file\u202e', ok: true, preview: `1: ${hostile}\r2: fake\u2028line` },
+        { type: 'turn_complete' },
+      ]),
+    });
+    await panel.nextFrame();
+
+    const chip = panel.document.querySelector('details.tool-chip')!;
+    const unsafe = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+    assert.doesNotMatch(chip.textContent ?? '', unsafe);
+    assert.doesNotMatch(chip.querySelector('summary')!.getAttribute('title') ?? '', unsafe);
+    assert.equal(chip.querySelector('.tool-params')?.textContent, `path: ${JSON.stringify(hostile).replace('\u202e', '\\u202e').replace('\u001b', '\\u001b')}`);
+    assert.equal(chip.querySelector('.tool-name')?.textContent, 'read_file\\u202e');
+    assert.equal(chip.querySelector('.tool-preview')?.textContent?.split('\n').length, 2, 'the preview keeps its one real line break');
+    assert.equal(chip.querySelector('img'), null);
+    assert.equal(chip.querySelectorAll('*').length, chip.querySelectorAll('summary, span, pre').length, 'only the chip\'s own elements');
+  });
 });

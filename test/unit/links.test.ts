@@ -110,4 +110,11 @@ describe('repository path citations', () => {
       assert.deepEqual(findRepoPaths(text).map((m) => text.slice(m.start, m.end)), ['src/a.ts', 'src/b.ts', 'src/c.ts']);
     });
   });
+  describe('titles', () => {
+    it('show a linked path holding a bidi or control character quoted and escaped, so the title says where the link goes', () => {
+      assert.equal(formatRepoPath({ path: 'src/gnp.\u202ets', line: 3 }), '"src/gnp.\\u202ets":3');
+      assert.equal(formatRepoPath({ path: 'src/a\u0085b.ts' }), '"src/a\\u0085b.ts"');
+      assert.equal(formatRepoPath({ path: 'src/a.ts', line: 3, endLine: 9 }), 'src/a.ts:3-9');
+    });
+  });
 });

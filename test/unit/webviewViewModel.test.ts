@@ -460,6 +460,13 @@ describe('the webview conversation model', () => {
       assert.equal(describeParams('[1,2]'), '[1,2]');
     });
 
+    it('shows a parameter holding a line break, control or bidi character quoted and escaped, and an ordinary one as is', () => {
+      assert.equal(describeParams(JSON.stringify({ path: 'a.txt\nauth.ts:12: x' })), 'path: "a.txt\\nauth.ts:12: x"');
+      assert.equal(describeParams(JSON.stringify({ path: 'gnp.\u202ets', 'k\u2067': ['\u202d'] })), 'path: "gnp.\\u202ets", k\\u2067: ["\\u202d"]');
+      assert.equal(describeParams('{"path":"a\u202eb'), '{"path":"a\\u202eb');
+      assert.equal(describeParams('{"path":"src/a.ts"}'), 'path: src/a.ts');
+    });
+
     it('does not take an ordinary failure for a refusal', () => {
       assert.equal(isRefusal('ENOENT: no such file'), false);
       assert.equal(isRefusal("That tool is denied by this project's policy"), true);

@@ -9,6 +9,8 @@
  * showing as a link.
  */
 
+import { printablePath } from '../../../shared/printablePath';
+
 export interface RepoPathRef {
   /** Relative to the repository root, `/`-separated, no `.` or `..` segments. */
   path: string;
@@ -149,12 +151,17 @@ export function findRepoPaths(text: string, options: RepoPathOptions = {}): Repo
   return found;
 }
 
-/** `src/a.ts:42-50` as people read it; the inverse of the parsers, for titles. */
+/**
+ * `src/a.ts:42-50` as people read it; the inverse of the parsers, for titles.
+ * A path holding a bidi or control character is shown quoted and escaped, so
+ * the title says where the link goes.
+ */
 export function formatRepoPath(ref: RepoPathRef): string {
-  if (ref.line === undefined) return ref.path;
+  const shown = printablePath(ref.path);
+  if (ref.line === undefined) return shown;
   return ref.endLine !== undefined && ref.endLine !== ref.line
-    ? `${ref.path}:${ref.line}-${ref.endLine}`
-    : `${ref.path}:${ref.line}`;
+    ? `${shown}:${ref.line}-${ref.endLine}`
+    : `${shown}:${ref.line}`;
 }
 
 function looksLikeFile(pathText: string, rules: { bareNeedsKnownExtension: boolean }): boolean {

@@ -8,6 +8,7 @@
  * textContent.
  */
 import type { ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
+import { inertLine, inertText } from '../../../shared/printablePath';
 import { CODE_ACTION_ATTRIBUTE, createMarkdownRenderer, MarkdownStream, type StreamUpdate } from './markdown';
 import {
   discussionUsage,
@@ -254,8 +255,8 @@ function renderEverything(): void {
 
 function renderHeader(): void {
   const { repo, model: modelId, detached } = model.state;
-  repoLabel.textContent = repo ? baseName(repo) : 'Repo Discuss';
-  repoLabel.title = repo ?? '';
+  repoLabel.textContent = repo ? inertLine(baseName(repo)) : 'Repo Discuss';
+  repoLabel.title = inertLine(repo ?? '');
   const total = discussionUsage(model.state.turns);
   const spent = total ? ` · ${formatCount(total.promptTokens + total.completionTokens)} tokens` : '';
   modelLabel.textContent = detached ? 'not connected' : `${modelId ?? ''}${spent}`;
@@ -423,14 +424,15 @@ function renderToolChip(existing: HTMLDetailsElement | undefined, chip: ToolChip
   details.className = `tool-chip is-${state}`;
   const params = describeParams(chip.params);
   const [iconName, ...iconModifiers] = stateIcon[state];
-  const summary = element('summary', { class: 'tool-chip-summary', title: chip.params || chip.tool }, [
+  // Names in arguments and answers are repository or model input: bidi and control characters are shown escaped.
+  const summary = element('summary', { class: 'tool-chip-summary', title: inertText(chip.params || chip.tool) }, [
     icon(iconName, ...iconModifiers),
-    element('span', { class: 'tool-name' }, [chip.tool]),
+    element('span', { class: 'tool-name' }, [inertLine(chip.tool)]),
     ...(params ? [element('span', { class: 'tool-params' }, [params])] : []),
     element('span', { class: 'tool-state' }, [stateText[state]]),
   ]);
   const body = chip.preview
-    ? element('pre', { class: 'tool-preview' }, [chip.preview])
+    ? element('pre', { class: 'tool-preview' }, [inertText(chip.preview)])
     : element('p', { class: 'tool-preview is-empty' }, [chip.ok === null ? 'No result yet.' : 'No output.']);
   details.replaceChildren(summary, body);
   return details;

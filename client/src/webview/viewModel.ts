@@ -7,6 +7,7 @@
  * touches only the open turn, never the history before it.
  */
 import type { DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
+import { inertLine, printablePath } from '../../../shared/printablePath';
 
 export type FixCommand = (WebviewToExtension & { type: 'runCommand' })['command'];
 
@@ -434,18 +435,20 @@ export function isRefusal(preview: string): boolean {
 
 /**
  * Tool arguments as a short line: `path: src/a.ts, line: 3` rather than raw
- * JSON. Falls back to the text as sent (it may be cut mid-JSON).
+ * JSON. Falls back to the text as sent (it may be cut mid-JSON). A value
+ * holding a line break, control or bidi character is shown quoted and
+ * escaped, as the tools show such names, so it cannot pose as another name.
  */
 export function describeParams(params: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(params);
   } catch {
-    return params.trim();
+    return inertLine(params.trim());
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return params.trim();
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return inertLine(params.trim());
   return Object.entries(parsed as Record<string, unknown>)
-    .map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .map(([key, value]) => `${inertLine(key)}: ${typeof value === 'string' ? printablePath(value) : inertLine(JSON.stringify(value))}`)
     .join(', ');
 }
 

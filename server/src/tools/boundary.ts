@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseQuotedPath, quotedPath } from '../../../shared/printablePath';
 import { describeDenial, ReadDenial, ReadDenyRules } from './secrets';
 
 /**
@@ -51,17 +52,22 @@ export function toPosix(relativePath: string): string {
 }
 
 /** Keeps echoed model input short in messages. */
-export function quoteForMessage(requested: string): string {
+export function shortenForMessage(requested: string): string {
   return requested.length > 200 ? `${requested.slice(0, 200)}…` : requested;
+}
+
+/** Echoed input in double quotes, escaped when it holds a line break, control or bidi character. */
+function quoteForMessage(requested: string): string {
+  return quotedPath(shortenForMessage(requested));
 }
 
 function outsideMessage(requested: string): string {
   // Deliberately the same whether or not the outside path exists.
-  return `Refused: "${quoteForMessage(requested)}" is outside the folder this discussion can read. Use a path relative to the folder root (list_dir with no path shows the top level).`;
+  return `Refused: ${quoteForMessage(requested)} is outside the folder this discussion can read. Use a path relative to the folder root (list_dir with no path shows the top level).`;
 }
 
 function notFoundMessage(requested: string): string {
-  return `Not found: "${quoteForMessage(requested)}" does not exist in the folder. Use list_dir or find_files to see what is there.`;
+  return `Not found: ${quoteForMessage(requested)} does not exist in the folder. Use list_dir or find_files to see what is there.`;
 }
 
 function kindOf(stats: fs.Stats): PathKind {
@@ -102,11 +108,25 @@ export class ReadBoundary {
   }
 
   /**
-   * Resolves a path the model supplied: relative to the root, absolute, or a
-   * `file:` URI. Percent-escapes in plain paths are literal and `~` is not
-   * expanded, so a path means exactly one thing.
+   * Resolves a path the model supplied: relative to the root, absolute, a
+   * `file:` URI, or a name as the tools print it quoted (`"a\nb.txt"`, see
+   * printablePath.ts). Percent-escapes in plain paths are literal and `~` is
+   * not expanded, so a path means exactly one thing.
    */
   async resolve(requested: string): Promise<PathResolution> {
+    // A quoted form is read as the name it stands for first: the tools print
+    // every name that starts with `"` quoted, so this is the reading that
+    // matches their output. Both readings go through the whole boundary; the
+    // literal one is the fallback for a file whose name really is quoted.
+    const unquoted = typeof requested === 'string' ? parseQuotedPath(requested) : undefined;
+    if (unquoted === undefined) return this.resolveLiteral(requested);
+    const named = await this.resolveLiteral(unquoted);
+    if (named.ok || named.kind !== 'not_found') return named;
+    const literal = await this.resolveLiteral(requested);
+    return literal.ok || literal.kind !== 'not_found' ? literal : named;
+  }
+
+  private async resolveLiteral(requested: string): Promise<PathResolution> {
     if (typeof requested !== 'string') {
       return { ok: false, kind: 'invalid', message: 'Refused: the path must be a string.' };
     }
@@ -123,7 +143,7 @@ export class ReadBoundary {
       try {
         plainPath = fileURLToPath(requested);
       } catch {
-        return { ok: false, kind: 'invalid', message: `Refused: "${quoteForMessage(requested)}" is not a valid local file: URI. Use a path relative to the folder root.` };
+        return { ok: false, kind: 'invalid', message: `Refused: ${quoteForMessage(requested)} is not a valid local file: URI. Use a path relative to the folder root.` };
       }
       if (plainPath.includes('\0')) {
         return { ok: false, kind: 'invalid', message: 'Refused: the path contains a NUL byte.' };
@@ -178,7 +198,7 @@ export class ReadBoundary {
 
       hops += 1;
       if (hops > MAX_SYMLINK_HOPS) {
-        return { ok: false, kind: 'loop', message: `Refused: "${quoteForMessage(requested)}" goes through a symbolic link loop.` };
+        return { ok: false, kind: 'loop', message: `Refused: ${quoteForMessage(requested)} goes through a symbolic link loop.` };
       }
       let target: string;
       try {
@@ -197,7 +217,7 @@ export class ReadBoundary {
       // A hop through a denied name is refused too (`notes -> .env.d/x`).
       const hopDenial = this.denialOf(this.relativeOf(rewritten));
       if (hopDenial) {
-        return { ok: false, kind: 'denied', message: describeDenial(quoteForMessage(requested), hopDenial) };
+        return { ok: false, kind: 'denied', message: describeDenial(shortenForMessage(requested), hopDenial) };
       }
       pending = path.relative(this.root, rewritten).split(path.sep).filter((part) => part !== '' && part !== '.');
       current = this.root;
@@ -218,7 +238,7 @@ export class ReadBoundary {
     const relativePath = this.relativeOf(realPath);
     const realDenial = this.denialOf(relativePath);
     if (realDenial) {
-      return { ok: false, kind: 'denied', message: describeDenial(quoteForMessage(requested), realDenial) };
+      return { ok: false, kind: 'denied', message: describeDenial(shortenForMessage(requested), realDenial) };
     }
     return { ok: true, realPath, relativePath, kind: kindOf(stats), size: stats.size };
   }

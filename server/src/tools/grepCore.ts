@@ -1,5 +1,6 @@
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
+import { escapeLineBreaks, printablePath } from '../../../shared/printablePath';
 
 /**
  * The line matcher both search paths share. Whether files come from
@@ -149,7 +150,8 @@ export function formatMatchLine(relativePath: string, lineNumber: number, line: 
     const windowStart = matchIndex > max - 100 ? matchIndex - 100 : 0;
     text = `${windowStart > 0 ? '…' : ''}${line.slice(windowStart, windowStart + max)}…`;
   }
-  return `${relativePath}:${lineNumber}: ${text}`;
+  // A hostile name is quoted and a stray line break in the text escaped, so one match is one line.
+  return `${printablePath(relativePath)}:${lineNumber}: ${escapeLineBreaks(text)}`;
 }
 
 /** Everything one grep produces, in the order files were searched. */

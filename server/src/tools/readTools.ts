@@ -1,12 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolOutcome } from './types';
-import { quoteForMessage, ReadBoundary, ResolvedPath } from './boundary';
+import { shortenForMessage, ReadBoundary, ResolvedPath } from './boundary';
 import { compilePattern, GREP_LIMITS } from './grepCore';
 import { compileGlobTest, GlobError, normalizeGlob, PathTest } from './globs';
 import { SearchEngine } from './searchEngine';
 import { SEARCH_LIMITS, SearchScope } from './searchJobs';
 import type { PoolOutcome } from './searchPool';
+import { escapeLineBreaks, printableListItem, printablePath, quoteAsJson, quotedPath } from '../../../shared/printablePath';
 
 /**
  * The four read tools. Each takes arguments already validated by the toolbox
@@ -73,7 +74,18 @@ function cancelled(): ToolOutcome {
 }
 
 function displayPath(requested: string | undefined, resolved: ResolvedPath): string {
-  return requested === undefined || requested === '' ? '.' : resolved.relativePath;
+  return requested === undefined || requested === '' ? '.' : printablePath(resolved.relativePath);
+}
+
+/**
+ * Said once in an answer that shows a quoted name. Only a quoted name starts
+ * a line with `"` (printablePath quotes every name that starts with one).
+ */
+const QUOTED_NAMES_NOTE =
+  '[Names in double quotes are JSON-escaped: they hold a line break, control or bidi character, or ":N:". Pass one back as path exactly as shown.]';
+
+function withQuotedNamesNote(lines: string[], notes: string[]): string[] {
+  return lines.some((line) => line.startsWith('"')) ? [...notes, QUOTED_NAMES_NOTE] : notes;
 }
 
 function looksBinary(sample: Buffer): boolean {
@@ -116,7 +128,7 @@ function sizeText(bytes: number): string {
 function outOfReach(requestedPath: string, fileSize: number, startLine: number, lastReachable: number): string {
   const budget = sizeText(READ_LIMITS.readScanMaxBytes);
   return (
-    `Stopped looking for line ${startLine} of "${requestedPath}" (${sizeText(fileSize)}): read_file looks for start_line only in the first ${budget} of a file, ` +
+    `Stopped looking for line ${startLine} of ${quotedPath(requestedPath)} (${sizeText(fileSize)}): read_file looks for start_line only in the first ${budget} of a file, ` +
     `which go as far as line ${lastReachable}. Pass a start_line of at most ${lastReachable}. ` +
     'Lines further in cannot be read here; ask the user which part of the file matters, or to save that part as a smaller file.'
   );
@@ -126,9 +138,9 @@ export async function readFile(boundary: ReadBoundary, args: ReadFileArgs, signa
   const resolved = await boundary.resolve(args.path);
   if (!resolved.ok) return failed(resolved.message);
   if (resolved.kind === 'directory') {
-    return failed(`"${args.path}" is a directory. Use list_dir to see its entries or find_files to search it.`);
+    return failed(`${quotedPath(args.path)} is a directory. Use list_dir to see its entries or find_files to search it.`);
   }
-  if (resolved.kind !== 'file') return failed(`"${args.path}" is not a regular file.`);
+  if (resolved.kind !== 'file') return failed(`${quotedPath(args.path)} is not a regular file.`);
 
   const startLine = args.start_line ?? 1;
   const endLine = args.end_line ?? Number.POSITIVE_INFINITY;
@@ -138,7 +150,7 @@ export async function readFile(boundary: ReadBoundary, args: ReadFileArgs, signa
   try {
     handle = await fs.promises.open(resolved.realPath, 'r');
   } catch {
-    return failed(`"${args.path}" could not be opened.`);
+    return failed(`${quotedPath(args.path)} could not be opened.`);
   }
   try {
     return await readLineWindow(handle, args.path, resolved.size, startLine, endLine, signal);
@@ -176,7 +188,8 @@ async function readLineWindow(
   const countTotal = fileSize <= READ_LIMITS.readCountTotalBelowBytes;
 
   const emit = (bytes: Buffer): void => {
-    shown.push(`${lineNumber}: ${stripCarriageReturn(bytes.toString('utf8'))}`);
+    // A stray carriage return or U+2028 inside a line must not read as the start of another numbered line.
+    shown.push(`${lineNumber}: ${escapeLineBreaks(stripCarriageReturn(bytes.toString('utf8')))}`);
     shownBytes += bytes.length;
     firstShown ??= lineNumber;
     lastShown = lineNumber;
@@ -192,7 +205,7 @@ async function readLineWindow(
     }
     const data = chunk.subarray(0, bytesRead);
     if (position === 0 && looksBinary(data)) {
-      return failed(`Refused: "${requestedPath}" looks like a binary file (it contains NUL bytes), so it is not shown as text.`);
+      return failed(`Refused: ${quotedPath(requestedPath)} looks like a binary file (it contains NUL bytes), so it is not shown as text.`);
     }
     position += bytesRead;
     lastByte = data[bytesRead - 1];
@@ -248,15 +261,15 @@ async function readLineWindow(
   }
   const totalLines = reachedEnd ? (lastByte === -1 ? 0 : lastByte === 10 ? lineNumber - 1 : lineNumber) : undefined;
 
-  if (totalLines === 0) return ok(`(empty file: "${requestedPath}")`);
+  if (totalLines === 0) return ok(`(empty file: ${quotedPath(requestedPath)})`);
   if (firstShown === undefined || lastShown === undefined) {
-    return failed(`"${requestedPath}" has ${totalLines} lines; start_line ${startLine} is past the end. Pass a start_line between 1 and ${totalLines}.`);
+    return failed(`${quotedPath(requestedPath)} has ${totalLines} lines; start_line ${startLine} is past the end. Pass a start_line between 1 and ${totalLines}.`);
   }
 
   const ofTotal = totalLines !== undefined ? `of ${totalLines}` : `of more than ${lastShown}`;
   const continuation =
     continueAt !== undefined && (totalLines === undefined || continueAt <= totalLines)
-      ? ` To continue, call read_file with {"path": ${JSON.stringify(requestedPath)}, "start_line": ${continueAt}}.`
+      ? ` To continue, call read_file with {"path": ${quoteAsJson(requestedPath)}, "start_line": ${continueAt}}.`
       : '';
   let note: string | undefined;
   if (stoppedBy === 'line_cap') {
@@ -282,14 +295,14 @@ export async function listDir(boundary: ReadBoundary, args: ListDirArgs, signal?
   const resolved = await boundary.resolve(args.path ?? '.');
   if (!resolved.ok) return failed(resolved.message);
   if (resolved.kind !== 'directory') {
-    return failed(`"${args.path}" is not a directory. Use read_file to read a file.`);
+    return failed(`${quotedPath(args.path ?? '.')} is not a directory. Use read_file to read a file.`);
   }
 
   let entries: fs.Dirent[];
   try {
     entries = await fs.promises.readdir(resolved.realPath, { withFileTypes: true });
   } catch {
-    return failed(`"${args.path ?? '.'}" could not be listed.`);
+    return failed(`${quotedPath(args.path ?? '.')} could not be listed.`);
   }
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
@@ -301,33 +314,35 @@ export async function listDir(boundary: ReadBoundary, args: ListDirArgs, signal?
   }
 
   const shownPath = displayPath(args.path, resolved);
-  if (entries.length === 0) return ok(`${shownPath}/ is empty.`);
+  if (entries.length === 0) return ok([`${shownPath}/ is empty.`, ...withQuotedNamesNote([shownPath], [])].join('\n'));
   const lines = listed.map((entry) => entry.label);
   const header = `${shownPath === '.' ? './' : `${shownPath}/`} (${entries.length} entries)`;
+  const notes: string[] = [];
   if (entries.length > READ_LIMITS.listMaxEntries) {
-    lines.push(`[Showing the first ${READ_LIMITS.listMaxEntries} of ${entries.length} entries. Use find_files with a pattern to narrow.]`);
+    notes.push(`[Showing the first ${READ_LIMITS.listMaxEntries} of ${entries.length} entries. Use find_files with a pattern to narrow.]`);
   }
-  return ok(`${header}\n${lines.join('\n')}`);
+  return ok([header, ...lines, ...withQuotedNamesNote([header, ...lines], notes)].join('\n'));
 }
 
 async function describeEntry(boundary: ReadBoundary, directory: string, base: string, entry: fs.Dirent): Promise<ListedEntry> {
   const name = entry.name;
   const relativePath = `${base}${name}`;
+  const shown = printablePath(name);
   if (entry.isSymbolicLink()) {
     // Resolve through the boundary so a link out of the folder is named but never followed.
     const target = await boundary.resolve(path.join(directory, name));
     if (target.ok) {
-      return { name, label: target.kind === 'directory' ? `${name}/  (symbolic link)` : `${name}  (symbolic link)` };
+      return { name, label: target.kind === 'directory' ? `${shown}/  (symbolic link)` : `${shown}  (symbolic link)` };
     }
-    if (target.kind === 'outside') return { name, label: `${name}  (symbolic link leading outside the folder; not readable)` };
-    if (target.kind === 'denied') return { name, label: `${name}${NOT_READABLE_NOTE}` };
-    return { name, label: `${name}  (broken symbolic link)` };
+    if (target.kind === 'outside') return { name, label: `${shown}  (symbolic link leading outside the folder; not readable)` };
+    if (target.kind === 'denied') return { name, label: `${shown}${NOT_READABLE_NOTE}` };
+    return { name, label: `${shown}  (broken symbolic link)` };
   }
   const isDirectory = entry.isDirectory();
   const denial = boundary.denyRules.entryDenialOf(relativePath);
-  if (denial?.kind === 'git') return { name, label: `${name}${isDirectory ? '/' : ''}  (Git internals; not listable)` };
-  if (denial) return { name, label: `${name}${isDirectory ? '/' : ''}${NOT_READABLE_NOTE}` };
-  return { name, label: isDirectory ? `${name}/` : name };
+  if (denial?.kind === 'git') return { name, label: `${shown}${isDirectory ? '/' : ''}  (Git internals; not listable)` };
+  if (denial) return { name, label: `${shown}${isDirectory ? '/' : ''}${NOT_READABLE_NOTE}` };
+  return { name, label: isDirectory ? `${shown}/` : shown };
 }
 
 // --------------------------------------------------------------- find_files
@@ -338,7 +353,7 @@ async function resolveSearchScope(
 ): Promise<{ ok: true; scope: ResolvedPath } | { ok: false; outcome: ToolOutcome }> {
   const resolved = await boundary.resolve(requested ?? '.');
   if (!resolved.ok) return { ok: false, outcome: failed(resolved.message) };
-  if (resolved.kind === 'other') return { ok: false, outcome: failed(`"${requested}" is not a file or directory.`) };
+  if (resolved.kind === 'other') return { ok: false, outcome: failed(`${quotedPath(requested ?? '.')} is not a file or directory.`) };
   return { ok: true, scope: resolved };
 }
 
@@ -383,7 +398,9 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
   const scope = scopeResult.scope;
 
   if (scope.kind === 'file') {
-    return ok(matches(scope.relativePath) ? scope.relativePath : `No files match "${quoteForMessage(args.pattern)}" at ${scope.relativePath}.`);
+    const shown = printablePath(scope.relativePath);
+    if (!matches(scope.relativePath)) return ok(`No files match "${shortenForMessage(args.pattern)}" at ${shown}.`);
+    return ok([shown, ...withQuotedNamesNote([shown], [])].join('\n'));
   }
 
   const outcome = await engine.run({ kind: 'find', root: boundary.root, denyRead: boundary.denyRules.policyGlobs, scope: jobScope(scope), pattern: args.pattern }, signal);
@@ -392,7 +409,7 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
   const result = outcome.result;
   if (result.kind !== 'find') return failed('The find_files call failed. Try again with other arguments.');
 
-  const where = scope.relativePath === '.' ? 'the folder' : `${scope.relativePath}/`;
+  const where = scope.relativePath === '.' ? 'the folder' : `${printablePath(scope.relativePath)}/`;
   const notes: string[] = [];
   if (result.more) {
     notes.push(`[Showing the first ${READ_LIMITS.findMaxResults} matches; there are more. Use a narrower pattern or pass path.]`);
@@ -400,10 +417,10 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
   const stopNote = listingStopNote(result.listingStopped);
   if (stopNote) notes.push(stopNote);
   if (result.results.length === 0) {
-    return ok([`No files match "${quoteForMessage(args.pattern)}" in ${where} (${WALK_EXCLUSIONS}).`, ...notes].join('\n'));
+    return ok([`No files match "${shortenForMessage(args.pattern)}" in ${where} (${WALK_EXCLUSIONS}).`, ...notes].join('\n'));
   }
-  const lines = result.results.map((file) => (file.denied ? `${file.relativePath}${NOT_READABLE_NOTE}` : file.relativePath));
-  return ok([...lines, ...notes].join('\n'));
+  const lines = result.results.map((file) => `${printablePath(file.relativePath)}${file.denied ? NOT_READABLE_NOTE : ''}`);
+  return ok([...lines, ...withQuotedNamesNote(lines, notes)].join('\n'));
 }
 
 // --------------------------------------------------------------- grep_files
@@ -414,7 +431,7 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
  * the reason alone is kept, after the (cut) pattern.
  */
 function regexpProblem(message: string): string {
-  return quoteForMessage(message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, ''));
+  return shortenForMessage(message.replace(/^Invalid regular expression: \/[\s\S]*\/[a-z]*: /, ''));
 }
 
 export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, signal: AbortSignal | undefined, engine: SearchEngine): Promise<ToolOutcome> {
@@ -422,7 +439,7 @@ export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, sig
   // Compiled here only to answer a bad pattern at once; the worker compiles its own copy.
   const pattern = compilePattern(args.pattern);
   if (typeof pattern === 'string') {
-    return failed(`Invalid regular expression ${JSON.stringify(quoteForMessage(args.pattern))}: ${regexpProblem(pattern)}. Pass a JavaScript regular expression; escape special characters such as ( [ { . * + ? with a backslash.`);
+    return failed(`Invalid regular expression ${JSON.stringify(shortenForMessage(args.pattern))}: ${regexpProblem(pattern)}. Pass a JavaScript regular expression; escape special characters such as ( [ { . * + ? with a backslash.`);
   }
   const glob = args.glob !== undefined && normalizeGlob(args.glob) !== '' ? args.glob : undefined;
   // Compiled here only to answer a bad glob at once; the worker compiles its own copy.
@@ -441,7 +458,7 @@ export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, sig
   const result = outcome.result;
   if (result.kind !== 'grep') return failed('The grep_files call failed. Try again with other arguments.');
   if (result.namedFileBinary) {
-    return failed(`"${args.path}" looks like a binary file (it contains NUL bytes), so it is not searched.`);
+    return failed(`${quotedPath(args.path ?? '.')} looks like a binary file (it contains NUL bytes), so it is not searched.`);
   }
 
   const notes: string[] = [];
@@ -449,7 +466,7 @@ export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, sig
     notes.push(`[Stopped at ${READ_LIMITS.grepMaxMatches} matches; there are more. Use a more specific pattern, or pass path or glob.]`);
   }
   if (result.oversized.length > 0) {
-    const listed = result.oversized.slice(0, 5).join(', ');
+    const listed = result.oversized.slice(0, 5).map(printableListItem).join(', ');
     const rest = result.oversized.length > 5 ? ` and ${result.oversized.length - 5} more` : '';
     notes.push(
       `[Skipped ${result.oversized.length} file(s) larger than ${READ_LIMITS.grepMaxFileBytes / (1024 * 1024)} MiB: ${listed}${rest}. ` +
@@ -459,10 +476,11 @@ export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, sig
   const stopNote = listingStopNote(result.listingStopped);
   if (stopNote) notes.push(stopNote);
 
+  const shownNames = [...result.lines, ...result.oversized.map(printableListItem)];
   if (result.matchCount === 0) {
-    const where = scope.relativePath === '.' ? 'the folder' : scope.relativePath;
-    const filter = glob !== undefined ? ` matching glob "${quoteForMessage(glob)}"` : '';
-    return ok([`No matches for ${JSON.stringify(quoteForMessage(args.pattern))} in ${where}${filter} (${WALK_EXCLUSIONS}; binary files are skipped).`, ...notes].join('\n'));
+    const where = scope.relativePath === '.' ? 'the folder' : printablePath(scope.relativePath);
+    const filter = glob !== undefined ? ` matching glob "${shortenForMessage(glob)}"` : '';
+    return ok([`No matches for ${JSON.stringify(shortenForMessage(args.pattern))} in ${where}${filter} (${WALK_EXCLUSIONS}; binary files are skipped).`, ...withQuotedNamesNote(shownNames, notes)].join('\n'));
   }
-  return ok([...result.lines, ...notes].join('\n'));
+  return ok([...result.lines, ...withQuotedNamesNote(shownNames, notes)].join('\n'));
 }

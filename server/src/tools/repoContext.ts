@@ -6,6 +6,7 @@ import { ReadBoundary } from './boundary';
 import { trimToUtf8Boundary } from './readTools';
 import { defaultSearchEngine, SearchEngine } from './searchEngine';
 import { censusWithRipgrep } from './searchJobs';
+import { printableListItem, printablePath } from '../../../shared/printablePath';
 
 /**
  * Context given to the model at the start of a discussion: a small summary of
@@ -112,16 +113,19 @@ async function describe(boundary: ReadBoundary, census: Census): Promise<string>
   }
 
   const isGitRepository = topLevel.some((entry) => entry.name === '.git');
-  const manifests = topLevel.filter((entry) => entry.isFile() && isManifest(entry.name)).map((entry) => entry.name);
-  const shownTopLevel = topLevel
-    .slice(0, SUMMARY_LIMITS.topLevelNames)
-    .map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.isSymbolicLink() ? `${entry.name}@` : entry.name));
+  // Names are repository input: a newline or bidi override in one must not rewrite the system prompt around it.
+  const manifests = topLevel.filter((entry) => entry.isFile() && isManifest(entry.name)).map((entry) => printableListItem(entry.name));
+  const shownTopLevel = topLevel.slice(0, SUMMARY_LIMITS.topLevelNames).map((entry) => {
+    const name = printableListItem(entry.name);
+    return entry.isDirectory() ? `${name}/` : entry.isSymbolicLink() ? `${name}@` : name;
+  });
   const hiddenTopLevel = topLevel.length - shownTopLevel.length;
-  const byExtension = census.byExtension.map(([extension, count]) => `${extension} ${count}`);
+  const byExtension = census.byExtension.map(([extension, count]) => `${printableListItem(extension)} ${count}`);
+  const quotedNames = [...shownTopLevel, ...byExtension].some((name) => name.startsWith('"'));
 
   const lines = [
-    `Folder: ${path.basename(boundary.root) || boundary.root}${isGitRepository ? ' (a git repository)' : ' (not a git repository)'}`,
-    `Top level (${topLevel.length} entries): ${shownTopLevel.join(', ')}${hiddenTopLevel > 0 ? `, … and ${hiddenTopLevel} more` : ''}`,
+    `Folder: ${printablePath(path.basename(boundary.root) || boundary.root)}${isGitRepository ? ' (a git repository)' : ' (not a git repository)'}`,
+    `Top level (${topLevel.length} entries${quotedNames ? '; names in double quotes are JSON-escaped' : ''}): ${shownTopLevel.join(', ')}${hiddenTopLevel > 0 ? `, … and ${hiddenTopLevel} more` : ''}`,
   ];
   if (manifests.length > 0) lines.push(`Manifests: ${manifests.join(', ')}`);
   if (census.missing || census.pending) {

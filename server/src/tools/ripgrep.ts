@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import type { RipgrepPattern } from './rgPattern';
 
 /**
@@ -93,12 +94,14 @@ function readLogLines(log: StderrFile, onLine: (line: string) => void): void {
   const chunk = Buffer.allocUnsafe(1024 * 1024);
   let carry = '';
   let position = 0;
+  // A name's multi-byte character may straddle two reads: decoded whole, not as two U+FFFDs.
+  const decoder = new StringDecoder('utf8');
   try {
     for (;;) {
       const read = fs.readSync(log.fd, chunk, 0, chunk.length, position);
       if (read === 0) break;
       position += read;
-      const lines = (carry + chunk.toString('utf8', 0, read)).split('\n');
+      const lines = (carry + decoder.write(chunk.subarray(0, read))).split('\n');
       carry = lines.pop() as string;
       for (const line of lines) onLine(line);
     }
@@ -344,6 +347,8 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepListing> {
   return new Promise((resolve) => {
     const paths: string[] = [];
     let pendingOut = '';
+    // A name's multi-byte character may straddle two chunks of the pipe: decoded whole, not as two U+FFFDs.
+    const stdoutDecoder = new StringDecoder('utf8');
     let truncated = false;
     let abandoned = false;
     let settled = false;
@@ -398,7 +403,7 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepListing> {
 
     child.stdout?.on('data', (chunk: Buffer) => {
       if (truncated || abandoned) return;
-      const text = pendingOut + chunk.toString('utf8');
+      const text = pendingOut + stdoutDecoder.write(chunk);
       const parts = text.split('\0');
       pendingOut = parts.pop() as string;
       for (const part of parts) {

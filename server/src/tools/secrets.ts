@@ -1,4 +1,5 @@
 import { compileGlob, CompiledGlob } from './globs';
+import { quotedPath } from '../../../shared/printablePath';
 
 /**
  * Which paths the read tools never show the contents of. Default rules cover
@@ -218,10 +219,10 @@ export class ReadDenyRules {
 export function describeDenial(displayPath: string, denial: ReadDenial): string {
   switch (denial.kind) {
     case 'git':
-      return `Refused: "${displayPath}" is inside .git/, Git's internal data, which is not readable here. Read the working-tree files instead.`;
+      return `Refused: ${quotedPath(displayPath)} is inside .git/, Git's internal data, which is not readable here. Read the working-tree files instead.`;
     case 'secret':
-      return `Refused: "${displayPath}" may hold credentials (default rule "${denial.rule}"), so its contents are never shown. Read a template such as .env.example instead, or ask the user what you need to know about it.`;
+      return `Refused: ${quotedPath(displayPath)} may hold credentials (default rule ${quotedPath(denial.rule)}), so its contents are never shown. Read a template such as .env.example instead, or ask the user what you need to know about it.`;
     case 'policy':
-      return `Refused: "${displayPath}" is denied by this project's policy (.repo-discuss/policy.json) or the user's settings (rule "${denial.rule}"). Work from other files, or ask the user about it.`;
+      return `Refused: ${quotedPath(displayPath)} is denied by this project's policy (.repo-discuss/policy.json) or the user's settings (rule ${quotedPath(denial.rule)}). Work from other files, or ask the user about it.`;
   }
 }

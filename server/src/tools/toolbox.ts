@@ -54,7 +54,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
   {
     name: 'read_file',
     description:
-      `Read a text file in the folder. Lines come back numbered as "N: text". ` +
+      `Read a text file in the folder. Lines come back numbered as "N: text" (a carriage return or other line break inside a line shown as \\r or \\uXXXX). ` +
       `At most ${READ_LIMITS.readMaxLines} lines or ${READ_LIMITS.readMaxBytes / 1024} KiB per call; when cut, the output ends with the start_line to continue from. ` +
       'Use start_line/end_line to read a part of a large file (e.g. around a grep_files hit). Binary files and secret files (.env, keys, credentials) are refused.',
     arguments: [
@@ -90,7 +90,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
     name: 'grep_files',
     description:
       'Search file contents with a JavaScript regular expression, line by line (case-sensitive; use [Aa] for either case). ' +
-      `Results are "path:line: text", at most ${READ_LIMITS.grepMaxMatches} matches, long lines shortened. ` +
+      `Results are "path:line: text", at most ${READ_LIMITS.grepMaxMatches} matches, long lines shortened, a carriage return or other line break inside a line shown as \\r or \\uXXXX. ` +
       'Gitignored files, node_modules/, .git/, binary files and secret files are not searched. ' +
       'Then use read_file with start_line/end_line to see the surrounding code.',
     arguments: [
