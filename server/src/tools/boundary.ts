@@ -273,6 +273,15 @@ function sameFile(a: fs.Stats, b: fs.Stats): boolean {
   return a.dev === b.dev && a.ino === b.ino;
 }
 
+/**
+ * ELOOP: the last component became a symlink after it was checked (O_NOFOLLOW).
+ * For a directory Linux answers ENOTDIR instead (O_DIRECTORY is checked first).
+ */
+function openFailure(error: unknown, kind: 'file' | 'directory'): OpenRefusal {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ELOOP' || (kind === 'directory' && code === 'ENOTDIR') ? 'changed' : 'unopenable';
+}
+
 function kernelNameMatchesSync(fd: number, checkedPath: string): boolean {
   if (!PROC_FD) return true;
   try {
@@ -303,8 +312,7 @@ export function openVerifiedSync(checkedPath: string, kind: 'file' | 'directory'
   try {
     fd = fs.openSync(checkedPath, kind === 'file' ? OPEN_FLAGS : DIRECTORY_FLAGS);
   } catch (error) {
-    // ELOOP: the last component became a symlink after it was checked.
-    return { ok: false, refusal: (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'changed' : 'unopenable' };
+    return { ok: false, refusal: openFailure(error, kind) };
   }
   let refusal: OpenRefusal | undefined;
   let stats: fs.Stats | undefined;
@@ -328,7 +336,7 @@ export async function openVerified(checkedPath: string, kind: 'file' | 'director
   try {
     handle = await fs.promises.open(checkedPath, kind === 'file' ? OPEN_FLAGS : DIRECTORY_FLAGS);
   } catch (error) {
-    return { ok: false, refusal: (error as NodeJS.ErrnoException).code === 'ELOOP' ? 'changed' : 'unopenable' };
+    return { ok: false, refusal: openFailure(error, kind) };
   }
   let refusal: OpenRefusal | undefined;
   let stats: fs.Stats | undefined;
