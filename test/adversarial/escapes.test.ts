@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import type { FakeStep } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { SECRET_SAMPLES } from '../support/secretSamples';
-import { INSIDE_MARKER, Lab, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
+import { INSIDE_MARKER, Lab, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, startSwapper, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 type Expect = 'refused' | 'contained';
 
@@ -398,6 +398,119 @@ describe('adversarial: ignore files linked outside the folder', function () {
         !/docs\/shown-1\.md/.test(outputs.get(`${tag}-md`) ?? '') && 'find_files hid docs/shown-1.md by a rule read from outside (.git/info/exclude)',
       ].filter(Boolean);
       assert.deepEqual(decidedByOutside, [], 'an outside file was read through a linked ignore file');
+    });
+  }
+});
+
+/**
+ * A concurrent writer swaps a name between an inside file (or directory) and
+ * a symlink to outside while the model reads, lists and searches it. Found by
+ * this suite, now fixed: the path was checked, then opened (or listed) by
+ * name, following a link that appeared in between; 140 of 2,000 read_file
+ * calls showed the outside file, and both search engines showed outside
+ * names and lines.
+ */
+describe('adversarial: a file or directory swapped for a link while it is read', function () {
+  this.timeout(300_000);
+  const figures: Record<string, unknown> = {};
+  const CALLS_PER_TURN = 40;
+  const TURNS = 5;
+  let lab: Lab;
+
+  before(async () => {
+    lab = await Lab.create({ plain: true });
+  });
+  after(async () => {
+    await lab.dispose();
+    recordFigures('swaps', figures);
+  });
+
+  /** Runs `TURNS` turns of the same calls while `swapper` runs; returns the outputs. */
+  async function underSwaps(s: ServerProcess, id: string, tag: string, calls: Array<{ name: string; args: Record<string, unknown> }>): Promise<Array<{ ok: boolean; output: string }>> {
+    const outcomes: Array<{ ok: boolean; output: string }> = [];
+    for (let turn = 0; turn < TURNS; turn++) {
+      const ids = calls.map((_, i) => `${tag}-${turn}-${i}`);
+      const events = await runTurn(s, lab.fake, id, `look again, ${tag} ${turn}`, [
+        { kind: 'toolCalls', calls: calls.map((call, i) => ({ id: ids[i], name: call.name, arguments: JSON.stringify(call.args) })) },
+        { kind: 'text', text: 'Looked.' },
+      ]);
+      const results = events.filter((e) => e.type === 'tool_result') as Array<{ ok: boolean }>;
+      const outputs = toolOutputs(lab.fake.completionRequests);
+      ids.forEach((callId, i) => outcomes.push({ ok: results[i]?.ok ?? false, output: outputs.get(callId) ?? '' }));
+    }
+    return outcomes;
+  }
+
+  it('read_file of a file swapped, again and again, with a link to an outside file shows the inside file or a refusal, never a byte of the outside one', async () => {
+    const swapper = startSwapper(lab, 'file', 'swap/target.txt', path.join(lab.outside, 'secret.txt'), { 'target.txt': `inside: ${INSIDE_MARKER}\n` });
+    const s = await lab.server();
+    const id = await lab.open(s);
+    const outcomes = await underSwaps(s, id, 'rf', Array.from({ length: CALLS_PER_TURN }, () => ({ name: 'read_file', args: { path: 'swap/target.txt' } })));
+    const swaps = await swapper.stop();
+    const leaks = scanForLeaks(lab, [s]);
+    figures.readFile = {
+      attempts: outcomes.length,
+      swaps,
+      insideShown: outcomes.filter((o) => o.ok && o.output.includes(INSIDE_MARKER)).length,
+      refusedAsChanged: outcomes.filter((o) => !o.ok && /changed while it was being read/.test(o.output)).length,
+      refusedOtherwise: outcomes.filter((o) => !o.ok && !/changed while it was being read/.test(o.output)).length,
+      refusals: [...new Set(outcomes.filter((o) => !o.ok).map((o) => o.output.slice(0, 60)))],
+      leakedBytes: leaks.bytes,
+    };
+    await s.stop();
+    lab.drop(s);
+    assert.ok(swaps > 0, 'the writer swapped the file');
+    assert.ok(outcomes.some((o) => o.ok && o.output.includes(INSIDE_MARKER)), 'some reads show the inside file (the check is looking at real output)');
+    assertNoLeak(leaks);
+  });
+
+  for (const config of SEARCH_ENGINES) {
+    it(`grep_files, find_files and list_dir of a directory swapped, again and again, with a link to an outside directory show inside names and lines or nothing, never an outside name or line (${config.name})`, async () => {
+      const swapper = startSwapper(lab, 'directory', `swapdir-${config.tag}/d`, lab.outside, { 'inside-1.txt': `inside: ${INSIDE_MARKER}\n`, 'inside-2.txt': `also inside: ${INSIDE_MARKER}\n` });
+      const s = await lab.server(config.init, config.env(lab));
+      const id = await lab.open(s);
+      const scope = `swapdir-${config.tag}`;
+      const calls: Array<{ name: string; args: Record<string, unknown> }> = [];
+      for (let i = 0; i < CALLS_PER_TURN / 8; i++) {
+        calls.push(
+          { name: 'grep_files', args: { pattern: SENTINEL_PATTERNS[2], path: scope } },
+          { name: 'grep_files', args: { pattern: '.', path: scope } },
+          { name: 'grep_files', args: { pattern: 'inside|outside' } },
+          { name: 'find_files', args: { pattern: '**', path: scope } },
+          { name: 'find_files', args: { pattern: '**/*.txt' } },
+          { name: 'find_files', args: { pattern: '*', path: `${scope}/d` } },
+          { name: 'list_dir', args: { path: `${scope}/d` } },
+          { name: 'list_dir', args: { path: `${scope}/d/nested` } },
+        );
+      }
+      const outcomes = await underSwaps(s, id, `sd${config.tag}`, calls);
+      const swaps = await swapper.stop();
+      const leaks = scanForLeaks(lab, [s]);
+      // Outside names besides the sentinel one: seen in a listing of the swapped directory, they came from outside.
+      const outsideNames = outcomes.filter((o) => /secret\.txt|deeper\.txt|nested\//.test(o.output)).map((o) => o.output.slice(0, 200));
+      const byTool: Record<string, { attempts: number; answered: number; insideShown: number }> = {};
+      outcomes.forEach((o, i) => {
+        const name = calls[i % calls.length].name;
+        const entry = (byTool[name] ??= { attempts: 0, answered: 0, insideShown: 0 });
+        entry.attempts += 1;
+        if (o.ok) entry.answered += 1;
+        if (o.output.includes('inside-1.txt') || o.output.includes(INSIDE_MARKER)) entry.insideShown += 1;
+      });
+      figures[config.name] = {
+        attempts: outcomes.length,
+        swaps,
+        byTool,
+        leftOutAsChanged: outcomes.filter((o) => /changed while|that changed while being searched/.test(o.output)).length,
+        outsideNameLeaks: outsideNames.length,
+        leakedBytes: leaks.bytes,
+        ripgrep: config.tag === 'r' ? (ripgrepOnPath() ?? 'not on PATH: same as built-in') : 'off',
+      };
+      await s.stop();
+      lab.drop(s);
+      assert.ok(swaps > 0, 'the writer swapped the directory');
+      assert.ok(Object.values(byTool).some((t) => t.insideShown > 0), `the inside directory was shown at least once (the check is looking at real output): ${JSON.stringify(byTool)}`);
+      assert.deepEqual(outsideNames, [], 'outside names were shown');
+      assertNoLeak(leaks);
     });
   }
 });

@@ -8,6 +8,7 @@
  * must not scan a file further than read_file's budget.
  */
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DiscussionEvent, ListRequest } from '../../shared/protocol';
@@ -301,5 +302,103 @@ describe('adversarial: expensive input, as real model tool calls', function () {
     for (const request of lab.fake.completionRequests) assertValidHistory(request);
     await s.stop();
     lab.drop(s);
+  });
+});
+
+/**
+ * Ignore files that cost without end: a FIFO named as each ignore file (an
+ * open(2) on it never returns) and a 100,000-rule .gitignore. Found by this
+ * suite, now fixed: every ripgrep search ran to its 15 s limit and blamed the
+ * pattern; the big .gitignore did the same on both engines. Non-regular
+ * ignore files are skipped, and only the first rules of one count.
+ */
+describe('adversarial: ignore files that never answer or never end', function () {
+  this.timeout(180_000);
+  const figures: Record<string, unknown> = {};
+  let lab: Lab;
+
+  before(async () => {
+    lab = await Lab.create({
+      plain: true,
+      build: (l) => {
+        for (const fifo of ['fifo/.gitignore', 'fifo/.ignore', 'fifo/.rgignore', '.git/info/exclude']) {
+          fs.mkdirSync(path.dirname(path.join(l.repo, fifo)), { recursive: true });
+          execFileSync('mkfifo', [path.join(l.repo, fifo)]);
+        }
+        l.write('fifo/found.txt', 'FIFO-NEIGHBOUR here\n');
+        l.write('big/.gitignore', Array.from({ length: 100_000 }, (_, i) => `rule-${i}-*.tmp`).join('\n') + '\n');
+        l.write('big/found.txt', 'BIG-NEIGHBOUR here\n');
+        l.write('big/rule-5-x.tmp', 'BIG-NEIGHBOUR ignored by an early rule\n');
+      },
+    });
+  });
+  after(async () => {
+    await lab.dispose();
+    recordFigures('ignoreFiles', figures);
+  });
+
+  for (const config of SEARCH_ENGINES) {
+    it(`grep_files and find_files answer beside FIFO ignore files and a 100,000-rule .gitignore, within the search time limit, with the right files (${config.name})`, async () => {
+      const s = await lab.server(config.init, config.env(lab));
+      const id = await lab.open(s);
+      const t = `ig${config.tag}`;
+      await runTurn(s, lab.fake, id, 'search near odd ignore files', [
+        {
+          kind: 'toolCalls',
+          calls: [
+            { id: `${t}-grep`, name: 'grep_files', arguments: '{"pattern":"FIFO-NEIGHBOUR|BIG-NEIGHBOUR"}' },
+            { id: `${t}-find`, name: 'find_files', arguments: '{"pattern":"**/found.txt"}' },
+            { id: `${t}-grep-big`, name: 'grep_files', arguments: '{"pattern":"NEIGHBOUR","path":"big"}' },
+          ],
+        },
+        { kind: 'text', text: 'Done.' },
+      ]);
+      const outputs = toolOutputs(lab.fake.completionRequests);
+      await s.stop();
+      lab.drop(s);
+      const grep = outputs.get(`${t}-grep`) ?? '';
+      const find = outputs.get(`${t}-find`) ?? '';
+      const grepBig = outputs.get(`${t}-grep-big`) ?? '';
+      figures[config.name] = { grep: grep.slice(0, 300), find: find.slice(0, 300), grepBig: grepBig.slice(0, 300) };
+      for (const output of [grep, find, grepBig]) assert.doesNotMatch(output, /stopped after .* s without finishing/);
+      assert.match(grep, /fifo\/found\.txt:1: FIFO-NEIGHBOUR/);
+      assert.match(grep, /big\/found\.txt:1: BIG-NEIGHBOUR/);
+      assert.doesNotMatch(grep, /rule-5-x\.tmp/, 'the early rules of the big .gitignore still count');
+      assert.match(find, /fifo\/found\.txt/);
+      assert.match(find, /big\/found\.txt/);
+      assert.match(grepBig, /Only the first 1000 rules/);
+    });
+  }
+
+  it('read_file of a file that grows while it is read answers with what the file held when it was opened', async () => {
+    const file = lab.write('grow/log.txt', 'first line\n');
+    const writer = fs.openSync(file, 'a');
+    const s = await lab.server();
+    const id = await lab.open(s);
+    let writing = true;
+    const chunk = Buffer.alloc(1024 * 1024, 'y');
+    let written = 0;
+    // Appends while the turn runs, bounded in bytes.
+    const grow = (async () => {
+      while (writing && written < 512 * MIB) {
+        fs.writeSync(writer, chunk);
+        written += chunk.length;
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    })();
+    const events = await runTurn(s, lab.fake, id, 'read the growing log', [
+      { kind: 'toolCalls', calls: [{ id: 'grow-read', name: 'read_file', arguments: '{"path":"grow/log.txt"}' }] },
+      { kind: 'text', text: 'Read.' },
+    ]);
+    writing = false;
+    await grow;
+    fs.closeSync(writer);
+    const output = toolOutputs(lab.fake.completionRequests).get('grow-read') ?? '';
+    figures.growingFile = { writtenBytes: written, answer: output.slice(0, 120), outputChars: output.length };
+    await s.stop();
+    lab.drop(s);
+    assert.ok(events.some((e) => e.type === 'tool_result'), 'the read was answered');
+    assert.ok(output.startsWith('1: first line'), output.slice(0, 200));
+    assert.ok(output.length <= READ_LIMITS.readMaxBytes + 4096, 'the answer is bounded');
   });
 });

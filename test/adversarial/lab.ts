@@ -6,6 +6,7 @@
  * scan, tree hash, history validity).
  */
 import { strict as assert } from 'node:assert';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -458,3 +459,78 @@ export const SEARCH_ENGINES: SearchEngineConfig[] = [
   },
   { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}), available: ripgrepOnPath() !== undefined },
 ];
+
+// ---------------------------------------------------------------------------
+// A concurrent writer
+
+/** The swapper's loop, run in a child process so the server sees a writer it does not share a thread with. */
+const SWAPPER_SOURCE = `
+const fs = require('node:fs');
+const [kind, target, insideSpare, linkSpare, outside, maxSwaps, maxMs] = process.argv.slice(1);
+const started = Date.now();
+let swaps = 0;
+const report = () => { process.stdout.write(String(swaps)); process.exit(0); };
+process.on('SIGTERM', report);
+function once() {
+  try {
+    if (kind === 'file') {
+      // The name always exists: a link to outside, then an inside file, each renamed over it.
+      // Each state lasts about one file system call.
+      fs.renameSync(linkSpare, target);
+      fs.copyFileSync(insideSpare, target + '.tmp');
+      fs.renameSync(target + '.tmp', target);
+      fs.symlinkSync(outside, linkSpare);
+    } else {
+      // A directory cannot be renamed over: the name is the inside directory, then a link to outside.
+      fs.renameSync(insideSpare, target);
+      fs.renameSync(target, insideSpare);
+      fs.renameSync(linkSpare, target);
+      fs.renameSync(target, linkSpare);
+    }
+    swaps += 1;
+  } catch {}
+}
+(function loop() {
+  for (let i = 0; i < 200; i++) once();
+  if (swaps >= Number(maxSwaps) || Date.now() - started > Number(maxMs)) report();
+  else setImmediate(loop);
+})();
+`;
+
+export interface Swapper {
+  /** Stops the writer and resolves with how many swaps it made. */
+  stop(): Promise<number>;
+}
+
+/**
+ * Starts a child process that keeps swapping `relative` (inside the
+ * repository) between an inside file or directory and a symlink to
+ * `outsideTarget`, bounded by a swap count and a time. The spares are parked
+ * in the lab root (same file system, outside the repository), so the only
+ * name that changes inside is `relative`.
+ */
+export function startSwapper(lab: Lab, kind: 'file' | 'directory', relative: string, outsideTarget: string, insideContent: Record<string, string>): Swapper {
+  const target = path.join(lab.repo, relative);
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  const tag = relative.replace(/[^A-Za-z0-9]/g, '_');
+  const insideSpare = path.join(lab.root, `${tag}.inside`);
+  const linkSpare = path.join(lab.root, `${tag}.link`);
+  if (kind === 'file') {
+    fs.writeFileSync(insideSpare, Object.values(insideContent)[0]);
+    fs.copyFileSync(insideSpare, target);
+  } else {
+    fs.mkdirSync(insideSpare, { recursive: true });
+    for (const [name, text] of Object.entries(insideContent)) fs.writeFileSync(path.join(insideSpare, name), text);
+  }
+  fs.symlinkSync(outsideTarget, linkSpare);
+  const child = spawn(process.execPath, ['-e', SWAPPER_SOURCE, kind, target, insideSpare, linkSpare, outsideTarget, '5000000', '120000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise<number>((resolve) => child.on('close', () => resolve(Number(out) || 0)));
+  return {
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}

@@ -3,7 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isSameOrInside, ReadBoundary, RefusedPath } from '../../server/src/tools/boundary';
+import { execFileSync } from 'node:child_process';
+import { isSameOrInside, listVerifiedDirectorySync, openVerified, openVerifiedSync, ReadBoundary, RefusedPath } from '../../server/src/tools/boundary';
+import { boundIgnoreRules, IGNORE_FILE_LIMITS } from '../../server/src/tools/walk';
 import { ReadDenyRules } from '../../server/src/tools/secrets';
 import { loadPolicy, mergePolicies, parsePolicy, PolicyError, POLICY_FILE } from '../../server/src/tools/policy';
 import { writeTree } from '../support/toolFixture';
@@ -345,5 +347,53 @@ describe('read policy', () => {
       denyTools: ['a', 'b'],
       denyRead: ['x'],
     });
+  });
+});
+
+describe('verified open', () => {
+  let sandbox: Sandbox;
+  beforeEach(() => {
+    sandbox = makeSandbox();
+  });
+  afterEach(() => fs.rmSync(sandbox.base, { recursive: true, force: true }));
+
+  it('refuses, as changed, a checked file that is now a symlink to an outside file', () => {
+    const checked = path.join(sandbox.repo, 'notes.md');
+    fs.rmSync(checked);
+    fs.symlinkSync(path.join(sandbox.outside, 'secret.txt'), checked);
+    assert.deepEqual(openVerifiedSync(checked), { ok: false, refusal: 'changed' });
+  });
+
+  it('refuses, as changed, a checked file reached through a directory that is now a symlink to an outside one', async () => {
+    const checked = path.join(sandbox.repo, 'src', 'inner.txt');
+    fs.rmSync(path.join(sandbox.repo, 'src'), { recursive: true });
+    fs.symlinkSync(path.join(sandbox.outside, 'dir'), path.join(sandbox.repo, 'src'));
+    assert.deepEqual(openVerifiedSync(checked), { ok: false, refusal: 'changed' });
+    const handle = await openVerified(checked);
+    assert.deepEqual(handle, { ok: false, refusal: 'changed' });
+  });
+
+  it('answers at once that a FIFO is not a regular file, instead of waiting in open for a writer', () => {
+    const fifo = path.join(sandbox.repo, 'pipe');
+    execFileSync('mkfifo', [fifo]);
+    assert.deepEqual(openVerifiedSync(fifo), { ok: false, refusal: 'not_regular' });
+  });
+
+  it('lists a checked directory, and refuses, as changed, one that is now a symlink to an outside directory', () => {
+    assert.deepEqual(
+      (listVerifiedDirectorySync(path.join(sandbox.repo, 'config')) as { entries: fs.Dirent[] }).entries.map((e) => e.name),
+      ['.env.production'],
+    );
+    fs.rmSync(path.join(sandbox.repo, 'config'), { recursive: true });
+    fs.symlinkSync(sandbox.outside, path.join(sandbox.repo, 'config'));
+    assert.deepEqual(listVerifiedDirectorySync(path.join(sandbox.repo, 'config')), { ok: false, refusal: 'changed' });
+  });
+
+  it('keeps the first rules of an oversized ignore file and says it was cut', () => {
+    const text = Array.from({ length: IGNORE_FILE_LIMITS.maxRules + 5 }, (_, i) => `# note\nrule-${i}`).join('\n');
+    const bounded = boundIgnoreRules(text);
+    assert.equal(bounded.cut, true);
+    assert.equal(bounded.text.split('\n').filter((line) => line.startsWith('rule-')).length, IGNORE_FILE_LIMITS.maxRules);
+    assert.deepEqual(boundIgnoreRules('a\nb\n'), { text: 'a\nb\n', cut: false });
   });
 });

@@ -243,3 +243,197 @@ export class ReadBoundary {
     return { ok: true, realPath, relativePath, kind: kindOf(stats), size: stats.size };
   }
 }
+
+// ------------------------------------------------------------ opening safely
+
+/**
+ * Opening what `resolve` approved. A path checked and then opened by name can
+ * change in between: a concurrent writer swapping a file (or a directory
+ * above it) for a symlink to an outside file made read_file and both search
+ * engines show outside content and names. So every content read and every
+ * listing opens through here:
+ *
+ * - the last component is opened with O_NOFOLLOW, so a link that appeared
+ *   there is refused by the kernel; O_NONBLOCK, so a FIFO swapped in (or
+ *   committed as an ignore file) cannot hold the thread in open(2);
+ * - after opening, the path is resolved again (realpath) and must still be
+ *   the checked real path, and the file there must be the open one (same
+ *   device and inode). A link swapped into a directory above is followed by
+ *   open(2), but then either the re-resolved path differs, or it is the
+ *   checked inside path holding another file than the open one: an outside
+ *   file can pass only if it is that very inside file.
+ * - on Linux the kernel's own name for the descriptor (/proc/self/fd/N) must
+ *   also be the checked path, which closes the window between the realpath
+ *   and the stat above.
+ */
+
+const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOCTTY ?? 0);
+const DIRECTORY_FLAGS = OPEN_FLAGS | (fs.constants.O_DIRECTORY ?? 0);
+/** Where the kernel names open descriptors; listing through it lists the very directory opened. */
+const PROC_FD = process.platform === 'linux' && fs.existsSync('/proc/self/fd') ? '/proc/self/fd' : undefined;
+
+export type OpenRefusal = 'unopenable' | 'not_regular' | 'changed';
+
+export type VerifiedOpen = { ok: true; fd: number; stats: fs.Stats } | { ok: false; refusal: OpenRefusal };
+
+export type VerifiedHandle = { ok: true; handle: fs.promises.FileHandle; stats: fs.Stats } | { ok: false; refusal: OpenRefusal };
+
+/** The model-facing words for a refused open. */
+export function describeOpenRefusal(requested: string, refusal: OpenRefusal): string {
+  if (refusal === 'changed') return `${quoteForMessage(requested)} changed while it was being read (it was replaced or moved); it is not shown. Try again.`;
+  if (refusal === 'not_regular') return `${quoteForMessage(requested)} is not a regular file.`;
+  return `${quoteForMessage(requested)} could not be opened.`;
+}
+
+function isExpectedKind(stats: fs.Stats, kind: 'file' | 'directory'): boolean {
+  return kind === 'file' ? stats.isFile() : stats.isDirectory();
+}
+
+function sameFile(a: fs.Stats, b: fs.Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+/**
+ * ELOOP: the last component became a symlink after it was checked (O_NOFOLLOW).
+ * For a directory Linux answers ENOTDIR instead (O_DIRECTORY is checked first).
+ */
+function openFailure(error: unknown, kind: 'file' | 'directory'): OpenRefusal {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ELOOP' || (kind === 'directory' && code === 'ENOTDIR') ? 'changed' : 'unopenable';
+}
+
+function kernelNameMatchesSync(fd: number, checkedPath: string): boolean {
+  if (!PROC_FD) return true;
+  try {
+    return fs.readlinkSync(`${PROC_FD}/${fd}`) === checkedPath;
+  } catch {
+    return false;
+  }
+}
+
+/** The post-open check (see above), on a descriptor already fstat'ed. */
+function verifyOpenedSync(fd: number, opened: fs.Stats, checkedPath: string): boolean {
+  try {
+    if (fs.realpathSync.native(checkedPath) !== checkedPath) return false;
+    if (!sameFile(fs.statSync(checkedPath), opened)) return false;
+  } catch {
+    return false;
+  }
+  return kernelNameMatchesSync(fd, checkedPath);
+}
+
+/**
+ * Opens a real path `resolve` returned (or one built from a verified
+ * listing), for reading, and proves it is still that path. The caller closes
+ * `fd`. Synchronous, for the search threads.
+ */
+export function openVerifiedSync(checkedPath: string, kind: 'file' | 'directory' = 'file'): VerifiedOpen {
+  let fd: number;
+  try {
+    fd = fs.openSync(checkedPath, kind === 'file' ? OPEN_FLAGS : DIRECTORY_FLAGS);
+  } catch (error) {
+    return { ok: false, refusal: openFailure(error, kind) };
+  }
+  let refusal: OpenRefusal | undefined;
+  let stats: fs.Stats | undefined;
+  try {
+    stats = fs.fstatSync(fd);
+    if (!isExpectedKind(stats, kind)) refusal = 'not_regular';
+    else if (!verifyOpenedSync(fd, stats, checkedPath)) refusal = 'changed';
+  } catch {
+    refusal = 'unopenable';
+  }
+  if (refusal !== undefined || !stats) {
+    fs.closeSync(fd);
+    return { ok: false, refusal: refusal ?? 'unopenable' };
+  }
+  return { ok: true, fd, stats };
+}
+
+/** `openVerifiedSync` for the server's event loop. The caller closes `handle`. */
+export async function openVerified(checkedPath: string, kind: 'file' | 'directory' = 'file'): Promise<VerifiedHandle> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(checkedPath, kind === 'file' ? OPEN_FLAGS : DIRECTORY_FLAGS);
+  } catch (error) {
+    return { ok: false, refusal: openFailure(error, kind) };
+  }
+  let refusal: OpenRefusal | undefined;
+  let stats: fs.Stats | undefined;
+  try {
+    stats = await handle.stat();
+    if (!isExpectedKind(stats, kind)) {
+      refusal = 'not_regular';
+    } else {
+      const again = await fs.promises.realpath(checkedPath);
+      const there = await fs.promises.stat(checkedPath);
+      const kernelName = PROC_FD ? await fs.promises.readlink(`${PROC_FD}/${handle.fd}`) : checkedPath;
+      if (again !== checkedPath || !sameFile(there, stats) || kernelName !== checkedPath) refusal = 'changed';
+    }
+  } catch {
+    refusal = refusal ?? 'changed';
+  }
+  if (refusal !== undefined || !stats) {
+    await handle.close().catch(() => undefined);
+    return { ok: false, refusal: refusal ?? 'unopenable' };
+  }
+  return { ok: true, handle, stats };
+}
+
+export type VerifiedListing = { ok: true; entries: fs.Dirent[] } | { ok: false; refusal: OpenRefusal };
+
+/**
+ * Lists a checked directory, proving the listing is of that directory: a
+ * directory swapped for a link to an outside one between the check and the
+ * readdir listed outside names. On Linux the open, verified descriptor is
+ * listed through /proc/self/fd, so the names are that directory's whatever
+ * happens to the path. Elsewhere the path is listed between two checks that
+ * it still names the opened directory; a swap and a swap back inside that
+ * window is not caught there.
+ */
+export function listVerifiedDirectorySync(checkedPath: string): VerifiedListing {
+  const opened = openVerifiedSync(checkedPath, 'directory');
+  if (!opened.ok) return opened;
+  try {
+    if (PROC_FD) return { ok: true, entries: fs.readdirSync(`${PROC_FD}/${opened.fd}`, { withFileTypes: true }) };
+    const entries = fs.readdirSync(checkedPath, { withFileTypes: true });
+    return verifyOpenedSync(opened.fd, opened.stats, checkedPath) ? { ok: true, entries } : { ok: false, refusal: 'changed' };
+  } catch {
+    return { ok: false, refusal: 'unopenable' };
+  } finally {
+    fs.closeSync(opened.fd);
+  }
+}
+
+/** `listVerifiedDirectorySync` for the server's event loop. */
+export async function listVerifiedDirectory(checkedPath: string): Promise<VerifiedListing> {
+  const opened = await openVerified(checkedPath, 'directory');
+  if (!opened.ok) return opened;
+  try {
+    if (PROC_FD) return { ok: true, entries: await fs.promises.readdir(`${PROC_FD}/${opened.handle.fd}`, { withFileTypes: true }) };
+    const entries = await fs.promises.readdir(checkedPath, { withFileTypes: true });
+    const again = await fs.promises.realpath(checkedPath);
+    const there = await fs.promises.stat(checkedPath);
+    return again === checkedPath && sameFile(there, opened.stats) ? { ok: true, entries } : { ok: false, refusal: 'changed' };
+  } catch {
+    return { ok: false, refusal: 'unopenable' };
+  } finally {
+    await opened.handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Reads at most `maxBytes` from the start of an opened file. A file that
+ * grows while it is read (or is a huge sparse file by now) is not followed:
+ * reading stops at the bound whatever the file does.
+ */
+export function readHeadSync(fd: number, maxBytes: number): Buffer {
+  const buffer = Buffer.allocUnsafe(maxBytes);
+  let filled = 0;
+  while (filled < maxBytes) {
+    const read = fs.readSync(fd, buffer, filled, maxBytes - filled, filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}

@@ -1,6 +1,7 @@
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import { escapeLineBreaks, printablePath } from '../../../shared/printablePath';
+import { openVerifiedSync } from './boundary';
 
 /**
  * The line matcher both search paths share. Whether files come from
@@ -162,6 +163,8 @@ export interface GrepResult {
   more: boolean;
   /** Files over the size limit that match, named instead of searched line by line. */
   oversized: string[];
+  /** Files left out because they were replaced or moved between being listed and being opened. */
+  changedFiles: number;
 }
 
 export type FileOutcome = 'searched' | 'binary' | 'unreadable' | 'capped';
@@ -171,7 +174,7 @@ export type FileOutcome = 'searched' | 'binary' | 'unreadable' | 'capped';
  * One buffer is reused for every file.
  */
 export class Grep {
-  readonly result: GrepResult = { lines: [], matchCount: 0, more: false, oversized: [] };
+  readonly result: GrepResult = { lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0 };
   private buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
 
   constructor(private readonly pattern: CompiledPattern) {}
@@ -182,14 +185,15 @@ export class Grep {
 
   /** Searches one file (a real path the boundary already approved). */
   searchFile(realPath: string, relativePath: string): FileOutcome {
-    let descriptor: number;
-    try {
-      descriptor = fs.openSync(realPath, 'r');
-    } catch {
+    // Proved to be the listed file: a swapped-in link (here or in a directory above) is not read.
+    const opened = openVerifiedSync(realPath, 'file');
+    if (!opened.ok) {
+      if (opened.refusal === 'changed') this.result.changedFiles += 1;
       return 'unreadable';
     }
+    const descriptor = opened.fd;
     try {
-      return this.searchOpenFile(descriptor, relativePath);
+      return this.searchOpenFile(descriptor, opened.stats.size, relativePath);
     } catch {
       return 'unreadable';
     } finally {
@@ -197,15 +201,16 @@ export class Grep {
     }
   }
 
-  private searchOpenFile(descriptor: number, relativePath: string): FileOutcome {
-    const first = fs.readSync(descriptor, this.buffer, 0, this.buffer.length, 0);
+  /** `size` is the size at open: bytes written since are not read, so a growing file cannot hold the search. */
+  private searchOpenFile(descriptor: number, size: number, relativePath: string): FileOutcome {
+    this.sizeAtOpen = size;
+    const first = this.readAt(descriptor, 0, this.buffer.length, 0);
     if (first === 0) return 'searched';
     if (this.buffer.subarray(0, Math.min(first, GREP_LIMITS.binarySniffBytes)).includes(0)) return 'binary';
     if (first < this.buffer.length) {
       // The whole file is in hand: the common case, one read.
       return this.searchLines(this.buffer.subarray(0, first), 1, relativePath) ? 'searched' : 'capped';
     }
-    const size = fs.fstatSync(descriptor).size;
     if (size > GREP_LIMITS.maxFileBytes) {
       if (this.fileMatches(descriptor, first)) this.result.oversized.push(relativePath);
       return 'searched';
@@ -233,7 +238,7 @@ export class Grep {
         filled -= cut;
       }
       if (atEnd) return 'searched';
-      const read = fs.readSync(descriptor, this.buffer, filled, this.buffer.length - filled, position);
+      const read = this.readAt(descriptor, filled, this.buffer.length - filled, position);
       position += read;
       filled += read;
       if (read === 0 && filled === 0) return 'searched';
@@ -272,7 +277,7 @@ export class Grep {
         filled -= cut;
       }
       if (atEnd) return false;
-      const read = fs.readSync(descriptor, this.buffer, filled, this.buffer.length - filled, position);
+      const read = this.readAt(descriptor, filled, this.buffer.length - filled, position);
       position += read;
       filled += read;
       if (read === 0) {
@@ -280,6 +285,14 @@ export class Grep {
         return found;
       }
     }
+  }
+
+  private sizeAtOpen = 0;
+
+  /** One read, never past the size the file had when it was opened. */
+  private readAt(descriptor: number, offset: number, length: number, position: number): number {
+    const allowed = Math.min(length, this.sizeAtOpen - position);
+    return allowed <= 0 ? 0 : fs.readSync(descriptor, this.buffer, offset, allowed, position);
   }
 
   private grow(size: number): void {

@@ -1,7 +1,6 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ReadPolicy } from './types';
-import { ReadBoundary } from './boundary';
+import { openVerified, ReadBoundary } from './boundary';
 import { compileGlob, GLOB_LIMITS, globProblem } from './globs';
 import { normalizeDenyGlob } from './secrets';
 import { DENIABLE_TOOL_NAMES } from './toolbox';
@@ -197,11 +196,25 @@ export async function loadPolicy(root: string, extra?: ExtraReadRestrictions): P
   if (resolved.kind !== 'file') fail(source, 'it is not a regular file');
   if (resolved.size > MAX_POLICY_BYTES) fail(source, `it is larger than ${MAX_POLICY_BYTES / 1024} KiB`);
 
+  // Opened verified and read bounded: a policy file swapped for a link (or a FIFO) after the check is not read.
+  const opened = await openVerified(resolved.realPath, 'file');
+  if (!opened.ok) fail(source, `it could not be read (${opened.refusal === 'changed' ? 'it changed while being read' : opened.refusal})`);
   let text: string;
   try {
-    text = await fs.promises.readFile(resolved.realPath, 'utf8');
+    const buffer = Buffer.alloc(MAX_POLICY_BYTES + 1);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await opened.handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    if (filled > MAX_POLICY_BYTES) fail(source, `it is larger than ${MAX_POLICY_BYTES / 1024} KiB`);
+    text = buffer.toString('utf8', 0, filled);
   } catch (error) {
+    if (error instanceof PolicyError) throw error;
     fail(source, `it could not be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  } finally {
+    await opened.handle.close().catch(() => undefined);
   }
   return mergePolicies(parsePolicy(text, source), userPolicy);
 }

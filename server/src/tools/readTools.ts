@@ -1,13 +1,15 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { ToolOutcome } from './types';
-import { shortenForMessage, ReadBoundary, ResolvedPath } from './boundary';
+import { describeOpenRefusal, listVerifiedDirectory, openVerified, shortenForMessage, ReadBoundary, ResolvedPath } from './boundary';
 import { compilePattern, GREP_LIMITS } from './grepCore';
 import { compileGlobTest, GlobError, normalizeGlob, PathTest } from './globs';
 import { SearchEngine } from './searchEngine';
 import { SEARCH_LIMITS, SearchScope } from './searchJobs';
 import type { PoolOutcome } from './searchPool';
 import { escapeLineBreaks, printableListItem, printablePath, quoteAsJson, quotedPath } from '../../../shared/printablePath';
+import { IGNORE_FILE_LIMITS } from './walk';
 
 /**
  * The four read tools. Each takes arguments already validated by the toolbox
@@ -30,6 +32,13 @@ export const READ_LIMITS = Object.freeze({
    * is always reachable in the next.
    */
   readScanMaxBytes: 64 * 1024 * 1024,
+  /**
+   * A read stops here whatever the file does. A file that grew while it was
+   * read (or became a huge sparse file after it was checked) kept read_file
+   * reading for over a minute; a read never goes past the size the file had
+   * when it was opened, nor runs longer than this.
+   */
+  readMaxMs: 10_000,
   listMaxEntries: 500,
   findMaxResults: SEARCH_LIMITS.findMaxResults,
   grepMaxMatches: GREP_LIMITS.maxMatches,
@@ -110,6 +119,22 @@ function stripCarriageReturn(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line;
 }
 
+/** Notes for what a search left out on purpose: entries that changed under it, ignore files cut short. */
+function leftOutNotes(result: { changedEntries?: number; cutIgnoreFiles?: string[] }): string[] {
+  const notes: string[] = [];
+  if (result.changedEntries) {
+    notes.push(`[Left out ${result.changedEntries} file(s) or folder(s) that changed while being searched (replaced or moved). Search again to see them.]`);
+  }
+  const cut = result.cutIgnoreFiles ?? [];
+  if (cut.length > 0) {
+    const listed = cut.slice(0, 5).map((file) => JSON.stringify(file)).join(', ');
+    notes.push(
+      `[Only the first ${IGNORE_FILE_LIMITS.maxRules} rules (${IGNORE_FILE_LIMITS.maxBytes / 1024} KiB) of ${cut.length > 5 ? `${listed} and ${cut.length - 5} more` : listed} were used; files the rest would have left out may be included.]`,
+    );
+  }
+  return notes;
+}
+
 function listingStopNote(stopped: boolean): string | undefined {
   if (stopped) {
     return `[The search stopped after ${READ_LIMITS.walkMaxEntries.toLocaleString('en-US')} entries; pass path to search a smaller part of the folder.]`;
@@ -146,14 +171,12 @@ export async function readFile(boundary: ReadBoundary, args: ReadFileArgs, signa
   const endLine = args.end_line ?? Number.POSITIVE_INFINITY;
   if (endLine < startLine) return failed(`end_line (${endLine}) is before start_line (${startLine}).`);
 
-  let handle: fs.promises.FileHandle;
+  // Opened without following links and proved to be the checked file (see boundary.ts).
+  const opened = await openVerified(resolved.realPath, 'file');
+  if (!opened.ok) return failed(describeOpenRefusal(args.path, opened.refusal));
+  const handle = opened.handle;
   try {
-    handle = await fs.promises.open(resolved.realPath, 'r');
-  } catch {
-    return failed(`${quotedPath(args.path)} could not be opened.`);
-  }
-  try {
-    return await readLineWindow(handle, args.path, resolved.size, startLine, endLine, signal);
+    return await readLineWindow(handle, args.path, opened.stats.size, startLine, endLine, signal);
   } finally {
     await handle.close().catch(() => undefined);
   }
@@ -182,10 +205,16 @@ async function readLineWindow(
   let lineNumber = 1;
   let position = 0;
   let lastByte = -1;
-  let stoppedBy: 'end_line' | 'line_cap' | 'byte_cap' | undefined;
+  let stoppedBy: 'end_line' | 'line_cap' | 'byte_cap' | 'time_limit' | undefined;
   let overlongLine: number | undefined;
   let continueAt: number | undefined;
   const countTotal = fileSize <= READ_LIMITS.readCountTotalBelowBytes;
+  // Bytes past the size at open were written since: not read (a growing file never ends).
+  // At most what finding start_line may take, what the answer can carry, and one chunk to see its cap passed.
+  const readLimit = Math.min(fileSize, READ_LIMITS.readScanMaxBytes + READ_LIMITS.readMaxBytes + READ_CHUNK_BYTES);
+  const deadline = performance.now() + READ_LIMITS.readMaxMs;
+  let stoppedEarly = false;
+  let hitByteBound = false;
 
   const emit = (bytes: Buffer): void => {
     // A stray carriage return or U+2028 inside a line must not read as the start of another numbered line.
@@ -197,7 +226,16 @@ async function readLineWindow(
 
   for (;;) {
     if (signal?.aborted) return cancelled();
-    const { bytesRead } = await handle.read(chunk, 0, READ_CHUNK_BYTES, position);
+    if (position >= readLimit) {
+      // The size at open, or the byte bound (a cap or the scan budget stops a read before it).
+      hitByteBound = position < fileSize;
+      break;
+    }
+    if (performance.now() > deadline) {
+      stoppedEarly = true;
+      break;
+    }
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(READ_CHUNK_BYTES, readLimit - position), position);
     if (bytesRead === 0) break;
     if (lineNumber < startLine && position >= READ_LIMITS.readScanMaxBytes) {
       // The scan budget is spent before the window began, and the file goes on.
@@ -254,7 +292,20 @@ async function readLineWindow(
     if (stoppedBy && !countTotal) break;
   }
 
-  const reachedEnd = !stoppedBy || countTotal;
+  if (hitByteBound && !stoppedBy) {
+    return failed(`Stopped reading "${requestedPath}" at its read limit before line ${startLine}. Pass a smaller start_line.`);
+  }
+  if (stoppedEarly && !stoppedBy) {
+    if (shown.length === 0) {
+      return failed(
+        `Stopped reading "${requestedPath}" after ${READ_LIMITS.readMaxMs / 1000} s, at line ${lineNumber}, before reaching line ${startLine}. Pass a smaller start_line, or ask the user which part of the file matters.`,
+      );
+    }
+    // The line being read when time ran out is left out; the model continues from it.
+    stoppedBy = 'time_limit';
+    continueAt = lineNumber;
+  }
+  const reachedEnd = !stoppedEarly && (!stoppedBy || countTotal);
   // A last line without a trailing newline is still a line.
   if (!stoppedBy && lastByte !== -1 && lastByte !== 10 && lineNumber >= startLine) {
     emit(Buffer.concat(currentLine, currentLineBytes));
@@ -276,6 +327,8 @@ async function readLineWindow(
     note = `[Cut at ${READ_LIMITS.readMaxLines} lines: showing lines ${firstShown}-${lastShown} ${ofTotal}.${continuation}]`;
   } else if (stoppedBy === 'byte_cap' && overlongLine !== undefined) {
     note = `[Cut: line ${overlongLine} is longer than ${READ_LIMITS.readMaxBytes / 1024} KiB (probably minified or generated); only its start is shown.${continuation}]`;
+  } else if (stoppedBy === 'time_limit') {
+    note = `[Stopped after ${READ_LIMITS.readMaxMs / 1000} s: showing lines ${firstShown}-${lastShown} ${ofTotal}.${continuation}]`;
   } else if (stoppedBy === 'byte_cap') {
     note = `[Cut at ${READ_LIMITS.readMaxBytes / 1024} KiB: showing lines ${firstShown}-${lastShown} ${ofTotal}.${continuation}]`;
   } else if (firstShown > 1 || totalLines === undefined || lastShown < totalLines) {
@@ -298,12 +351,12 @@ export async function listDir(boundary: ReadBoundary, args: ListDirArgs, signal?
     return failed(`${quotedPath(args.path ?? '.')} is not a directory. Use read_file to read a file.`);
   }
 
-  let entries: fs.Dirent[];
-  try {
-    entries = await fs.promises.readdir(resolved.realPath, { withFileTypes: true });
-  } catch {
-    return failed(`${quotedPath(args.path ?? '.')} could not be listed.`);
+  // The listing is proved to be of the checked directory, not of a link swapped in since (see boundary.ts).
+  const listing = await listVerifiedDirectory(resolved.realPath);
+  if (!listing.ok) {
+    return failed(listing.refusal === 'changed' ? describeOpenRefusal(args.path ?? '.', 'changed') : `${quotedPath(args.path ?? '.')} could not be listed.`);
   }
+  const entries = listing.entries;
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
   const base = resolved.relativePath === '.' ? '' : `${resolved.relativePath}/`;
@@ -416,6 +469,7 @@ export async function findFiles(boundary: ReadBoundary, args: FindFilesArgs, sig
   }
   const stopNote = listingStopNote(result.listingStopped);
   if (stopNote) notes.push(stopNote);
+  notes.push(...leftOutNotes(result));
   if (result.results.length === 0) {
     return ok([`No files match "${shortenForMessage(args.pattern)}" in ${where} (${WALK_EXCLUSIONS}).`, ...notes].join('\n'));
   }
@@ -475,6 +529,7 @@ export async function grepFiles(boundary: ReadBoundary, args: GrepFilesArgs, sig
   }
   const stopNote = listingStopNote(result.listingStopped);
   if (stopNote) notes.push(stopNote);
+  notes.push(...leftOutNotes(result));
 
   const shownNames = [...result.lines, ...result.oversized.map(printableListItem)];
   if (result.matchCount === 0) {

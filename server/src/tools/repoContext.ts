@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ReadPolicy } from './types';
-import { ReadBoundary } from './boundary';
+import { openVerified, ReadBoundary } from './boundary';
 import { trimToUtf8Boundary } from './readTools';
 import { defaultSearchEngine, SearchEngine } from './searchEngine';
 import { censusWithRipgrep } from './searchJobs';
@@ -225,8 +225,11 @@ export class RepoSummaries {
   }
 }
 
+/** The first `maxBytes` of a checked file, opened verified (see boundary.ts): a swapped-in link is not read. */
 async function readHead(realPath: string, maxBytes: number): Promise<Buffer> {
-  const handle = await fs.promises.open(realPath, 'r');
+  const opened = await openVerified(realPath, 'file');
+  if (!opened.ok) throw new Error(opened.refusal);
+  const handle = opened.handle;
   try {
     const buffer = Buffer.alloc(maxBytes);
     let filled = 0;

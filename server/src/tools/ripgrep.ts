@@ -248,8 +248,13 @@ const ALWAYS_EXCLUDED: readonly RipgrepExclusion[] = [
 ];
 
 export interface RipgrepQuery {
-  /** `files` lists every file; `matches` lists the files with a line matching `pattern`. */
-  mode: 'files' | 'matches';
+  /**
+   * `files` lists every file; `matches` lists the files with a line matching
+   * `pattern`; `rules` lists the ignore files and .git/info/exclude files
+   * under the scope without reading any (the non-regular ones are in the
+   * debug log), so they can be checked before a search lets ripgrep open them.
+   */
+  mode: 'files' | 'matches' | 'rules';
   /** Root-relative directory to search, `.` for the root. */
   scope: string;
   pattern?: RipgrepPattern;
@@ -268,7 +273,40 @@ export interface RipgrepQuery {
   outsideRepository: boolean;
 }
 
+/**
+ * Every ignore file ripgrep could read, found without reading one: no ignore
+ * rules apply (`--no-ignore`), only the names ripgrep takes rules from are
+ * kept, and of `.git` only `info/` is entered.
+ */
+function ruleFileArguments(query: RipgrepQuery): string[] {
+  return [
+    '--no-config',
+    '--hidden',
+    '--no-follow',
+    '--no-ignore',
+    '--no-messages',
+    '--null',
+    '--path-separator',
+    '/',
+    '--glob',
+    '{.gitignore,.ignore,.rgignore}',
+    '--glob',
+    '**/.git/info/exclude',
+    '--glob',
+    '!**/.git/*/',
+    '--glob',
+    '**/.git/info/',
+    '--glob',
+    '!node_modules/',
+    '--debug',
+    '--files',
+    '--',
+    query.scope === '.' || query.scope === '' ? './' : query.scope,
+  ];
+}
+
 export function ripgrepArguments(query: RipgrepQuery): string[] {
+  if (query.mode === 'rules') return ruleFileArguments(query);
   const args = [
     '--no-config',
     '--hidden',

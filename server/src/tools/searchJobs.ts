@@ -8,7 +8,7 @@ import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from './
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from './secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, ignoreEntryLeadsOutside, isRepositoryRoot, sortInWalkOrder, walkFiles } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles } from './walk';
 
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
@@ -87,6 +87,13 @@ interface ResultBase {
   switchedToWalk?: boolean;
   /** The listing stopped at the entry limit before covering the scope. */
   listingStopped: boolean;
+  /**
+   * Files and directories left out because they were replaced or moved
+   * between being listed and being opened (a swap for a link, say).
+   */
+  changedEntries?: number;
+  /** Root-relative paths of ignore files of which only the first rules counted (walk.ts IGNORE_FILE_LIMITS). */
+  cutIgnoreFiles?: string[];
 }
 
 export interface GrepJobResult extends ResultBase, GrepResult {
@@ -210,16 +217,55 @@ export class ListedPathCheck {
   }
 }
 
+/**
+ * Why ripgrep must not read the ignore files under the scope, if it must
+ * not: one is not a regular file (a FIFO never answers, and held every
+ * ripgrep search until its time limit) or is over IGNORE_FILE_LIMITS
+ * (ripgrep would use every rule). The walk then answers; it skips the one
+ * and uses the first rules of the other. Found by a listing that reads no
+ * ignore file; symlinked ones are left to `readRulesThroughLink`.
+ */
+async function ruleFileFault(job: SearchJob, control: JobControl): Promise<string | undefined> {
+  const listing = await runRipgrep({
+    ripgrep: job.ripgrep as Ripgrep,
+    root: job.root,
+    query: { mode: 'rules', scope: job.scope.relativePath, exclusions: [], outsideRepository: false },
+    maxPaths: SEARCH_LIMITS.walkMaxEntries,
+    shouldStop: () => control.shouldStop(),
+    onSpawn: (pid) => control.onSpawn(pid),
+  });
+  if (listing.error !== undefined) return listing.error;
+  for (const relativePath of listing.symlinks) {
+    try {
+      if (!fs.lstatSync(path.join(job.root, relativePath)).isSymbolicLink()) return NON_REGULAR_RULES;
+    } catch {
+      return NON_REGULAR_RULES; // gone since: changing under the search
+    }
+  }
+  for (const relativePath of listing.paths) {
+    const fault = ignoreFileFault(path.join(job.root, relativePath));
+    if (fault === 'too_large') return OVERSIZED_RULES;
+    if (fault !== undefined) return NON_REGULAR_RULES;
+  }
+  return undefined;
+}
+
+const NON_REGULAR_RULES = 'an ignore file in the folder is not a regular file (ripgrep would wait on it)';
+const OVERSIZED_RULES = 'an ignore file in the folder has more rules than are used (ripgrep would use them all)';
+
 /** Runs one ripgrep listing with the ancestor ignore rules of the scope in a temporary file. */
 async function listWithRipgrep(
   job: SearchJob,
   control: JobControl,
   query: Omit<Parameters<typeof runRipgrep>[0]['query'], 'scope' | 'ignoreFile' | 'outsideRepository'>,
+  cut: CutIgnoreFiles,
   onPath?: (relativePath: string) => boolean,
 ): Promise<RipgrepListing> {
   const ripgrep = job.ripgrep as Ripgrep;
+  const fault = await ruleFileFault(job, control);
+  if (fault !== undefined) return { paths: [], symlinks: [], truncated: false, abandoned: false, ruleEntries: [], error: fault };
   // Below the root, the rules of the directories in between apply too: handed over as a file.
-  const rules = ancestorIgnoreText(job.root, job.scope.relativePath);
+  const rules = ancestorIgnoreText(job.root, job.scope.relativePath, cut);
   let ignoreFile: string | undefined;
   let ignoreDirectory: string | undefined;
   if (rules !== undefined) {
@@ -245,6 +291,24 @@ async function listWithRipgrep(
     });
   } finally {
     if (ignoreDirectory) await fs.promises.rm(ignoreDirectory, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+function relativeCuts(boundary: ReadBoundary, cut: CutIgnoreFiles): string[] {
+  return [...cut].map((filePath) => boundary.relativeOf(filePath));
+}
+
+/**
+ * Whether a name ripgrep printed is, now, a regular file at that very path:
+ * its real path is the path itself (no component is a link, so no directory
+ * was swapped for one), which is inside the root.
+ */
+function isPlainFileInside(root: string, relativePath: string): boolean {
+  const absolute = path.join(root, relativePath);
+  try {
+    return fs.lstatSync(absolute).isFile() && fs.realpathSync.native(absolute) === absolute;
+  } catch {
+    return false;
   }
 }
 
@@ -282,7 +346,7 @@ function exclusionsFor(boundary: ReadBoundary, kind: 'grep' | 'find'): RipgrepEx
 // ---------------------------------------------------------------- grep_files
 
 function emptyGrep(engine: SearchJobResult['engine']): GrepJobResult {
-  return { kind: 'grep', engine, lines: [], matchCount: 0, more: false, oversized: [], listingStopped: false, namedFileBinary: false };
+  return { kind: 'grep', engine, lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0, listingStopped: false, namedFileBinary: false };
 }
 
 async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl): Promise<GrepJobResult> {
@@ -301,6 +365,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl): 
 
   let fallbackReason: string | undefined;
   let switchedToWalk = false;
+  const cut: CutIgnoreFiles = new Set();
   if (job.ripgrep) {
     const translated = toRipgrepPattern(pattern.source, pattern.unicode);
     if (!translated) {
@@ -315,6 +380,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl): 
           pattern: translated,
           exclusions: exclusionsFor(boundary, 'grep'),
         },
+        cut,
         (relativePath) => (globTest && !globTest(relativePath)) || ++candidateCount <= SWITCH_TO_WALK.grepCandidates,
       );
       if (listing.abandoned) {
@@ -338,7 +404,15 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl): 
           const candidate = byPath.get(relativePath) as Candidate;
           if (searcher.searchFile(candidate.realPath, relativePath) === 'capped') break;
         }
-        return { ...emptyGrep('ripgrep'), ...searcher.result, listingStopped: listing.truncated };
+        // Every line shown was read by `searcher` through the verified open, from the file ripgrep named:
+        // a file reached through a directory swapped since is refused there and counted.
+        return {
+          ...emptyGrep('ripgrep'),
+          ...searcher.result,
+          listingStopped: listing.truncated,
+          changedEntries: searcher.result.changedFiles,
+          cutIgnoreFiles: relativeCuts(boundary, cut),
+        };
       } else {
         fallbackReason = listing.error;
       }
@@ -354,7 +428,15 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl): 
       return searcher.searchFile(file.realPath, file.relativePath) !== 'capped';
     },
   );
-  return { ...emptyGrep('node'), ...searcher.result, listingStopped: stats.stoppedBy === 'entry_limit', fallbackReason, switchedToWalk };
+  return {
+    ...emptyGrep('node'),
+    ...searcher.result,
+    listingStopped: stats.stoppedBy === 'entry_limit',
+    fallbackReason,
+    switchedToWalk,
+    changedEntries: searcher.result.changedFiles + stats.changedDirectories,
+    cutIgnoreFiles: stats.cutIgnoreFiles,
+  };
 }
 
 // ---------------------------------------------------------------- find_files
@@ -375,7 +457,15 @@ async function findWithWalk(job: FindJob, boundary: ReadBoundary, matches: PathT
       results.push({ relativePath: file.relativePath, denied: file.denial !== undefined });
     },
   );
-  return { kind: 'find', engine: 'node', results, more, listingStopped: stats.stoppedBy === 'entry_limit' };
+  return {
+    kind: 'find',
+    engine: 'node',
+    results,
+    more,
+    listingStopped: stats.stoppedBy === 'entry_limit',
+    changedEntries: stats.changedDirectories,
+    cutIgnoreFiles: stats.cutIgnoreFiles,
+  };
 }
 
 async function find(job: FindJob, boundary: ReadBoundary, control: JobControl): Promise<FindJobResult> {
@@ -389,10 +479,12 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl): 
   if (!job.ripgrep) return walk();
 
   let matchCount = 0;
+  const cut: CutIgnoreFiles = new Set();
   const listing = await listWithRipgrep(
     job,
     control,
     { mode: 'files', exclusions: exclusionsFor(boundary, 'find') },
+    cut,
     (relativePath) => !matches(relativePath) || ++matchCount <= SWITCH_TO_WALK.findMatches,
   );
   if (listing.abandoned) return { ...(await walk()), switchedToWalk: true };
@@ -409,16 +501,35 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl): 
     if (state === 'denied') denied.add(relativePath);
     found.push(relativePath);
   }
+  const links = new Set<string>();
   for (const link of await symlinkedFiles(job, boundary, check, listing)) {
-    if (matches(link.relativePath)) found.push(link.relativePath);
+    if (matches(link.relativePath)) links.add(link.relativePath);
   }
-  const sorted = sortInWalkOrder([...new Set(found)]);
+  // ripgrep walked directories we do not control: a name is shown only if it is still a file
+  // inside, reached through no link (a directory swapped for one leaked outside names).
+  // Only what is shown is checked, so this costs at most the result cap.
+  const shown: string[] = [];
+  let changedEntries = 0;
+  let more = false;
+  for (const relativePath of sortInWalkOrder([...new Set([...found, ...links])])) {
+    if (!links.has(relativePath) && !isPlainFileInside(job.root, relativePath)) {
+      changedEntries += 1;
+      continue;
+    }
+    if (shown.length === max) {
+      more = true;
+      break;
+    }
+    shown.push(relativePath);
+  }
   return {
     kind: 'find',
     engine: 'ripgrep',
-    results: sorted.slice(0, max).map((relativePath) => ({ relativePath, denied: denied.has(relativePath) })),
-    more: sorted.length > max,
+    results: shown.map((relativePath) => ({ relativePath, denied: denied.has(relativePath) })),
+    more,
     listingStopped: listing.truncated,
+    changedEntries,
+    cutIgnoreFiles: relativeCuts(boundary, cut),
   };
 }
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import ignore from 'ignore';
-import { ReadBoundary } from './boundary';
+import { listVerifiedDirectorySync, openVerifiedSync, readHeadSync, ReadBoundary } from './boundary';
 import { ReadDenial } from './secrets';
 
 /**
@@ -26,8 +26,13 @@ type Ignore = ReturnType<typeof ignore>;
 
 /** Directory names never descended into by find, grep or the summary. */
 export const ALWAYS_SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['node_modules', '.git']);
-/** A bigger ignore file is skipped rather than parsed (it is not a real one). */
-const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+/**
+ * What one ignore file may cost. Every path is tested against every rule, so
+ * a 100,000-line .gitignore held every search (both engines) until its time
+ * limit. Real ones have tens to hundreds of rules; past either bound only the
+ * first rules count, and the answer says which file was cut.
+ */
+export const IGNORE_FILE_LIMITS = Object.freeze({ maxBytes: 256 * 1024, maxRules: 1000 });
 /** How long the walk may hold the event loop before yielding. */
 const TIME_SLICE_MS = 8;
 
@@ -59,6 +64,10 @@ export interface WalkOptions {
 
 export interface WalkStats {
   entriesVisited: number;
+  /** Directories left out because they were replaced or moved between being listed and being entered. */
+  changedDirectories: number;
+  /** Root-relative paths of ignore files of which only the first rules counted (IGNORE_FILE_LIMITS). */
+  cutIgnoreFiles: string[];
   /** Why the walk ended before covering everything, if it did. */
   stoppedBy?: 'entry_limit' | 'deadline' | 'aborted' | 'visitor';
 }
@@ -87,20 +96,64 @@ function joinRelative(parent: string, name: string): string {
   return parent === '' || parent === '.' ? name : `${parent}/${name}`;
 }
 
+/** Ignore files whose rules were cut at IGNORE_FILE_LIMITS, by real path; the answer names them. */
+export type CutIgnoreFiles = Set<string>;
+
+/** The first `maxRules` rules of an ignore file's text (blank lines and comments are free), and whether any were dropped. */
+export function boundIgnoreRules(text: string): { text: string; cut: boolean } {
+  let rules = 0;
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\n', at);
+    const lineEnd = end === -1 ? text.length : end;
+    const line = text.slice(at, lineEnd).trim();
+    if (line !== '' && !line.startsWith('#')) {
+      if (rules === IGNORE_FILE_LIMITS.maxRules) return { text: text.slice(0, at), cut: true };
+      rules += 1;
+    }
+    at = lineEnd + 1;
+  }
+  return { text, cut: false };
+}
+
 /**
- * Reads an ignore file, unless it is a symlink: a committed `.gitignore ->
- * /elsewhere` would let bytes from outside the folder decide what the model
- * sees (Git stopped following symlinked .gitignore files in 2.32 for the
- * same reason).
+ * Reads an ignore file, unless it is not a regular file: a committed
+ * `.gitignore -> /elsewhere` would let bytes from outside the folder decide
+ * what the model sees (Git stopped following symlinked .gitignore files in
+ * 2.32 for the same reason), and a FIFO would never answer. Opened through
+ * the boundary's verified open, so a swap after the check is refused too.
+ * Bounded in bytes and rules; a cut file is added to `cut`.
  */
-function readIgnoreFile(filePath: string): string | undefined {
+function readIgnoreFile(filePath: string, cut?: CutIgnoreFiles): string | undefined {
+  const opened = openVerifiedSync(filePath, 'file');
+  if (!opened.ok) return undefined;
   try {
-    const stats = fs.lstatSync(filePath);
-    if (!stats.isFile() || stats.size > MAX_IGNORE_FILE_BYTES) return undefined;
-    return fs.readFileSync(filePath, 'utf8');
+    const head = readHeadSync(opened.fd, IGNORE_FILE_LIMITS.maxBytes + 1);
+    let text = head.subarray(0, IGNORE_FILE_LIMITS.maxBytes).toString('utf8');
+    let wasCut = head.length > IGNORE_FILE_LIMITS.maxBytes;
+    // A cut in the middle of a line leaves half a rule: drop it.
+    if (wasCut) text = text.slice(0, text.lastIndexOf('\n') + 1);
+    const bounded = boundIgnoreRules(text);
+    wasCut ||= bounded.cut;
+    if (wasCut) cut?.add(filePath);
+    return bounded.text;
   } catch {
     return undefined;
+  } finally {
+    fs.closeSync(opened.fd);
   }
+}
+
+/**
+ * Whether an ignore file can be handed to a tool that reads it whole
+ * (ripgrep): a regular file, openable, and within IGNORE_FILE_LIMITS. A FIFO
+ * there held every ripgrep search until its time limit, and a huge one made
+ * matching crawl.
+ */
+export function ignoreFileFault(filePath: string): 'unreadable' | 'too_large' | undefined {
+  const cut: CutIgnoreFiles = new Set();
+  if (readIgnoreFile(filePath, cut) === undefined) return 'unreadable';
+  return cut.size > 0 ? 'too_large' : undefined;
 }
 
 function newIgnoreRules(): Ignore {
@@ -118,12 +171,12 @@ function pushLayer(stacks: IgnoreStacks, kind: IgnoreKind, base: string, text: s
  * Adds the ignore files of one directory. `names` (the directory's entries,
  * when already read) saves a failing stat per kind per directory.
  */
-function withIgnoreFiles(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string, names?: ReadonlySet<string>): IgnoreStacks {
+function withIgnoreFiles(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string, cut: CutIgnoreFiles, names?: ReadonlySet<string>): IgnoreStacks {
   let result = stacks;
   for (let kind = 0; kind < IGNORE_FILE_NAMES.length; kind++) {
     const name = IGNORE_FILE_NAMES[kind];
     if (names && !names.has(name)) continue;
-    const text = readIgnoreFile(path.join(directoryAbsolute, name));
+    const text = readIgnoreFile(path.join(directoryAbsolute, name), cut);
     if (text !== undefined) result = pushLayer(result, kind as IgnoreKind, directoryRelative, text);
   }
   return result;
@@ -135,14 +188,14 @@ function withIgnoreFiles(stacks: IgnoreStacks, directoryAbsolute: string, direct
  * so that it is inside the folder. A `.git` file (a linked worktree or a
  * submodule) points at a git directory elsewhere: its exclude is not read.
  */
-function readExcludeFile(directory: string): string | undefined {
+function readExcludeFile(directory: string, cut?: CutIgnoreFiles): string | undefined {
   const dotGit = path.join(directory, '.git');
   try {
     if (!fs.lstatSync(dotGit).isDirectory() || !fs.lstatSync(path.join(dotGit, 'info')).isDirectory()) return undefined;
   } catch {
     return undefined;
   }
-  return readIgnoreFile(path.join(dotGit, 'info', 'exclude'));
+  return readIgnoreFile(path.join(dotGit, 'info', 'exclude'), cut);
 }
 
 /**
@@ -159,7 +212,16 @@ export function ignoreEntryLeadsOutside(entryPath: string): boolean {
     if (name !== '.git') return stats.isSymbolicLink();
     if (stats.isSymbolicLink()) return true;
     if (stats.isFile()) {
-      const line = fs.readFileSync(entryPath, 'utf8').split('\n')[0];
+      // Opened verified and read bounded: a `.git` swapped for a FIFO must not hold the thread.
+      const opened = openVerifiedSync(entryPath, 'file');
+      if (!opened.ok) return true;
+      let head: Buffer;
+      try {
+        head = readHeadSync(opened.fd, 4096);
+      } finally {
+        fs.closeSync(opened.fd);
+      }
+      const line = head.toString('utf8').split('\n')[0];
       if (!line.startsWith('gitdir: ')) return false;
       const gitDirectory = path.resolve(path.dirname(entryPath), line.slice('gitdir: '.length).trim());
       return fs.existsSync(path.join(gitDirectory, 'commondir'));
@@ -184,8 +246,8 @@ export function isRepositoryRoot(directory: string, names?: ReadonlySet<string>)
 }
 
 /** At a repository root the git kinds start afresh: only its own exclude file, then its .gitignore. */
-function startRepository(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string): IgnoreStacks {
-  const exclude = readExcludeFile(directoryAbsolute);
+function startRepository(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string, cut: CutIgnoreFiles): IgnoreStacks {
+  const exclude = readExcludeFile(directoryAbsolute, cut);
   const reset: IgnoreStacks = [stacks[0], stacks[1], []];
   return exclude === undefined ? reset : pushLayer(reset, 2, directoryRelative, exclude);
 }
@@ -219,14 +281,14 @@ function isIgnored(stacks: IgnoreStacks, relativePath: string, isDirectory: bool
 const NO_LAYERS: IgnoreStacks = [[], [], []];
 
 /** The ignore layers in force at `startRelative`: each ancestor's (and the start's own) exclude and ignore files. */
-function ignoreStacksFor(root: string, startRelative: string): IgnoreStacks {
+function ignoreStacksFor(root: string, startRelative: string, cut: CutIgnoreFiles): IgnoreStacks {
   const segments = startRelative === '.' || startRelative === '' ? [] : startRelative.split('/');
   let stacks = NO_LAYERS;
   let relative = '';
   for (let depth = 0; depth <= segments.length; depth++) {
     const directory = depth === 0 ? root : path.join(root, ...segments.slice(0, depth));
-    if (isRepositoryRoot(directory)) stacks = startRepository(stacks, directory, relative);
-    stacks = withIgnoreFiles(stacks, directory, relative);
+    if (isRepositoryRoot(directory)) stacks = startRepository(stacks, directory, relative, cut);
+    stacks = withIgnoreFiles(stacks, directory, relative, cut);
     if (depth < segments.length) relative = joinRelative(relative, segments[depth]);
   }
   return stacks;
@@ -250,7 +312,7 @@ function rebaseIgnoreLine(line: string, base: string): string | undefined {
  * root-relative ignore file for a tool that starts below the root (ripgrep's
  * `--ignore-file`, whose later lines win). Undefined when there are none.
  */
-export function ancestorIgnoreText(root: string, startRelative: string): string | undefined {
+export function ancestorIgnoreText(root: string, startRelative: string, cut?: CutIgnoreFiles): string | undefined {
   if (startRelative === '.' || startRelative === '') return undefined;
   const lines: string[][] = [[], [], []];
   const add = (kind: number, text: string, base: string): void => {
@@ -266,11 +328,11 @@ export function ancestorIgnoreText(root: string, startRelative: string): string 
     if (isRepositoryRoot(directory)) {
       // Git rules from above a repository root do not reach into it.
       lines[2] = [];
-      const exclude = readExcludeFile(directory);
+      const exclude = readExcludeFile(directory, cut);
       if (exclude !== undefined) add(2, exclude, relative);
     }
     for (let kind = 0; kind < IGNORE_FILE_NAMES.length; kind++) {
-      const text = readIgnoreFile(path.join(directory, IGNORE_FILE_NAMES[kind]));
+      const text = readIgnoreFile(path.join(directory, IGNORE_FILE_NAMES[kind]), cut);
       if (text !== undefined) add(kind, text, relative);
     }
     relative = joinRelative(relative, segments[depth]);
@@ -282,15 +344,22 @@ export function ancestorIgnoreText(root: string, startRelative: string): string 
   return all.length > 0 ? `${all.join('\n')}\n` : undefined;
 }
 
-function readSortedEntries(directory: string): fs.Dirent[] {
-  try {
-    const entries = fs.readdirSync(directory, { withFileTypes: true });
-    // Code-unit order: stable across locales, so results are reproducible.
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return entries;
-  } catch {
-    return []; // unreadable directory: nothing to show
+/**
+ * A directory's entries, sorted. The directory was a real directory in its
+ * parent's listing, but may have been swapped for a link to an outside one
+ * since: the listing is proved to be of the checked directory (see
+ * boundary.ts `listVerifiedDirectorySync`); a changed one is left out.
+ */
+function readSortedEntries(directory: string, stats: WalkStats): fs.Dirent[] {
+  const listing = listVerifiedDirectorySync(directory);
+  if (!listing.ok) {
+    if (listing.refusal === 'changed') stats.changedDirectories += 1;
+    return []; // unreadable or changed directory: nothing to show
   }
+  const entries = listing.entries;
+  // Code-unit order: stable across locales, so results are reproducible.
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return entries;
 }
 
 /** The names among `entries` that matter to ignore rules: the ignore files and `.git`. */
@@ -326,13 +395,20 @@ function entryType(entry: fs.Dirent, absolutePath: string): EntryType {
 
 /** Walks files under `startDirectory`, calling `visit` for each in sorted order. */
 export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promise<WalkStats> {
+  const cut: CutIgnoreFiles = new Set();
+  const stats = await walkWithin(options, visit, cut);
+  stats.cutIgnoreFiles = [...cut].map((filePath) => options.boundary.relativeOf(filePath));
+  return stats;
+}
+
+async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgnoreFiles): Promise<WalkStats> {
   const { boundary, signal, shouldStop } = options;
   const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
-  const stats: WalkStats = { entriesVisited: 0 };
+  const stats: WalkStats = { entriesVisited: 0, changedDirectories: 0, cutIgnoreFiles: [] };
   if (!boundary.isInside(options.startDirectory)) return stats;
 
   const startRelative = boundary.relativeOf(options.startDirectory);
-  const startEntries = readSortedEntries(options.startDirectory);
+  const startEntries = readSortedEntries(options.startDirectory, stats);
   // The start directory's own ignore files are read with its ancestors'.
   const stack: DirectoryFrame[] = [
     {
@@ -340,7 +416,7 @@ export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promi
       relativePath: startRelative === '.' ? '' : startRelative,
       entries: startEntries,
       index: 0,
-      ignore: ignoreStacksFor(boundary.root, startRelative),
+      ignore: ignoreStacksFor(boundary.root, startRelative, cut),
     },
   ];
   const separator = path.sep;
@@ -384,15 +460,15 @@ export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promi
       if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;
       if (isIgnored(frame.ignore, relativePath, true)) continue;
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
-      const entries = readSortedEntries(absolutePath);
+      const entries = readSortedEntries(absolutePath, stats);
       const names = ignoreFileNames(entries);
-      const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath) : frame.ignore;
+      const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath, cut) : frame.ignore;
       stack.push({
         absolutePath,
         relativePath,
         entries,
         index: 0,
-        ignore: withIgnoreFiles(inherited, absolutePath, relativePath, names),
+        ignore: withIgnoreFiles(inherited, absolutePath, relativePath, cut, names),
       });
       continue;
     }
