@@ -10,7 +10,7 @@ import { createOpenAIModel } from './model/openai/chatModel';
 import { startServer } from './server';
 import { defaultStorageDir } from '../../shared/storageDir';
 import { FileStore } from './store/fileStore';
-import { createRepoAccess } from './tools/repoAccess';
+import { createRepoAccess } from './read/repoAccess';
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
 if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWith(`${t}=`)))) {

@@ -1,7 +1,7 @@
 import type { ConfigureRequest, InitializationOptions, ModelConfig, Untrusted } from '../../shared/protocol';
 import type { ModelSettings } from './model/types';
 import { DiscussError } from './core/errors';
-import { denyReadSettingProblem } from './tools/policy';
+import { denyReadSettingProblem } from './access/policy';
 
 /**
  * What the client configured for the server: the endpoint and model, the

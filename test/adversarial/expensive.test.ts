@@ -13,7 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DiscussionEvent, ListRequest } from '../../shared/protocol';
 import { lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
-import { READ_LIMITS } from '../../server/src/tools/readTools';
+import { READ_LIMITS } from '../../server/src/read/limits';
 import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 const MIB = 1024 * 1024;

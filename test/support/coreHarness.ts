@@ -6,7 +6,7 @@ import type { Clock, RepoAccess, RepoBinding } from '../../server/src/core/deps'
 import { silentLogger } from '../../server/src/core/deps';
 import { DiscussionService } from '../../server/src/core/service';
 import type { DiscussionStore } from '../../server/src/store/types';
-import type { Toolbox, ToolOutcome } from '../../server/src/tools/types';
+import type { Toolbox, ToolOutcome } from '../../server/src/read/types';
 import { ScriptedModel, type ScriptStep } from './scriptedModel';
 
 /** A clock tests move by hand, so idle reaping needs no waiting. */

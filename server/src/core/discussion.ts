@@ -1,6 +1,6 @@
 import type { DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
-import type { Toolbox } from '../tools/types';
+import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
 import { DiscussError } from './errors';
 import { EventStream } from './eventStream';
