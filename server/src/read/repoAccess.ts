@@ -1,7 +1,8 @@
 import type { RepoAccess, RepoBinding } from '../core/deps';
 import { DiscussError } from '../core/errors';
 import { PolicyError, loadPolicy } from '../access/policy';
-import { readInstructionFiles, RepoSummaries } from '../context/repoContext';
+import { readInstructionFiles } from '../context/instructions';
+import { RepoSummaries } from '../context/repoSummary';
 import type { RipgrepOption } from '../search/ripgrep';
 import { SearchEngine } from '../search/searchEngine';
 import { createToolbox } from './toolbox';

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Toolbox } from '../../../server/src/read/types';
 import { createToolbox } from '../../../server/src/read/toolbox';
-import { summarizeRepo } from '../../../server/src/context/repoContext';
+import { summarizeRepo } from '../../../server/src/context/repoSummary';
 import { SearchEngine, SearchOptions } from '../../../server/src/search/searchEngine';
 import {
   HOSTILE_NAMES,

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import type { Toolbox } from '../../../server/src/read/types';
 import { createToolbox, POLICY_DENIED_HANDOFF, READ_ONLY_REFUSAL } from '../../../server/src/read/toolbox';
 import { READ_LIMITS } from '../../../server/src/read/limits';
-import { INSTRUCTION_FILE_MAX_BYTES, readInstructionFiles, summarizeRepo, SUMMARY_LIMITS } from '../../../server/src/context/repoContext';
+import { INSTRUCTION_FILE_MAX_BYTES, readInstructionFiles } from '../../../server/src/context/instructions';
+import { summarizeRepo, SUMMARY_LIMITS } from '../../../server/src/context/repoSummary';
 import { expectFailure, expectOk, NO_POLICY, OUTSIDE_MARKER, runTool, SECRET_MARKER, writeDemoRepo, writeTree } from '../../support/toolFixture';
 
 function numberedLines(count: number, width = 0): string {
@@ -62,14 +63,17 @@ describe('read tools', () => {
       assert.equal(fs.readFileSync(path.join(repo, 'README.md'), 'utf8'), '# Demo\nSee src.\n');
     });
 
-    it('words the read-only refusal so the model hands off instead of asking for permissions', () => {
-      assert.match(READ_ONLY_REFUSAL, /read-only/);
-      assert.match(READ_ONLY_REFUSAL, /cannot write or edit files or run commands/);
-      assert.match(READ_ONLY_REFUSAL, /not a file-permission problem/);
-      assert.match(READ_ONLY_REFUSAL, /not refused the change/);
-      assert.match(READ_ONLY_REFUSAL, /call prepare_coding_task/);
-      assert.match(READ_ONLY_REFUSAL, /coding agent/);
-      assert.match(READ_ONLY_REFUSAL, /Do not ask the user to change permissions/);
+    it('words the read-only refusal so the model hands off instead of asking for permissions', async () => {
+      // What the model receives for a mutating call, not the constant: a
+      // refusal built some other way would pass a check of the constant.
+      const refusal = await expectFailure(toolbox, 'write_file', { path: 'README.md', content: 'x' });
+      assert.match(refusal, /read-only/);
+      assert.match(refusal, /cannot write or edit files or run commands/);
+      assert.match(refusal, /not a file-permission problem/);
+      assert.match(refusal, /not refused the change/);
+      assert.match(refusal, /call prepare_coding_task/);
+      assert.match(refusal, /coding agent/);
+      assert.match(refusal, /Do not ask the user to change permissions/);
     });
 
     it('answers invalid JSON arguments with the expected arguments', async () => {
@@ -99,6 +103,7 @@ describe('read tools', () => {
     it('never throws, whatever it is given', async () => {
       const outcome = await toolbox.run(undefined as unknown as string, undefined as unknown as string);
       assert.equal(outcome.ok, false);
+      assert.deepEqual(outcome, { ok: false, output: READ_ONLY_REFUSAL }, 'the model is told why, not handed an exception');
       const second = await toolbox.run('read_file', undefined as unknown as string);
       assert.equal(second.ok, false);
       assert.match(second.output, /"path" is missing/);
@@ -108,7 +113,7 @@ describe('read tools', () => {
       const controller = new AbortController();
       controller.abort();
       const outcome = await toolbox.run('grep_files', '{"pattern": "x"}', controller.signal);
-      assert.equal(outcome.ok, false);
+      assert.deepEqual(outcome, { ok: false, output: 'Cancelled.' });
     });
 
     it('hides and refuses tools denied by policy', async () => {

@@ -2,16 +2,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ReadPolicy } from '../read/types';
-import { openVerified, ReadBoundary } from '../access/boundary';
-import { trimToUtf8Boundary } from '../read/answers';
+import { ReadBoundary } from '../access/boundary';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { censusWithRipgrep } from '../search/searchJobs';
 import { printableListItem, printablePath } from '../../../shared/printablePath';
 
 /**
- * Context given to the model at the start of a discussion: a small summary of
- * the folder and the project's agent instruction files. Both are bounded so a
- * huge tree or a huge instruction file cannot delay or flood the first turn.
+ * The small summary of the folder given to the model at the start of a
+ * discussion (the instruction files are in instructions.ts). It is bounded so
+ * a huge tree cannot delay or flood the first turn.
  *
  * The file census behind the summary is the only part that grows with the
  * tree. The tree is never walked on the event loop: ripgrep lists it in its
@@ -41,8 +40,6 @@ const CENSUS_REFRESH_AFTER_MS = 5000;
 /** Folders remembered per process (a census is a few hundred bytes). */
 const CENSUS_CACHE_SIZE = 32;
 
-export const INSTRUCTION_FILES: readonly string[] = ['AGENTS.md', 'CLAUDE.md', '.github/copilot-instructions.md'];
-export const INSTRUCTION_FILE_MAX_BYTES = 16 * 1024;
 
 const MANIFEST_NAMES = new Set([
   'package.json', 'tsconfig.json', 'deno.json', 'Cargo.toml', 'go.mod', 'pyproject.toml', 'setup.py',
@@ -223,55 +220,4 @@ export class RepoSummaries {
     }
     return pending;
   }
-}
-
-/** The first `maxBytes` of a checked file, opened verified (see boundary.ts): a swapped-in link is not read. */
-async function readHead(realPath: string, maxBytes: number): Promise<Buffer> {
-  const opened = await openVerified(realPath, 'file');
-  if (!opened.ok) throw new Error(opened.refusal);
-  const handle = opened.handle;
-  try {
-    const buffer = Buffer.alloc(maxBytes);
-    let filled = 0;
-    while (filled < maxBytes) {
-      const { bytesRead } = await handle.read(buffer, filled, maxBytes - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * The project's agent instruction files, each cut at 16 KiB (marked). A file
- * is included only if its real path is inside the folder and not denied, so a
- * committed `AGENTS.md -> ~/.ssh/config` contributes nothing.
- */
-export async function readInstructionFiles(root: string, policy: ReadPolicy): Promise<Array<{ path: string; text: string }>> {
-  const boundary = await ReadBoundary.create(root, policy.denyRead);
-  const found: Array<{ path: string; text: string }> = [];
-  const seenRealPaths = new Set<string>();
-  for (const name of INSTRUCTION_FILES) {
-    const resolved = await boundary.resolve(name);
-    if (!resolved.ok || resolved.kind !== 'file') continue;
-    // CLAUDE.md is often a symlink to AGENTS.md: include the text once.
-    if (seenRealPaths.has(resolved.realPath)) continue;
-    seenRealPaths.add(resolved.realPath);
-    let head: Buffer;
-    try {
-      head = await readHead(resolved.realPath, INSTRUCTION_FILE_MAX_BYTES);
-    } catch {
-      continue;
-    }
-    if (head.subarray(0, 8192).includes(0)) continue; // binary: not instructions
-    const cut = resolved.size > head.length;
-    let text = cut ? trimToUtf8Boundary(head).toString('utf8') : head.toString('utf8');
-    if (cut) {
-      text += `\n[… cut: ${name} is ${Math.ceil(resolved.size / 1024)} KiB; only the first ${INSTRUCTION_FILE_MAX_BYTES / 1024} KiB are included. Use read_file for the rest.]`;
-    }
-    found.push({ path: name, text });
-  }
-  return found;
 }
