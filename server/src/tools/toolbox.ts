@@ -3,6 +3,7 @@ import type { ReadPolicy, Toolbox, ToolOutcome } from './types';
 import { ReadBoundary } from './boundary';
 import { findFiles, grepFiles, listDir, READ_LIMITS, readFile } from './readTools';
 import { defaultSearchEngine, SearchEngine } from './searchEngine';
+import { GIT_TOOLS } from '../git/gitTools';
 
 /**
  * The read-only toolbox of one discussion. Only the four read tools exist
@@ -106,6 +107,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
         search,
       ),
   },
+  ...GIT_TOOLS,
 ];
 
 /** The names of the read tools, whatever the policy. */
