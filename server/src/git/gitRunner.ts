@@ -244,7 +244,12 @@ export function describeFailure(run: GitRun, what: string): string {
   if (run.failure === 'timeout') return `${what} took too long and was stopped. Narrow it with a path or a smaller range.`;
   if (run.failure === 'aborted') return 'Cancelled.';
   if (run.failure === 'spawn') return 'git could not be started.';
-  const firstLine = run.stderr.split('\n').find((line) => line.trim() !== '') ?? `exit code ${run.code}`;
+  if (/lazy fetching disabled|promisor remote|unable to read [0-9a-f]{7,}|missing (blob|tree|commit) object/i.test(run.stderr)) {
+    return `${what} failed: an object it needs is missing (a partial or damaged clone), and the git tools never fetch. Try a narrower path or another commit.`;
+  }
+  const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
+  // The reason is on the fatal/error line; warnings come first.
+  const firstLine = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? `exit code ${run.code}`;
   return `${what} failed: ${firstLine.replace(/[\x00-\x1f\x7f-\x9f]/g, '?').slice(0, 300)}`;
 }
 
