@@ -189,6 +189,8 @@ describe('adversarial: a hostile repository behind the git tools', function () {
     for (const request of requests) assertValidHistory(request);
     const outputs = toolOutputs(requests);
     assert.equal(results.length, calls.length, 'every git call got a tool_result');
+    const markers = fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean) : [];
+    assert.deepEqual(markers, [], 'a program named by the repository ran');
 
     const wrong = calls
       .map((call, i) => ({ call, ok: results[i].ok, output: outputs.get(ids[i]) ?? '(none)' }))
@@ -201,8 +203,6 @@ describe('adversarial: a hostile repository behind the git tools', function () {
     assert.match(outputs.get(ids[10]) ?? '', /Rotate the token/);
     assert.match(outputs.get(ids[16]) ?? '', /object it needs is missing.*never fetch/);
 
-    const markers = fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean) : [];
-    assert.deepEqual(markers, [], 'a program named by the repository ran');
     const leaks = scanForLeaks(lab, [s]);
     assertNoLeak(leaks);
     assert.equal(s.child.exitCode, null, 'the server is still running');
