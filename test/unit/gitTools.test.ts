@@ -261,6 +261,25 @@ describe('git tools', function () {
       assert.match(await ok(gitLog(b, {})), /Shallow clone/);
     });
 
+    it("refuses a repository whose configured work tree does not contain the folder (core.worktree pointing elsewhere)", async () => {
+      const elsewhereBase = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-git-worktree-')));
+      try {
+        const r = path.join(elsewhereBase, 'r');
+        const elsewhere = path.join(elsewhereBase, 'elsewhere');
+        writeTree(elsewhere, { 'secret.txt': `${OUTSIDE_MARKER}\n` });
+        fs.mkdirSync(r);
+        git(r, 'init', '-q', '-b', 'main');
+        writeTree(r, { 'a.txt': 'a\n' });
+        commitAll(r, 'One');
+        git(r, 'config', 'core.worktree', elsewhere);
+        const b = await ReadBoundary.create(r);
+        assert.match(await refused(gitDiff(b, {})), /not a git repository|work tree does not contain this folder/);
+        assert.match(await refused(gitLog(b, {})), /not a git repository|work tree does not contain this folder/);
+      } finally {
+        fs.rmSync(elsewhereBase, { recursive: true, force: true });
+      }
+    });
+
     it('answers clearly when git is not on the PATH', async () => {
       const saved = process.env.PATH;
       process.env.PATH = path.join(base, 'no-bin');
