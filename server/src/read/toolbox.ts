@@ -7,6 +7,7 @@ import { READ_LIMITS } from './limits';
 import { listDir } from './listDir';
 import { readFile } from './readFile';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
+import { GIT_TOOLS } from '../git/gitTools';
 
 /**
  * The read-only toolbox of one discussion. Only the four read tools exist
@@ -110,6 +111,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
         search,
       ),
   },
+  ...GIT_TOOLS,
 ];
 
 /** The names of the read tools, whatever the policy. */

@@ -31,11 +31,11 @@ describe('read tools', () => {
   });
 
   describe('toolbox', () => {
-    it('advertises exactly the four read tools with the documented argument names', () => {
+    it('advertises exactly the read tools with the documented argument names', () => {
       const specs = toolbox.definitions();
       assert.deepEqual(
         specs.map((spec) => spec.name),
-        ['read_file', 'list_dir', 'find_files', 'grep_files'],
+        ['read_file', 'list_dir', 'find_files', 'grep_files', 'git_diff', 'git_log', 'git_show', 'git_blame'],
       );
       const properties = (name: string) => Object.keys((specs.find((spec) => spec.name === name)?.parameters as { properties: object }).properties);
       assert.deepEqual(properties('read_file'), ['path', 'start_line', 'end_line']);
@@ -120,7 +120,7 @@ describe('read tools', () => {
       const narrowed = await createToolbox(repo, { denyTools: ['grep_files', 'prepare_coding_task'], denyRead: [] });
       assert.deepEqual(
         narrowed.definitions().map((spec) => spec.name),
-        ['read_file', 'list_dir', 'find_files'],
+        ['read_file', 'list_dir', 'find_files', 'git_diff', 'git_log', 'git_show', 'git_blame'],
       );
       assert.equal(narrowed.isDenied('grep_files'), true);
       assert.equal(narrowed.isDenied('prepare_coding_task'), true);
