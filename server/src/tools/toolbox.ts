@@ -3,6 +3,7 @@ import type { ReadPolicy, Toolbox, ToolOutcome } from './types';
 import { ReadBoundary } from './boundary';
 import { findFiles, grepFiles, listDir, READ_LIMITS, readFile } from './readTools';
 import { defaultSearchEngine, SearchEngine } from './searchEngine';
+import { SYMBOL_TOOLS } from '../symbols/symbolTools';
 
 /**
  * The read-only toolbox of one discussion. Only the four read tools exist
@@ -26,9 +27,9 @@ export const POLICY_DENIED_HANDOFF =
   "prepare_coding_task is denied by this project's policy (.repo-discuss/policy.json) or the user's settings, so implementation cannot be handed off from here. " +
   'This conversation is read-only: it cannot write or edit files or run commands. Describe the change in your reply instead; the user can carry it out.';
 
-type ArgumentType = 'string' | 'integer';
+type ArgumentType = 'string' | 'integer' | 'boolean';
 
-interface ArgumentSpec {
+export interface ArgumentSpec {
   name: string;
   type: ArgumentType;
   required: boolean;
@@ -36,14 +37,14 @@ interface ArgumentSpec {
   minimum?: number;
 }
 
-interface ReadToolDefinition {
+export interface ReadToolDefinition {
   name: string;
   description: string;
-  arguments: ArgumentSpec[];
+  arguments: readonly ArgumentSpec[];
   run(context: ToolContext, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome>;
 }
 
-interface ToolContext {
+export interface ToolContext {
   boundary: ReadBoundary;
   search: SearchEngine;
 }
@@ -106,6 +107,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
         search,
       ),
   },
+  ...SYMBOL_TOOLS,
 ];
 
 /** The names of the read tools, whatever the policy. */
@@ -173,6 +175,9 @@ function parseArguments(tool: ReadToolDefinition, rawArguments: string): Record<
     }
     if (argument.type === 'string' && typeof value !== 'string') {
       return invalid(`"${argument.name}" must be a string`);
+    }
+    if (argument.type === 'boolean' && typeof value !== 'boolean') {
+      return invalid(`"${argument.name}" must be true or false`);
     }
     if (argument.type === 'integer') {
       if (typeof value !== 'number' || !Number.isInteger(value)) return invalid(`"${argument.name}" must be an integer`);
