@@ -107,7 +107,9 @@ describe('the server process over stdio', function () {
     const body = fake.completionRequests[0].body!;
     assert.equal(body.model, 'fake-small');
     const toolNames = (body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name).sort();
-    assert.deepEqual(toolNames, ['find_files', 'grep_files', 'list_dir', 'prepare_coding_task', 'read_file']);
+    assert.deepEqual(toolNames, [
+      'find_files', 'find_references', 'find_symbol', 'get_diagnostics', 'go_to_definition', 'grep_files', 'list_dir', 'list_symbols', 'prepare_coding_task', 'read_file',
+    ]);
     const system = (body.messages as Array<{ role: string; content: string }>)[0];
     assert.equal(system.role, 'system');
     assert.match(system.content, /read-only/);

@@ -30,11 +30,11 @@ describe('read tools', () => {
   });
 
   describe('toolbox', () => {
-    it('advertises exactly the four read tools with the documented argument names', () => {
+    it('advertises exactly the read and symbol tools with the documented argument names', () => {
       const specs = toolbox.definitions();
       assert.deepEqual(
         specs.map((spec) => spec.name),
-        ['read_file', 'list_dir', 'find_files', 'grep_files'],
+        ['read_file', 'list_dir', 'find_files', 'grep_files', 'find_symbol', 'go_to_definition', 'find_references', 'list_symbols', 'get_diagnostics'],
       );
       const properties = (name: string) => Object.keys((specs.find((spec) => spec.name === name)?.parameters as { properties: object }).properties);
       assert.deepEqual(properties('read_file'), ['path', 'start_line', 'end_line']);
