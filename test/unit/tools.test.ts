@@ -112,11 +112,12 @@ describe('read tools', () => {
     });
 
     it('hides and refuses tools denied by policy', async () => {
-      const narrowed = await createToolbox(repo, { denyTools: ['grep_files', 'prepare_coding_task'], denyRead: [] });
+      const narrowed = await createToolbox(repo, { denyTools: ['grep_files', 'prepare_coding_task', 'find_references'], denyRead: [] });
       assert.deepEqual(
         narrowed.definitions().map((spec) => spec.name),
-        ['read_file', 'list_dir', 'find_files'],
+        ['read_file', 'list_dir', 'find_files', 'find_symbol', 'go_to_definition', 'list_symbols', 'get_diagnostics'],
       );
+      assert.match(await expectFailure(narrowed, 'find_references', { symbol: 'createThing' }), /denied by this project's policy/);
       assert.equal(narrowed.isDenied('grep_files'), true);
       assert.equal(narrowed.isDenied('prepare_coding_task'), true);
       assert.equal(narrowed.isDenied('read_file'), false);
