@@ -42,6 +42,7 @@ function writeProject(base: string): { repo: string; outside: string } {
     'src/other.ts': "import { Server as S } from './server';\n\nexport function makeOther(): S {\n  return new S(1);\n}\n",
     'src/broken.ts': 'export function broken( {\n  return 1;\n',
     'src/private/hidden.ts': `export class Server { secret = '${SECRET_MARKER}'; }\n`,
+    'src/keys.ts': `export class Server { key = '${SECRET_MARKER}'; }\nexport const apiKey = '${SECRET_MARKER}';\n`,
     '.env': `SERVER_KEY=${SECRET_MARKER}\n`,
     'node_modules/dep/index.ts': 'export class Server {}\nexport function createServer() {}\n',
     '.gitignore': 'generated/\n',
@@ -68,7 +69,7 @@ describe('symbol tools (tree-sitter index)', function () {
   before(async () => {
     base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-symbols-')));
     ({ repo } = writeProject(base));
-    toolbox = await createToolbox(repo, { denyTools: [], denyRead: ['src/private/**'] });
+    toolbox = await createToolbox(repo, { denyTools: [], denyRead: ['src/private/**', 'src/keys.ts'] });
   });
   after(async () => {
     await closeSymbolPool();
@@ -84,7 +85,7 @@ describe('symbol tools (tree-sitter index)', function () {
   /** And no result comes from a denied, node_modules or gitignored file. */
   function assertIndexedOnly(output: string): void {
     assertContained(output);
-    assert.ok(!/^(src\/private\/|node_modules|generated\/)/m.test(output), `an unindexed file was shown: ${output}`);
+    assert.ok(!/^(src\/private\/|src\/keys\.ts|node_modules|generated\/)/m.test(output), `an unindexed file was shown: ${output}`);
   }
   async function expectRefusal(name: string, args: unknown, pattern: RegExp): Promise<void> {
     assert.match(await expectFailure(toolbox, name, args), pattern);
@@ -108,7 +109,8 @@ describe('symbol tools (tree-sitter index)', function () {
       const output = await expectOk(toolbox, 'find_symbol', { query: 'Server' });
       assert.match(output, /^src\/server\.ts:2: class Server — export class Server \{$/m);
       assertIndexedOnly(output);
-      assert.match(output, /\d+ files left out: outside the folder or not readable/);
+      assert.match(output, /2 files left out: outside the folder or not readable/, 'the link out and the denied file are counted');
+      assert.doesNotMatch(await expectOk(toolbox, 'find_symbol', { query: 'apiKey' }), /src\/keys\.ts/);
     });
 
     it('finds by camelCase humps and filters by kind', async () => {
@@ -188,7 +190,7 @@ describe('symbol tools (tree-sitter index)', function () {
     });
 
     it('refuses a path outside the folder, through a link, or denied, and never shows their contents', async () => {
-      for (const requested of ['../outside/leak.ts', 'src/linked.ts', 'linked-dir/leak.ts', 'src/private/hidden.ts', '.env']) {
+      for (const requested of ['../outside/leak.ts', 'src/linked.ts', 'linked-dir/leak.ts', 'src/private/hidden.ts', 'src/keys.ts', '.env']) {
         const outcome = await toolbox.run('go_to_definition', JSON.stringify({ symbol: 'LeakedThing', path: requested, line: 1 }));
         assert.equal(outcome.ok, false, `${requested} was not refused: ${outcome.output}`);
         assertContained(outcome.output);
@@ -241,7 +243,7 @@ describe('symbol tools (tree-sitter index)', function () {
     });
 
     it('refuses files outside the folder, through a link, secret or denied, and says why an unindexed file has no outline', async () => {
-      for (const requested of ['../outside/leak.ts', 'src/linked.ts', 'linked-dir/leak.ts', 'src/private/hidden.ts', '.env', path.join(base, 'outside', 'leak.ts')]) {
+      for (const requested of ['../outside/leak.ts', 'src/linked.ts', 'linked-dir/leak.ts', 'src/private/hidden.ts', 'src/keys.ts', '.env', path.join(base, 'outside', 'leak.ts')]) {
         const outcome = await toolbox.run('list_symbols', JSON.stringify({ path: requested }));
         assert.equal(outcome.ok, false, `${requested} was not refused: ${outcome.output}`);
         assertContained(outcome.output);
