@@ -8,6 +8,7 @@ import { listDir } from './listDir';
 import { readFile } from './readFile';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { GIT_TOOLS } from '../git/gitTools';
+import { SYMBOL_TOOLS } from '../symbols/symbolTools';
 
 /**
  * The read-only toolbox of one discussion. Only the four read tools exist
@@ -31,9 +32,9 @@ export const POLICY_DENIED_HANDOFF =
   "prepare_coding_task is denied by this project's policy (.repo-discuss/policy.json) or the user's settings, so implementation cannot be handed off from here. " +
   'This conversation is read-only: it cannot write or edit files or run commands. Describe the change in your reply instead; the user can carry it out.';
 
-type ArgumentType = 'string' | 'integer';
+type ArgumentType = 'string' | 'integer' | 'boolean';
 
-interface ArgumentSpec {
+export interface ArgumentSpec {
   name: string;
   type: ArgumentType;
   required: boolean;
@@ -41,14 +42,14 @@ interface ArgumentSpec {
   minimum?: number;
 }
 
-interface ReadToolDefinition {
+export interface ReadToolDefinition {
   name: string;
   description: string;
-  arguments: ArgumentSpec[];
+  arguments: readonly ArgumentSpec[];
   run(context: ToolContext, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome>;
 }
 
-interface ToolContext {
+export interface ToolContext {
   boundary: ReadBoundary;
   search: SearchEngine;
 }
@@ -111,6 +112,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
         search,
       ),
   },
+  ...SYMBOL_TOOLS,
   ...GIT_TOOLS,
 ];
 
@@ -182,6 +184,9 @@ function parseArguments(tool: ReadToolDefinition, rawArguments: string): Record<
     }
     if (argument.type === 'string' && typeof value !== 'string') {
       return invalid(`"${argument.name}" must be a string`);
+    }
+    if (argument.type === 'boolean' && typeof value !== 'boolean') {
+      return invalid(`"${argument.name}" must be true or false`);
     }
     if (argument.type === 'integer') {
       if (typeof value !== 'number' || !Number.isInteger(value)) return invalid(`"${argument.name}" must be an integer`);
