@@ -45,12 +45,12 @@ const common = {
 const builds = [
   // `vscode` exists only inside the extension host, provided by VS Code itself.
   // `./languageClient` stays a require() of dist/languageClient.js, run on the server's first start.
-  { ...common, entryPoints: [join(root, 'client', 'src', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode', './languageClient'] },
+  { ...common, entryPoints: [join(root, 'client', 'src', 'vscode', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode', './languageClient'] },
   { ...common, entryPoints: [join(root, 'client', 'src', 'vscode', 'languageClient.ts')], outfile: join(outDir, 'languageClient.js'), external: ['vscode'] },
   { ...common, entryPoints: [join(root, 'server', 'src', 'main.ts')], outfile: join(outDir, 'server.js') },
   // The server's searches run in worker threads loaded from `__dirname/searchWorker.js`
-  // (server/src/tools/searchPool.ts): the bundle needs that file beside it.
-  { ...common, entryPoints: [join(root, 'server', 'src', 'tools', 'searchWorker.ts')], outfile: join(outDir, 'searchWorker.js') },
+  // (server/src/search/searchPool.ts): the bundle needs that file beside it.
+  { ...common, entryPoints: [join(root, 'server', 'src', 'search', 'searchWorker.ts')], outfile: join(outDir, 'searchWorker.js') },
 ];
 
 // A production build has no maps: leave none from an earlier build to be packaged.

@@ -1,23 +1,12 @@
-import { realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-
-/** Where an action points, handed back to the client's command. */
-export interface CodeLocation {
-  uri: string;
-  range: { start: { line: number; character: number }; end: { line: number; character: number } };
-  text: string;
-  kind: 'selection' | 'todo';
-}
+import { DISCUSS_SELECTION_COMMAND, PROMOTE_LOCATION_COMMAND, type CodeLocation } from '../../shared/protocol';
 
 export interface OfferedAction {
   title: string;
   command: string;
   location: CodeLocation;
 }
-
-export const DISCUSS_SELECTION_COMMAND = 'repoDiscuss.discussSelection';
-export const PROMOTE_LOCATION_COMMAND = 'repoDiscuss.promoteLocation';
 
 /** A marker inside a comment: `// TODO:`, `# FIXME`, `/* XXX`, `<!-- HACK`, `-- TODO`, `; TODO`. */
 const TODO_COMMENT = /(?:\/\/+|#+|\/\*+|^\s*\*+|<!--|--|;+)\s*\b(TODO|FIXME|XXX|HACK)\b[^\n]*/;
@@ -63,34 +52,6 @@ export function codeActionsFor(
     break;
   }
   return actions;
-}
-
-/**
- * The message that brings a location into a discussion: its path and lines
- * relative to the folder and its text, and, for "Promote to task", the
- * request to prepare a task grounded there. Shared by every client.
- */
-export function locationMessage(location: CodeLocation, repo: string, promote: boolean): string {
-  let file: string;
-  try {
-    // `repo` is a real path; the editor's URI may go through a symlink.
-    const onDisk = fileURLToPath(location.uri);
-    let real = onDisk;
-    try {
-      real = realpathSync(onDisk);
-    } catch {
-      // An unsaved or deleted file: its path as given is the best we have.
-    }
-    file = path.relative(repo, real).split(path.sep).join('/');
-  } catch {
-    file = location.uri;
-  }
-  const lines = `${location.range.start.line + 1}-${location.range.end.line + 1}`;
-  const fence = location.text.includes('```') ? '~~~~' : '```';
-  const quoted = `${file}:${lines}\n${fence}\n${location.text}\n${fence}`;
-  return promote
-    ? `Prepare a coding task for this ${location.kind === 'todo' ? 'TODO' : 'code'} in ${quoted}\nRead what you need around it first, then call prepare_coding_task.`
-    : `Let's discuss this code from ${quoted}`;
 }
 
 function sliceRange(lines: string[], range: CodeLocation['range']): string {

@@ -6,10 +6,11 @@
  */
 import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
 import { systemClock } from './core/deps';
-import { createOpenAIModel } from './model/openaiModel';
+import { createOpenAIModel } from './model/openai/chatModel';
 import { startServer } from './server';
-import { FileStore, defaultStorageDir } from './store/fileStore';
-import { createRepoAccess } from './tools/repoAccess';
+import { defaultStorageDir } from '../../shared/storageDir';
+import { FileStore } from './store/fileStore';
+import { createRepoAccess } from './read/repoAccess';
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
 if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWith(`${t}=`)))) {

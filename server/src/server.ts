@@ -1,9 +1,7 @@
 import {
   CodeActionKind,
-  ErrorCodes,
   MessageType,
   ShowMessageNotification,
-  ResponseError,
   TextDocumentSyncKind,
   TextDocuments,
   type CodeAction,
@@ -11,16 +9,8 @@ import {
   type InitializeResult,
 } from 'vscode-languageserver';
 import { TextDocument } from 'vscode-languageserver-textdocument';
-import { denyReadSettingProblem } from './tools/policy';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  DISCUSS_SELECTION_COMMAND,
-  PROMOTE_LOCATION_COMMAND,
-  codeActionsFor,
-  insideWorkspace,
-  locationMessage,
-  type CodeLocation,
-} from './codeActions';
+import { codeActionsFor } from './codeActions';
 import {
   CancelRequest,
   CloseRequest,
@@ -39,13 +29,15 @@ import {
   UnsubscribeRequest,
   type DiscussionEvent,
   type InitializationOptions,
-  type ModelConfig,
-} from './protocol';
+} from '../../shared/protocol';
 import type { ChatModel, ModelSettings } from './model/types';
 import type { Clock, Logger, RepoAccess } from './core/deps';
 import { DiscussError } from './core/errors';
 import { DiscussionService } from './core/service';
 import type { DiscussionStore } from './store/types';
+import { answer, asResponseError, bindRequest } from './bindRequest';
+import { SERVER_COMMANDS, sendLocation } from './locationCommand';
+import { ServerSettings } from './settings';
 
 /** The real-world collaborators, built by the entry point (or by a test). */
 export interface ServerDeps {
@@ -75,9 +67,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     warn: (m) => connection.console.warn(m),
     error: (m) => connection.console.error(m),
   };
-  let settings: ModelSettings = modelFromEnv(deps.env);
-  let denyRead: string[] = [];
-  let contextTokens: number | undefined;
+  const settings = new ServerSettings(deps.env);
   let service: DiscussionService | undefined;
   let repos: RepoAccess | undefined;
   let reaper: NodeJS.Timeout | undefined;
@@ -95,26 +85,26 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   connection.onInitialize(async (params): Promise<InitializeResult> => {
     clientWatchesFolders = params.capabilities.workspace?.workspaceFolders === true;
-    clientRunsCommands = (params.initializationOptions as InitializationOptions | undefined)?.clientCommands === true;
-    workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
     const options = (params.initializationOptions ?? {}) as InitializationOptions;
-    const invalid = invalidSettings(options);
-    if (invalid) throw new ResponseError(ErrorCodes.InvalidParams, `initializationOptions: ${invalid}`);
-    settings = mergeModel(settings, options.model);
-    contextTokens = positiveInt(options.model?.contextTokens) ?? contextTokens;
-    denyRead = stringArray(options.denyRead);
+    clientRunsCommands = options.clientCommands === true;
+    workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
+    try {
+      settings.initialize(options);
+    } catch (err) {
+      throw asResponseError(err);
+    }
     const store = await deps.openStore(options.storageDir);
     repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath });
-    const model = deps.createModel(() => settings);
+    const model = deps.createModel(settings.modelSettings);
     service = new DiscussionService(
       {
         model,
         repos,
         clock: deps.clock,
         logger,
-        defaultModel: () => settings.model,
-        denyRead: () => denyRead,
-        contextTokens: () => contextTokens,
+        defaultModel: settings.defaultModel,
+        denyRead: settings.denyReadGlobs,
+        contextTokens: settings.contextTokensSetting,
       },
       store,
     );
@@ -124,76 +114,31 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       capabilities: {
         textDocumentSync: TextDocumentSyncKind.Incremental,
         codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix] },
-        ...(options.clientCommands === true ? {} : { executeCommandProvider: { commands: [DISCUSS_SELECTION_COMMAND, PROMOTE_LOCATION_COMMAND] } }),
+        ...(clientRunsCommands ? {} : { executeCommandProvider: { commands: SERVER_COMMANDS } }),
         workspace: { workspaceFolders: { supported: true, changeNotifications: clientWatchesFolders } },
       },
       serverInfo: { name: 'repo-discuss-server', version: '0.1.0' },
     };
   });
 
-  connection.onRequest(StartRequest.method, (p: StartRequest.Params) => handle(() => ready().start(p ?? {})));
-  connection.onRequest(SendRequest.method, (p: SendRequest.Params) =>
-    handle(() => ready().send(p?.discussionId, p?.text)),
-  );
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
-  connection.onRequest(SubscribeRequest.method, (p: SubscribeRequest.Params) =>
-    handle(() => ({ eventsReplayed: ready().subscribe(p?.discussionId, CONNECTION_SUBSCRIBER, eventSink, p?.fromSeq) })),
-  );
-  connection.onRequest(UnsubscribeRequest.method, (p: UnsubscribeRequest.Params) =>
-    handle(() => {
-      ready().unsubscribe(p?.discussionId, CONNECTION_SUBSCRIBER);
-      return { ok: true as const };
-    }),
-  );
-  connection.onRequest(CancelRequest.method, (p: CancelRequest.Params) =>
-    handle(() => {
-      ready().cancel(p?.discussionId);
-      return { ok: true as const };
-    }),
-  );
-  connection.onRequest(PromoteRequest.method, (p: PromoteRequest.Params) =>
-    handle(() => ready().promote(p?.discussionId)),
-  );
-  connection.onRequest(CloseRequest.method, (p: CloseRequest.Params) =>
-    handle(async () => {
-      await ready().close(p?.discussionId);
-      return { ok: true as const };
-    }),
-  );
-  connection.onRequest(ListRequest.method, (p: ListRequest.Params) => handle(() => ready().list(p ?? {})));
-  connection.onRequest(ModelsRequest.method, () => handle(async () => ({ models: await ready().models() })));
-  connection.onRequest(RenameRequest.method, (p: RenameRequest.Params) =>
-    handle(() => {
-      ready().rename(p?.discussionId, p?.title);
-      return { ok: true as const };
-    }),
-  );
-  connection.onRequest(ConsumeTaskRequest.method, (p: ConsumeTaskRequest.Params) =>
-    handle(() => ({ ok: true as const, handoff: ready().consumeTask(p?.discussionId, p?.target, p?.task) })),
-  );
-  connection.onRequest(DeleteRequest.method, (p: DeleteRequest.Params) =>
-    handle(async () => {
-      await ready().delete(p?.discussionId);
-      return { ok: true as const };
-    }),
-  );
-  connection.onRequest(ExportRequest.method, (p: ExportRequest.Params) =>
-    handle(() => ready().export(p?.discussionId, p?.format ?? 'markdown')),
-  );
-  connection.onRequest(ConfigureRequest.method, (p: ConfigureRequest.Params) =>
-    handle(() => {
-      // Checked whole before anything changes: a malformed field must never
-      // wipe a setting (a deny rule silently dropped widens what is readable).
-      const invalid = invalidSettings(p ?? {});
-      if (invalid) throw new DiscussError('InvalidParams', invalid);
-      if (p?.model) {
-        settings = mergeModel(settings, p.model);
-        if (p.model.contextTokens !== undefined) contextTokens = positiveInt(p.model.contextTokens);
-      }
-      if (p?.denyRead) denyRead = stringArray(p.denyRead);
-      return { ok: true as const };
-    }),
-  );
+  const ok = { ok: true as const };
+  bindRequest(connection, StartRequest.method, (p) => ready().start(p));
+  bindRequest(connection, SendRequest.method, (p) => ready().send(p.discussionId, p.text));
+  bindRequest(connection, SubscribeRequest.method, (p) => ({
+    eventsReplayed: ready().subscribe(p.discussionId, CONNECTION_SUBSCRIBER, eventSink, p.fromSeq),
+  }));
+  bindRequest(connection, UnsubscribeRequest.method, (p) => (ready().unsubscribe(p.discussionId, CONNECTION_SUBSCRIBER), ok));
+  bindRequest(connection, CancelRequest.method, (p) => (ready().cancel(p.discussionId), ok));
+  bindRequest(connection, PromoteRequest.method, (p) => ready().promote(p.discussionId));
+  bindRequest(connection, CloseRequest.method, async (p) => (await ready().close(p.discussionId), ok));
+  bindRequest(connection, ListRequest.method, (p) => ready().list(p));
+  bindRequest(connection, ModelsRequest.method, async () => ({ models: await ready().models() }));
+  bindRequest(connection, RenameRequest.method, (p) => (ready().rename(p.discussionId, p.title), ok));
+  bindRequest(connection, ConsumeTaskRequest.method, (p) => ({ ok: true, handoff: ready().consumeTask(p.discussionId, p.target, p.task) }));
+  bindRequest(connection, DeleteRequest.method, async (p) => (await ready().delete(p.discussionId), ok));
+  bindRequest(connection, ExportRequest.method, (p) => ready().export(p.discussionId, p.format ?? 'markdown'));
+  bindRequest(connection, ConfigureRequest.method, (p) => (settings.configure(p), ok));
 
   connection.onInitialized(() => {
     // After the handshake, so it never delays the client's start.
@@ -217,42 +162,21 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       command: { title: action.title, command: action.command, arguments: [action.location] },
     }));
   });
-  /**
-   * Editors without the extension (Neovim, Helix) run the code actions'
-   * commands here: the location goes into the folder's open discussion (one
-   * is started if needed), which this connection is subscribed to.
-   */
   connection.onExecuteCommand((params) =>
-    handle(async () => {
-      const location = params.arguments?.[0] as CodeLocation | undefined;
+    answer(async () => {
       if (clientRunsCommands) {
         throw new DiscussError('InvalidParams', `${params.command} is run by this client itself, not by the server.`);
       }
-      if (
-        (params.command !== DISCUSS_SELECTION_COMMAND && params.command !== PROMOTE_LOCATION_COMMAND) ||
-        !location ||
-        typeof location.uri !== 'string'
-      ) {
-        throw new DiscussError('InvalidParams', `Unknown command or arguments: ${params.command}.`);
-      }
-      const folder = workspaceFolders
-        .filter((f) => insideWorkspace(location.uri, [f]))
-        .sort((a, b) => b.length - a.length)[0];
-      if (!folder) throw new DiscussError('InvalidParams', 'That file is not inside a workspace folder, so a discussion cannot read it.');
-      const service = ready();
-      const { discussions } = await service.list({ folder });
-      const discussionId = discussions[0]?.discussionId ?? (await service.start({ folder })).discussionId;
-      const discussion = service.find(discussionId)!;
-      // Sent first: a refused send (a turn is running) changes nothing.
-      const sent = service.send(discussionId, locationMessage(location, discussion.repo, params.command === PROMOTE_LOCATION_COMMAND));
-      // Subscribed from the message on, unless this connection already is:
-      // replacing a live subscription would drop what it had queued.
-      if (!discussion.stream.hasSubscriber(CONNECTION_SUBSCRIBER)) {
-        service.subscribe(discussionId, CONNECTION_SUBSCRIBER, eventSink, sent.seq);
-      }
+      const sent = await sendLocation(ready(), workspaceFolders, params.command, params.arguments?.[0], (discussionId, fromSeq) => {
+        // Unless this connection already is subscribed: replacing a live
+        // subscription would drop what it had queued.
+        if (!ready().find(discussionId)?.stream.hasSubscriber(CONNECTION_SUBSCRIBER)) {
+          ready().subscribe(discussionId, CONNECTION_SUBSCRIBER, eventSink, fromSeq);
+        }
+      });
       // A notification, not a request: a client that cannot answer requests must not be asked one.
-      void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Info, message: `Repo Discuss: sent to discussion ${discussionId}.` });
-      return { discussionId, seq: sent.seq };
+      void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Info, message: `Repo Discuss: sent to discussion ${sent.discussionId}.` });
+      return sent;
     }),
   );
   documents.listen(connection);
@@ -265,17 +189,6 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   connection.listen();
 }
 
-/** Runs a handler, turning a refusal into a JSON-RPC error a person can act on. */
-async function handle<T>(run: () => T | Promise<T>): Promise<T | ResponseError<void>> {
-  try {
-    return await run();
-  } catch (err) {
-    if (err instanceof DiscussError) return new ResponseError(err.code, err.message);
-    const message = err instanceof Error ? err.message : String(err);
-    return new ResponseError(ErrorCodes.InternalError, `The server failed: ${message}. See the server log for details.`);
-  }
-}
-
 function safePath(uri: string): string[] {
   try {
     return [fileURLToPath(uri)];
@@ -286,57 +199,4 @@ function safePath(uri: string): string[] {
 
 function pathToUri(file: string): string {
   return pathToFileURL(file).href;
-}
-
-function modelFromEnv(env: Record<string, string | undefined>): ModelSettings {
-  return {
-    baseUrl: env.OPENAI_BASE_URL || undefined,
-    apiKey: env.OPENAI_API_KEY || undefined,
-    model: env.OPENAI_MODEL || undefined,
-  };
-}
-
-/** Fields given replace the current ones; an empty string clears one. */
-function mergeModel(current: ModelSettings, update: ModelConfig | undefined): ModelSettings {
-  if (!update || typeof update !== 'object') return current;
-  const next = { ...current };
-  for (const key of ['baseUrl', 'apiKey', 'model', 'apiVersion'] as const) {
-    const value = update[key];
-    if (typeof value === 'string') next[key] = value.trim() === '' ? undefined : value.trim();
-  }
-  return next;
-}
-
-/** What is wrong with model settings or deny rules from a client, if anything. */
-function invalidSettings(options: { model?: unknown; denyRead?: unknown; storageDir?: unknown }): string | undefined {
-  if (options.model !== undefined && options.model !== null) {
-    if (typeof options.model !== 'object' || Array.isArray(options.model)) return '"model" must be an object such as { "baseUrl": "…", "model": "…" }.';
-    const model = options.model as Record<string, unknown>;
-    for (const key of ['baseUrl', 'apiKey', 'model', 'apiVersion']) {
-      if (model[key] !== undefined && model[key] !== null && typeof model[key] !== 'string') return `"model.${key}" must be a string.`;
-    }
-    if (model.contextTokens !== undefined && model.contextTokens !== null && typeof model.contextTokens !== 'number') {
-      return '"model.contextTokens" must be a number of tokens.';
-    }
-  }
-  if (options.denyRead !== undefined && options.denyRead !== null) {
-    if (!Array.isArray(options.denyRead) || options.denyRead.some((g) => typeof g !== 'string')) {
-      return '"denyRead" must be an array of glob strings, e.g. ["secrets/**"].';
-    }
-    // Checked here too, not only at start: a glob over the limits is refused before it replaces a working list.
-    const problem = denyReadSettingProblem(stringArray(options.denyRead));
-    if (problem) return `${problem}.`;
-  }
-  if (options.storageDir !== undefined && options.storageDir !== null && typeof options.storageDir !== 'string') {
-    return '"storageDir" must be a folder path.';
-  }
-  return undefined;
-}
-
-function positiveInt(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
-}
-
-function stringArray(value: unknown): string[] {
-  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string' && v.trim() !== '') : [];
 }

@@ -9,7 +9,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ResponseError } from 'vscode-jsonrpc';
-import { DiscussErrorCode, type StartRequest } from '../../server/src/protocol';
+import { DiscussErrorCode, type StartRequest } from '../../shared/protocol';
 import { createGate } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { Lab, SENTINEL, assertSameTree, recordFigures, runTurn, sentinelBody, toolOutputs, treeHash } from './lab';

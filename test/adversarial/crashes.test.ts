@@ -9,8 +9,8 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
-import type { DiscussionEvent, StartRequest } from '../../server/src/protocol';
+import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/turn';
+import type { DiscussionEvent, StartRequest } from '../../shared/protocol';
 import { createGate, lastUserMessage, type FakeGate, type FakeStep, type FakeStepScript, type RecordedRequest } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn } from './lab';
@@ -340,7 +340,7 @@ const KILL_POINTS: KillPoint[] = [
       await c.s.request('discuss/promote', { discussionId: c.id });
     },
     resumed: async (c, s, replay) => {
-      assert.ok(replay.some((e) => e.type === 'task_prepared' && e.proposedIntent === 'Cache the answer in src/app.ts.'), 'the prepared task is offered again');
+      assert.ok(replay.some((e) => e.type === 'task_prepared' && e.intent === 'Cache the answer in src/app.ts.'), 'the prepared task is offered again');
       const handed = await s.request<{ handoff: { intent: string } }>('discuss/consumeTask', { discussionId: c.id, target: 'markdown' });
       assert.equal(handed.handoff.intent, 'Cache the answer in src/app.ts.');
     },

@@ -11,9 +11,9 @@ import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { DiscussionEvent, ListRequest } from '../../server/src/protocol';
+import type { DiscussionEvent, ListRequest } from '../../shared/protocol';
 import { lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
-import { READ_LIMITS } from '../../server/src/tools/readTools';
+import { READ_LIMITS } from '../../server/src/read/limits';
 import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 const MIB = 1024 * 1024;

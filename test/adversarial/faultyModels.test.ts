@@ -7,14 +7,14 @@
 import { strict as assert } from 'node:assert';
 import * as net from 'node:net';
 import type { ResponseError } from 'vscode-jsonrpc';
-import type { DiscussionEvent } from '../../server/src/protocol';
-import { DiscussErrorCode } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
+import { DiscussErrorCode } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeGate, type FakeOpenAI, type FakeStep } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { Lab, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
 
 const API_KEY = 'sk-adversarial-key';
-/** Retries the server allows itself after the first try (openaiModel's default). */
+/** Retries the server allows itself after the first try (the default in model/openai/chatModel.ts). */
 const MAX_TRIES = 3;
 
 type Outcome = 'error' | 'success' | 'either';

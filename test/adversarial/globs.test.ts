@@ -12,7 +12,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ResponseError } from 'vscode-jsonrpc';
-import { DiscussErrorCode, type ListRequest } from '../../server/src/protocol';
+import { DiscussErrorCode, type ListRequest } from '../../shared/protocol';
 import { createGate, lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
 import { Lab, SEARCH_ENGINES, messagesOf, recordFigures, runTurn, toolOutputs } from './lab';
 

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ResponseError } from 'vscode-jsonrpc';
-import { DiscussErrorCode } from '../../server/src/protocol';
+import { DiscussErrorCode } from '../../shared/protocol';
 import type { FakeStepScript, RecordedRequest } from '../support/fakeOpenAI';
 import {
   Lab,

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { DiscussionEvent, InitializationOptions, StartRequest } from '../../server/src/protocol';
+import type { DiscussionEvent, InitializationOptions, StartRequest } from '../../shared/protocol';
 import { SECRET_SAMPLES } from '../support/secretSamples';
 import { startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions, type FakeStep, type RecordedRequest } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';

@@ -10,7 +10,7 @@
  * `SOAK_TURNS` changes the number of turns.
  */
 import { strict as assert } from 'node:assert';
-import type { DiscussionEvent } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
 import type { FakeStepScript, RecordedRequest } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { Lab, messagesOf, recordFigures, residentKiB } from './lab';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { chromium } from 'playwright-core';
 import { renderPanelHtml } from '../../client/src/panel/html';
-import type { DiscussionEvent, ExtensionToWebview } from '../../server/src/protocol';
+import type { DiscussionEvent, ExtensionToWebview } from '../../shared/protocol';
 
 /**
  * The chat webview in headless Chromium, fed a long streamed reply the way

@@ -3,13 +3,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { DiscussionHub, type RpcChannel } from '../../client/src/common/discussionHub';
-import type { DiscussionEvent } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 
 function channel(server: ServerProcess): RpcChannel {
   return {
-    sendRequest: (method, params) => server.rpc.sendRequest(method, params),
+    request: (method, params) => server.rpc.sendRequest(method, params),
     onNotification: (method, handler) => server.rpc.onNotification(method, handler),
   };
 }

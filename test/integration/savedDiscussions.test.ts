@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { listDiscussionsOf, type Requester } from '../../client/src/common/savedDiscussions';
-import type { CloseRequest, DiscussionSummary, ListRequest, StartRequest } from '../../server/src/protocol';
+import type { DiscussionSummary } from '../../shared/protocol';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 
@@ -20,7 +20,7 @@ describe('the discussions "Open saved discussion" lists, against the real server
     return dir;
   };
   const start = async (repo: string): Promise<string> =>
-    (await request<StartRequest.Result>('discuss/start', { folder: repo } satisfies StartRequest.Params)).discussionId;
+    (await request('discuss/start', { folder: repo })).discussionId;
   const ids = (rows: DiscussionSummary[]) => rows.map((row) => row.discussionId);
 
   beforeEach(async () => {
@@ -40,14 +40,14 @@ describe('the discussions "Open saved discussion" lists, against the real server
     const billing = folder('billing');
     const elsewhere = folder('elsewhere');
     const shopSaved = await start(shop);
-    await request<CloseRequest.Result>('discuss/close', { discussionId: shopSaved } satisfies CloseRequest.Params);
+    await request('discuss/close', { discussionId: shopSaved });
     const shopOpen = await start(shop);
     const billingOpen = await start(billing);
     const elsewhereOpen = await start(elsewhere);
     const elsewhereSaved = await start(elsewhere);
-    await request<CloseRequest.Result>('discuss/close', { discussionId: elsewhereSaved } satisfies CloseRequest.Params);
+    await request('discuss/close', { discussionId: elsewhereSaved });
 
-    const everything = await request<ListRequest.Result>('discuss/list', {});
+    const everything = await request('discuss/list', {});
     assert.ok(ids(everything.discussions).includes(elsewhereOpen), "the server holds the other folder's open discussion");
     assert.ok(ids(everything.saved).includes(elsewhereSaved), "and its saved one");
 

@@ -12,9 +12,9 @@ import type {
   SendRequest,
   StartRequest,
   SubscribeRequest,
-} from '../../server/src/protocol';
-import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/discussion';
-import { DiscussErrorCode } from '../../server/src/protocol';
+} from '../../shared/protocol';
+import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/turn';
+import { DiscussErrorCode } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
 
@@ -80,8 +80,12 @@ describe('the server process over stdio', function () {
 
   it('looks for ripgrep once initialized, before any discussion starts, so the first start does not wait for it', async () => {
     const s = await server();
+    // Logged with no discussion started, so the lookup cannot have been made by a start.
     assert.match(await s.untilLogged(/^Searching with /), /Searching with (ripgrep|the built-in walk)/);
-    assert.equal(s.events.length, 0);
+    await open(s);
+    await open(s);
+    const lookups = s.stderr.filter((message) => /^Searching with /.test(message));
+    assert.equal(lookups.length, 1, 'starts reuse the lookup made at initialization');
   });
 
   it('streams a grounded reply from the endpoint as numbered events', async () => {
@@ -273,7 +277,7 @@ describe('the server process over stdio', function () {
     await s.request('discuss/send', { discussionId: id, text: 'How would we cache this?' });
     await s.turnsComplete(id, 1);
     const promoted = await s.request<PromoteRequest.Result>('discuss/promote', { discussionId: id });
-    assert.deepEqual(promoted, { discussionId: id, proposedIntent: 'Cache the answer in src/app.ts.', constraints: ['Keep the export name'] });
+    assert.deepEqual(promoted, { discussionId: id, intent: 'Cache the answer in src/app.ts.', constraints: ['Keep the export name'] });
     assert.equal(fake.completionRequests[1].body!.temperature, 0);
     const list = await s.request<ListRequest.Result>('discuss/list', {});
     assert.equal(list.discussions[0].discussionId, id);

@@ -1,12 +1,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { DiscussionEvent } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
 import type { Clock, RepoAccess, RepoBinding } from '../../server/src/core/deps';
 import { silentLogger } from '../../server/src/core/deps';
 import { DiscussionService } from '../../server/src/core/service';
 import type { DiscussionStore } from '../../server/src/store/types';
-import type { Toolbox, ToolOutcome } from '../../server/src/tools/types';
+import type { Toolbox, ToolOutcome } from '../../server/src/read/types';
 import { ScriptedModel, type ScriptStep } from './scriptedModel';
 
 /** A clock tests move by hand, so idle reaping needs no waiting. */

@@ -1,5 +1,5 @@
 /**
- * One file name per default secret rule (server/src/tools/secrets.ts), and
+ * One file name per default secret rule (server/src/access/secrets.ts), and
  * look-alikes the rules must leave readable. The unit suite checks every rule
  * has a sample here, and the adversarial lab plants its sentinel in each, so
  * a rule added without a sample fails a test instead of going unplanted.

@@ -6,7 +6,7 @@ import {
   createMessageConnection,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import { EventNotification, type DiscussionEvent, type InitializationOptions } from '../../server/src/protocol';
+import { EventNotification, type DiscussionEvent, type InitializationOptions } from '../../shared/protocol';
 
 /** The built server entry, as `package.json`'s bin names it. */
 export const SERVER_ENTRY = path.resolve(__dirname, '../../server/src/main.js');

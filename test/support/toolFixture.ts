@@ -6,7 +6,7 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ReadPolicy, Toolbox, ToolOutcome } from '../../server/src/tools/types';
+import type { ReadPolicy, Toolbox, ToolOutcome } from '../../server/src/read/types';
 
 export const NO_POLICY: ReadPolicy = { denyTools: [], denyRead: [] };
 /** Written only outside the folder: seeing it means a read left the folder. */

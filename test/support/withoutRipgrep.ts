@@ -11,7 +11,7 @@
  * variants, and those of search.test, are skipped (NO_RIPGREP_ENV).
  *
  *   node out/test/support/withoutRipgrep.js                 (after `npm run build`)
- *   node out/test/support/withoutRipgrep.js out/test/unit/search.test.js   (only these)
+ *   node out/test/support/withoutRipgrep.js out/test/unit/search/search.test.js   (only these)
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -22,9 +22,9 @@ import { NO_RIPGREP_ENV } from './toolFixture';
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 
 const SPECS = [
-  'unit/search.test.js',
-  'unit/tools.test.js',
-  'unit/boundary.test.js',
+  'unit/search/search.test.js',
+  'unit/read/tools.test.js',
+  'unit/access/boundary.test.js',
   'integration/server.test.js',
   'adversarial/mutations.test.js',
   'adversarial/injection.test.js',

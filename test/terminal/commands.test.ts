@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DiscussionHub, type RpcChannel } from '../../client/src/common/discussionHub';
-import type { DiscussionEvent, ListRequest } from '../../server/src/protocol';
+import type { DiscussionEvent, ListRequest } from '../../shared/protocol';
 import { echoLastUserMessage, startFakeOpenAI, type FakeOpenAI, type RecordedRequest } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 import { waitFor } from '../../client/src/terminal/session';
@@ -226,7 +226,7 @@ describe('repo-discuss commands', function () {
       servers.push(extensionServer);
       const hub = new DiscussionHub();
       const channel: RpcChannel = {
-        sendRequest: (method, params) => extensionServer.rpc.sendRequest(method, params),
+        request: (method, params) => extensionServer.rpc.sendRequest(method, params),
         onNotification: (method, handler) => extensionServer.rpc.onNotification(method, handler),
       };
       hub.connect(channel);

@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { TerminalText, inert, inertJson, term } from '../../client/src/terminal/inertText';
 import { LineWriter, TurnPrinter, createStyle, taskCard } from '../../client/src/terminal/render';
-import type { DiscussionEvent } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
 import { HOSTILE_SEQUENCES, judgeTerminalOutput } from './hostileText';
 
 /** A writer into a string, as a terminal (colours on) or a pipe. */
@@ -74,7 +74,7 @@ describe('text from outside made inert for the terminal', () => {
       { ...base, seq: seq++, type: 'tool_result', tool: text, ok: false, preview: `Refused: "${text}" is outside the folder` },
       { ...base, seq: seq++, type: 'tool_call', tool: 'grep_files', paramsPreview: `{"pattern":"${text}` },
       { ...base, seq: seq++, type: 'tool_result', tool: 'grep_files', ok: false, preview: text },
-      { ...base, seq: seq++, type: 'task_prepared', proposedIntent: text, constraints: [text] } as DiscussionEvent,
+      { ...base, seq: seq++, type: 'task_prepared', intent: text, constraints: [text] } as DiscussionEvent,
       { ...base, seq: seq++, type: 'error', message: text },
     ]);
     for (const event of events) printer.event(event);

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createGate, echoLastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
-import type { ListRequest } from '../../server/src/protocol';
+import type { ListRequest } from '../../shared/protocol';
 import { PROMPT, Sandbox, TerminalProcess, countOf, runClient, stripAnsi } from './terminalProcess';
 
 const scriptAvailable = process.platform === 'linux' && spawnSync('script', ['--version']).status === 0;

@@ -6,7 +6,7 @@ import { ConfigError, configFilePath, loadConfigFile, resolveSettings } from '..
 import { LineWriter, TurnPrinter, colourWanted, createStyle, terminalRemedy, toolArgsPreview, toolVerdict } from '../../client/src/terminal/render';
 import { editableToTask, taskToEditable } from '../../client/src/terminal/taskEdit';
 import { serverEntry } from '../../client/src/terminal/serverConnection';
-import type { DiscussionEvent } from '../../server/src/protocol';
+import type { DiscussionEvent } from '../../shared/protocol';
 import { tempDir } from './terminalProcess';
 
 describe('repo-discuss building blocks', () => {

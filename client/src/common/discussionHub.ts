@@ -7,14 +7,18 @@ import {
   SendRequest,
   StartRequest,
   SubscribeRequest,
+  type DiscussMethod,
   type DiscussionEvent,
+  type ParamsOf,
   type PreparedTask,
-} from '../../../server/src/protocol';
+  type RequestChannel,
+  type ResultOf,
+} from '../../../shared/protocol';
+import { errorText } from '../../../shared/errorText';
 
-/** The slice of a JSON-RPC connection the hub needs; a LanguageClient fits it. */
-export interface RpcChannel {
-  sendRequest<R>(method: string, params: unknown): Promise<R>;
-  onNotification(method: string, handler: (params: DiscussionEvent) => void): { dispose(): void };
+/** The slice of a JSON-RPC connection the hub needs: typed requests, and the event notifications. */
+export interface RpcChannel extends RequestChannel {
+  onNotification(method: typeof EventNotification.method, handler: (params: DiscussionEvent) => void): { dispose(): void };
 }
 
 export type EventListener = (events: DiscussionEvent[]) => void;
@@ -78,7 +82,7 @@ export class ClientDiscussion {
         this.answering = false;
         break;
       case 'task_prepared':
-        this.task = { intent: event.proposedIntent, constraints: event.constraints };
+        this.task = { intent: event.intent, constraints: event.constraints };
         break;
       case 'tool_call':
         for (const p of citedPaths(event.tool, event.paramsPreview)) this.groundedFiles.add(p);
@@ -136,14 +140,14 @@ export class DiscussionHub {
   /** Opens a discussion (new, or resumed by id) and subscribes from seq 0. */
   async open(params: StartRequest.Params): Promise<ClientDiscussion> {
     const rpc = this.channel();
-    const started = await rpc.sendRequest<StartRequest.Result>(StartRequest.method, params);
+    const started = await rpc.request(StartRequest.method, params);
     let discussion = this.discussions.get(started.discussionId);
     if (!discussion) {
       discussion = new ClientDiscussion(started.discussionId, started.repo, started.model);
       this.discussions.set(started.discussionId, discussion);
     }
     discussion.model = started.model;
-    await rpc.sendRequest<SubscribeRequest.Result>(SubscribeRequest.method, {
+    await rpc.request(SubscribeRequest.method, {
       discussionId: started.discussionId,
       fromSeq: discussion.lastSeq + 1,
     });
@@ -161,32 +165,32 @@ export class DiscussionHub {
       try {
         await this.open({ folder: discussion.repo, resumeId: discussion.id });
       } catch (err) {
-        failures.push({ id: discussion.id, reason: err instanceof Error ? err.message : String(err) });
+        failures.push({ id: discussion.id, reason: errorText(err) });
       }
     }
     return failures;
   }
 
   async send(id: string, text: string): Promise<SendRequest.Result> {
-    return this.channel().sendRequest<SendRequest.Result>(SendRequest.method, { discussionId: id, text });
+    return this.channel().request(SendRequest.method, { discussionId: id, text });
   }
 
   async cancel(id: string): Promise<void> {
-    await this.channel().sendRequest(CancelRequest.method, { discussionId: id });
+    await this.channel().request(CancelRequest.method, { discussionId: id });
   }
 
   async promote(id: string): Promise<PreparedTask> {
-    const result = await this.channel().sendRequest<PromoteRequest.Result>(PromoteRequest.method, { discussionId: id });
-    return { intent: result.proposedIntent, constraints: result.constraints };
+    const result = await this.channel().request(PromoteRequest.method, { discussionId: id });
+    return { intent: result.intent, constraints: result.constraints };
   }
 
   async consumeTask(id: string, target: string, task: PreparedTask): Promise<ConsumeTaskRequest.Result> {
-    return this.channel().sendRequest<ConsumeTaskRequest.Result>(ConsumeTaskRequest.method, { discussionId: id, target, task });
+    return this.channel().request(ConsumeTaskRequest.method, { discussionId: id, target, task });
   }
 
   async close(id: string): Promise<void> {
     this.discussions.delete(id);
-    await this.channel().sendRequest(CloseRequest.method, { discussionId: id });
+    await this.channel().request(CloseRequest.method, { discussionId: id });
   }
 
   /** Forgets a discussion locally (it was closed or deleted elsewhere). */
@@ -194,8 +198,8 @@ export class DiscussionHub {
     this.discussions.delete(id);
   }
 
-  request<R>(method: string, params: unknown): Promise<R> {
-    return this.channel().sendRequest<R>(method, params);
+  request<M extends DiscussMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+    return this.channel().request(method, params);
   }
 
   private channel(): RpcChannel {

@@ -1,7 +1,7 @@
-import { ListRequest, type DiscussionSummary } from '../../../server/src/protocol';
+import { ListRequest, type DiscussionSummary, type RequestChannel } from '../../../shared/protocol';
 
 /** Sends one request to the server: DiscussionHub.request, or a raw connection's. */
-export type Requester = <R>(method: string, params: unknown) => Promise<R>;
+export type Requester = RequestChannel['request'];
 
 /**
  * The discussions of `folders` and of no other folder, as "Open saved
@@ -13,7 +13,7 @@ export type Requester = <R>(method: string, params: unknown) => Promise<R>;
  * without a folder would answer every folder's.
  */
 export async function listDiscussionsOf(folders: readonly string[], request: Requester): Promise<DiscussionSummary[]> {
-  const lists = await Promise.all(folders.map((folder) => request<ListRequest.Result>(ListRequest.method, { folder } satisfies ListRequest.Params)));
+  const lists = await Promise.all(folders.map((folder) => request(ListRequest.method, { folder })));
   const seen = new Set<string>();
   const newestFirstOnce = (rows: DiscussionSummary[]) =>
     rows

@@ -1,4 +1,4 @@
-import type { PreparedTask } from '../../../server/src/protocol';
+import type { PreparedTask } from '../../../shared/protocol';
 
 export interface TaskContext {
   repo: string;

@@ -1,17 +1,16 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
   DeleteRequest,
   DiscussErrorCode,
-  ExportRequest,
   type DiscussionEvent,
   type DiscussionSummary,
   type SendRequest,
-} from '../../../server/src/protocol';
+} from '../../../shared/protocol';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { UsageError, type Options } from './args';
 import { failureExit, printFailure, type Context } from './context';
 import { ExitCode } from './exitCodes';
+import { exportedText, taskContextOf, writeOutputFile } from './outputFiles';
 import { inertJson, inertJsonText, term } from './inertText';
 import { TurnPrinter, discussionRow } from './render';
 import { Refusal, type Session } from './session';
@@ -182,15 +181,14 @@ export async function runPromote(context: Context, options: Options, id: string)
     // The files the discussion read come from its replayed tool calls.
     await replayed;
     const task = await session.hub.promote(discussion.id);
-    const taskContext = { repo: discussion.repo, files: [...discussion.groundedFiles], discussionId: discussion.id, title: row.title };
+    const taskContext = taskContextOf(discussion, row.title);
     if (options.json) {
       context.out.write(term`${inertJson({ discussionId: discussion.id, intent: task.intent, constraints: task.constraints })}\n`);
     } else {
       context.out.write(`${renderTaskText(task, taskContext)}\n`);
     }
     if (options.output) {
-      const file = path.resolve(options.output);
-      fs.writeFileSync(file, renderTaskMarkdown(task, taskContext));
+      const file = writeOutputFile(options.output, renderTaskMarkdown(task, taskContext));
       context.err.line(context.err.style.dim(`Wrote the task to ${file}`));
     }
     if (options.handoff) {
@@ -208,16 +206,11 @@ export async function runPromote(context: Context, options: Options, id: string)
 export async function runExport(context: Context, options: Options, id: string): Promise<number> {
   return withSession(context, async (session) => {
     const row = await session.findDiscussion(id);
-    const result = await session.request<ExportRequest.Result>(ExportRequest.method, {
-      discussionId: row?.discussionId ?? id,
-      format: options.json ? 'json' : 'markdown',
-    });
+    const text = await exportedText(session, row?.discussionId ?? id, options.json ? 'json' : 'markdown');
     if (options.output) {
-      const file = path.resolve(options.output);
-      fs.writeFileSync(file, result.text.endsWith('\n') ? result.text : `${result.text}\n`);
+      const file = writeOutputFile(options.output, text);
       context.err.line(context.err.style.dim(`Wrote ${file}`));
     } else {
-      const text = result.text.endsWith('\n') ? result.text : `${result.text}\n`;
       // JSON keeps its meaning with C1 and bidi characters escaped; Markdown shows them as stand-ins.
       context.out.write(options.json ? inertJsonText(text) : text);
     }

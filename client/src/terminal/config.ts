@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { InitializationOptions } from '../../../server/src/protocol';
+import type { InitializationOptions } from '../../../shared/protocol';
 
 /** `config.json`: the terminal client's defaults, below flags and the environment. */
 export interface ConfigFile {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { DiscussErrorCode } from '../../../server/src/protocol';
-import { defaultStorageDir } from '../../../server/src/store/fileStore';
+import { DiscussErrorCode } from '../../../shared/protocol';
+import { defaultStorageDir } from '../../../shared/storageDir';
 import type { Options } from './args';
 import { configFilePath, loadConfigFile, resolveSettings, type ResolvedSettings } from './config';
 import { ExitCode } from './exitCodes';

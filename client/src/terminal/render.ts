@@ -1,4 +1,4 @@
-import type { DiscussionEvent, DiscussionSummary, PreparedTask } from '../../../server/src/protocol';
+import type { DiscussionEvent, DiscussionSummary, PreparedTask } from '../../../shared/protocol';
 import type { ResolvedSettings } from './config';
 import { TerminalText, term, type Printable } from './inertText';
 
@@ -224,7 +224,7 @@ export class TurnPrinter {
         this.closeToolLine();
         this.beforeNote();
         notes.line();
-        for (const line of taskCard({ intent: event.proposedIntent, constraints: event.constraints }, notes.style)) notes.line(line);
+        for (const line of taskCard({ intent: event.intent, constraints: event.constraints }, notes.style)) notes.line(line);
         notes.line(notes.style.dim('  /promote to review it, edit it and hand it off.'));
         break;
       case 'error': {

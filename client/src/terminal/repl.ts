@@ -3,17 +3,17 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import {
   DeleteRequest,
-  ExportRequest,
   ModelsRequest,
   type DiscussionEvent,
   type PreparedTask,
   type StartRequest,
-} from '../../../server/src/protocol';
+} from '../../../shared/protocol';
 import type { ClientDiscussion } from '../common/discussionHub';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import type { Options } from './args';
 import { printFailure, type Context } from './context';
 import { ExitCode } from './exitCodes';
+import { exportedText, taskContextOf, writeOutputFile } from './outputFiles';
 import { TerminalText, term, type Printable } from './inertText';
 import { TurnPrinter, cut, discussionRow, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
@@ -365,7 +365,7 @@ class Repl {
     const empty = this.createdHere.has(discussion.id) && !discussion.events.some((e) => e.type === 'user_message');
     if (empty) {
       session.hub.forget(discussion.id);
-      await session.request<DeleteRequest.Result>(DeleteRequest.method, { discussionId: discussion.id });
+      await session.request(DeleteRequest.method, { discussionId: discussion.id });
       return false;
     }
     await session.hub.close(discussion.id);
@@ -483,12 +483,7 @@ class Repl {
       task = promoted;
       this.state = { kind: 'idle' };
     }
-    const taskContext = () => ({
-      repo: discussion.repo,
-      files: [...discussion.groundedFiles],
-      discussionId: discussion.id,
-      title: this.titleOf(discussion),
-    });
+    const taskContext = () => taskContextOf(discussion, this.titleOf(discussion));
     this.out.line();
     for (const line of taskCard(task, style)) this.out.line(line);
     this.out.line();
@@ -537,8 +532,7 @@ class Repl {
     }
 
     if (target === 'file') {
-      const resolved = path.resolve(file!);
-      fs.writeFileSync(resolved, renderTaskMarkdown(task, taskContext()));
+      const resolved = writeOutputFile(file!, renderTaskMarkdown(task, taskContext()));
       await session.hub.consumeTask(discussion.id, 'file', task);
       this.out.line(term`Wrote the task to ${style.bold(resolved)} and recorded the hand-off.`);
     } else {
@@ -640,7 +634,7 @@ class Repl {
   private async models(): Promise<void> {
     const session = this.session!;
     this.busy('asking the endpoint');
-    const { models } = await session.request<ModelsRequest.Result>(ModelsRequest.method, {});
+    const { models } = await session.request(ModelsRequest.method, {});
     if (models.length === 0) {
       this.out.line('The endpoint lists no models.');
       return;
@@ -650,14 +644,9 @@ class Repl {
 
   private async exportMarkdown(file: string): Promise<void> {
     const discussion = this.requireCurrent();
-    const result = await this.session!.request<ExportRequest.Result>(ExportRequest.method, {
-      discussionId: discussion.id,
-      format: 'markdown',
-    });
-    const text = result.text.endsWith('\n') ? result.text : `${result.text}\n`;
+    const text = await exportedText(this.session!, discussion.id, 'markdown');
     if (file) {
-      const resolved = path.resolve(file);
-      fs.writeFileSync(resolved, text);
+      const resolved = writeOutputFile(file, text);
       this.out.line(term`Wrote ${this.style.bold(resolved)}`);
     } else {
       this.out.write(text);

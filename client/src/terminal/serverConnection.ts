@@ -7,7 +7,7 @@ import {
   createMessageConnection,
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
-import type { DiscussionEvent, InitializationOptions } from '../../../server/src/protocol';
+import type { DiscussMethod, DiscussionEvent, InitializationOptions, ParamsOf, ResultOf } from '../../../shared/protocol';
 import type { RpcChannel } from '../common/discussionHub';
 
 /**
@@ -119,7 +119,7 @@ export class ServerConnection {
   /** The connection as the discussion hub wants it. */
   channel(): RpcChannel {
     return {
-      sendRequest: <R>(method: string, params: unknown) => this.rpc.sendRequest(method, params) as Promise<R>,
+      request: <M extends DiscussMethod>(method: M, params: ParamsOf<M>) => this.rpc.sendRequest(method, params) as Promise<ResultOf<M>>,
       onNotification: (method, handler) => this.rpc.onNotification(method, (params: DiscussionEvent) => handler(params)),
     };
   }

@@ -3,9 +3,12 @@ import {
   ListRequest,
   StartRequest,
   SubscribeRequest,
+  type DiscussMethod,
   type DiscussionEvent,
   type DiscussionSummary,
-} from '../../../server/src/protocol';
+  type ParamsOf,
+  type ResultOf,
+} from '../../../shared/protocol';
 import { DiscussionHub, type ClientDiscussion, type RpcChannel } from '../common/discussionHub';
 import { ServerConnection, describeExit, type ServerStartOptions } from './serverConnection';
 
@@ -44,14 +47,14 @@ export class Session {
   private constructor(readonly server: ServerConnection) {
     const inner = server.channel();
     const channel: RpcChannel = {
-      sendRequest: async <R>(method: string, params: unknown): Promise<R> => {
-        const result = await this.guard(inner.sendRequest<R>(method, params));
+      request: async <M extends DiscussMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> => {
+        const result = await this.guard(inner.request(method, params));
         if (method === StartRequest.method) {
-          const started = result as unknown as StartRequest.Result;
+          const started = result as StartRequest.Result;
           this.starts.set(started.discussionId, started);
         } else if (method === SubscribeRequest.method) {
           const id = (params as SubscribeRequest.Params).discussionId;
-          this.replayCounts.set(id, (result as unknown as SubscribeRequest.Result).eventsReplayed);
+          this.replayCounts.set(id, (result as SubscribeRequest.Result).eventsReplayed);
         }
         return result;
       },
@@ -85,13 +88,13 @@ export class Session {
     return { discussion, started, replayed };
   }
 
-  request<R>(method: string, params: unknown): Promise<R> {
-    return this.hub.request<R>(method, params);
+  request<M extends DiscussMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
+    return this.hub.request(method, params);
   }
 
   /** Every discussion the server knows of, open here or saved. */
   async list(folder?: string): Promise<ListRequest.Result> {
-    return this.request<ListRequest.Result>(ListRequest.method, folder ? { folder } : {});
+    return this.request(ListRequest.method, folder ? { folder } : {});
   }
 
   /**

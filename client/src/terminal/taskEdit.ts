@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { PreparedTask } from '../../../server/src/protocol';
+import type { PreparedTask } from '../../../shared/protocol';
 
 const COMMENT = '#';
 

@@ -1,8 +1,9 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { DiscussionEvent, ExtensionToWebview, WebviewToExtension } from '../../../server/src/protocol';
+import { replyTo, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
 import type { ClientDiscussion } from '../common/discussionHub';
 import { makeNonce, renderPanelHtml } from '../panel/html';
+import { errorText } from '../../../shared/errorText';
 
 /** What a chat webview asks of the extension beyond its own discussion. */
 export interface ChatHost {
@@ -96,9 +97,9 @@ export class ChatController implements vscode.Disposable {
         case 'handOff':
           if (!this.discussion) return;
           try {
-            this.post({ type: 'handOffResult', ok: true, message: await this.host.handOff(this.discussion, message.task) });
+            this.post(replyTo(message, { ok: true, message: await this.host.handOff(this.discussion, message.task) }));
           } catch (err) {
-            this.post({ type: 'handOffResult', ok: false, message: err instanceof Error ? err.message : String(err) });
+            this.post(replyTo(message, { ok: false, message: errorText(err) }));
           }
           break;
         case 'insertCode':
@@ -120,7 +121,7 @@ export class ChatController implements vscode.Disposable {
           break;
       }
     } catch (err) {
-      const text = err instanceof Error ? err.message : String(err);
+      const text = errorText(err);
       this.host.log.warn(`chat: ${message.type} failed: ${text}`);
       this.post({ type: 'notice', level: 'error', message: text });
     }

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   DeleteRequest,
@@ -7,33 +6,37 @@ import {
   RenameRequest,
   type DiscussionSummary,
   type PreparedTask,
-} from '../../../server/src/protocol';
-import { locationMessage, type CodeLocation } from '../../../server/src/codeActions';
+} from '../../../shared/protocol';
+import { locationMessage } from '../../../shared/locationMessage';
+import type { CodeLocation } from '../../../shared/protocol';
 import { DiscussionHub, type ClientDiscussion } from '../common/discussionHub';
 import { listDiscussionsOf, noDiscussionsMessage } from '../common/savedDiscussions';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { ChatController, chatWebviewOptions, type ChatHost } from './chatController';
+import { registerCommands, type CommandHandlers } from './commands';
+import { deliverTask } from './handoff';
+import { pickEndpoint, pickFolder, pickModel, pickSavedDiscussion, promptApiKey, windowFolders } from './pickers';
 import { ServerClient } from './serverClient';
-import { ENDPOINT_PRESETS, SECTION, onApiKeyChange, readSettings, storeApiKey, type HandoffTarget } from './settings';
+import { SECTION, onApiKeyChange, readSettings, storeApiKey } from './settings';
+import { DiscussionStatusBar } from './statusBar';
+import { errorText } from '../../../shared/errorText';
 
 export const VIEW_ID = 'repoDiscuss.chat';
 export const PANEL_TYPE = 'repoDiscuss.chatPanel';
 const ACTIVE_KEY = 'repoDiscuss.activeDiscussion';
-
-type CodeLocationArg = CodeLocation;
 
 /**
  * The extension's state for one window: the server connection, the
  * discussions it shows, and the views. Extension-lifetime disposables live
  * here; server-lifetime ones live in ServerClient.
  */
-export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvider, vscode.WebviewPanelSerializer {
+export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.WebviewViewProvider, vscode.WebviewPanelSerializer {
   readonly hub = new DiscussionHub();
   readonly log: vscode.LogOutputChannel;
   readonly server: ServerClient;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly controllers = new Set<ChatController>();
-  private readonly status: vscode.StatusBarItem;
+  private readonly status = new DiscussionStatusBar();
   private active: ClientDiscussion | undefined;
   private stopStatusWatch: (() => void) | undefined;
 
@@ -41,9 +44,6 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
   constructor(readonly context: vscode.ExtensionContext) {
     this.log = vscode.window.createOutputChannel('Repo Discuss', { log: true });
     this.server = new ServerClient(context, this.hub, this.log);
-    this.status = vscode.window.createStatusBarItem('repoDiscuss.status', vscode.StatusBarAlignment.Right, 100);
-    this.status.name = 'Repo Discuss';
-    this.status.command = 'repoDiscuss.selectModel';
     this.disposables.push(this.log, this.server, this.status);
   }
 
@@ -52,24 +52,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
   }
 
   activate(): void {
-    const register = (id: string, run: (...args: never[]) => unknown) =>
-      this.disposables.push(vscode.commands.registerCommand(id, (...args: never[]) => this.guard(id, () => run(...args))));
-    register('repoDiscuss.discussRepo', () => this.discussRepo());
-    register('repoDiscuss.newDiscussion', () => this.newDiscussion());
-    register('repoDiscuss.promote', () => this.promoteActive());
-    register('repoDiscuss.openSaved', () => this.openSaved());
-    register('repoDiscuss.selectModel', () => this.selectModel());
-    register('repoDiscuss.selectEndpoint', () => this.selectEndpoint());
-    register('repoDiscuss.setApiKey', () => this.setApiKey());
-    register('repoDiscuss.export', () => this.exportActive());
-    register('repoDiscuss.close', () => this.closeActive());
-    register('repoDiscuss.showLogs', () => this.log.show());
-    register('repoDiscuss.openSettings', () => vscode.commands.executeCommand('workbench.action.openSettings', `@ext:${this.context.extension.id}`));
-    register('repoDiscuss.restartServer', () => this.server.restart('requested by the user'));
-    register('repoDiscuss.openInEditor', () => this.openPanel());
-    register('repoDiscuss.discussSelection', (location?: CodeLocationArg) => this.discussLocation(location, false));
-    register('repoDiscuss.promoteLocation', (location?: CodeLocationArg) => this.discussLocation(location, true));
-
+    this.disposables.push(...registerCommands(this, (id, run) => this.guard(id, run)));
     this.disposables.push(
       vscode.window.registerWebviewViewProvider(VIEW_ID, this, { webviewOptions: { retainContextWhenHidden: false } }),
       vscode.window.registerWebviewPanelSerializer(PANEL_TYPE, this),
@@ -77,7 +60,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
         if (e.affectsConfiguration(SECTION)) void this.server.pushSettings().catch((err) => this.log.warn(String(err)));
       }),
       onApiKeyChange(this.context.secrets, () => void this.server.pushSettings().catch((err) => this.log.warn(String(err)))),
-      this.server.onDidChangeState((state) => this.updateStatus(state === 'running' ? undefined : 'stopped')),
+      this.server.onDidChangeState((state) => this.status.show(this.active, state !== 'running')),
     );
     // The server also serves the code actions, so it starts once VS Code has
     // settled rather than on first use; it holds no discussion until asked.
@@ -118,35 +101,9 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     const target = settings.handoffTarget;
     const context = { repo: discussion.repo, files: [...discussion.groundedFiles], discussionId: discussion.id };
     const text = renderTaskText(task, context);
-    await this.deliver(target, text, renderTaskMarkdown(task, context), settings.handoffCommand);
+    const done = await deliverTask(target, text, renderTaskMarkdown(task, context), settings.handoffCommand);
     await this.hub.consumeTask(discussion.id, target, task);
-    return handedOffMessage(target);
-  }
-
-  private async deliver(target: HandoffTarget, text: string, markdown: string, command: string): Promise<void> {
-    switch (target) {
-      case 'chat':
-        await vscode.commands.executeCommand('workbench.action.chat.open', { query: text, mode: 'agent' });
-        return;
-      case 'markdown': {
-        const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: markdown });
-        await vscode.window.showTextDocument(doc, { preview: false });
-        return;
-      }
-      case 'clipboard':
-        await vscode.env.clipboard.writeText(text);
-        return;
-      case 'command':
-        // A workspace-configured command in an untrusted folder could be anything.
-        if (!vscode.workspace.isTrusted) {
-          throw new Error('Handing off to a command is disabled in an untrusted folder. Trust the folder, or pick another hand-off target.');
-        }
-        if (!command) {
-          throw new Error('Hand-off target "command" needs a command id in the setting repoDiscuss.handoff.command.');
-        }
-        await vscode.commands.executeCommand(command, text);
-        return;
-    }
+    return done;
   }
 
   async newDiscussion(): Promise<void> {
@@ -167,7 +124,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     panel.onDidDispose(() => this.untrack(controller));
   }
 
-  private openPanel(): void {
+  openInEditor(): void {
     const panel = vscode.window.createWebviewPanel(PANEL_TYPE, 'Repo Discuss', vscode.ViewColumn.Beside, {
       ...chatWebviewOptions(this.extensionUri),
       retainContextWhenHidden: false,
@@ -197,24 +154,8 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     void this.context.workspaceState.update(ACTIVE_KEY, { id: discussion.id, repo: discussion.repo });
     for (const controller of this.controllers) controller.show(discussion);
     this.stopStatusWatch?.();
-    this.stopStatusWatch = discussion.attach(() => this.updateStatus(), discussion.lastSeq);
-    this.updateStatus();
-  }
-
-  private updateStatus(problem?: string): void {
-    const d = this.active;
-    if (problem) {
-      this.status.text = '$(warning) Repo Discuss';
-      this.status.tooltip = 'The Repo Discuss server is not running. Click to pick a model once it restarts.';
-    } else if (!d) {
-      this.status.hide();
-      return;
-    } else {
-      const model = d.model ?? 'auto';
-      this.status.text = d.answering ? `$(loading~spin) ${model}` : `$(comment-discussion) ${model}`;
-      this.status.tooltip = d.answering ? `Repo Discuss is answering with ${model}` : `Repo Discuss model: ${model} (click to change)`;
-    }
-    this.status.show();
+    this.stopStatusWatch = discussion.attach(() => this.status.show(this.active), discussion.lastSeq);
+    this.status.show(discussion);
   }
 
   // ---- discussions ---------------------------------------------------------
@@ -231,14 +172,14 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
       this.setActive(discussion);
       return discussion;
     } catch (err) {
-      this.log.warn(`could not resume ${saved.id}: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`could not resume ${saved.id}: ${errorText(err)}`);
       await this.context.workspaceState.update(ACTIVE_KEY, undefined);
       return undefined;
     }
   }
 
   private async startDiscussion(folder?: vscode.WorkspaceFolder): Promise<ClientDiscussion | undefined> {
-    const chosen = folder ?? (await this.pickFolder());
+    const chosen = folder ?? (await pickFolder());
     if (!chosen) return undefined;
     await this.server.ensureStarted();
     const model = readSettings().model;
@@ -247,22 +188,12 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     return discussion;
   }
 
-  private async pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
-    const folders = vscode.workspace.workspaceFolders ?? [];
-    if (folders.length === 0) {
-      void vscode.window.showErrorMessage('Repo Discuss needs an open folder: open the repository you want to discuss (File › Open Folder).');
-      return undefined;
-    }
-    if (folders.length === 1) return folders[0];
-    return vscode.window.showWorkspaceFolderPick({ placeHolder: 'Which folder do you want to discuss?' });
-  }
-
-  private async discussRepo(): Promise<void> {
+  async discussRepo(): Promise<void> {
     await this.startDiscussion();
     await this.reveal();
   }
 
-  private async promoteActive(): Promise<void> {
+  async promoteActive(): Promise<void> {
     const discussion = await this.activeDiscussion({ create: false });
     if (!discussion) {
       void vscode.window.showInformationMessage('Start a discussion first (Repo Discuss: Discuss this repo), then prepare the task.');
@@ -273,7 +204,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
   }
 
   /** "Discuss selection" and "Promote to task" from the code actions. */
-  private async discussLocation(location: CodeLocationArg | undefined, promote: boolean): Promise<void> {
+  async discussLocation(location: CodeLocation | undefined, promote: boolean): Promise<void> {
     const where = location ?? this.editorLocation();
     if (!where) {
       void vscode.window.showInformationMessage('Select some code (or put the cursor on a TODO comment) first.');
@@ -293,7 +224,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     await this.send(discussion, text);
   }
 
-  private editorLocation(): CodeLocationArg | undefined {
+  private editorLocation(): CodeLocation | undefined {
     const editor = vscode.window.activeTextEditor;
     if (!editor || editor.selection.isEmpty) return undefined;
     const s = editor.selection;
@@ -319,89 +250,42 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     );
   }
 
-  private async openSaved(): Promise<void> {
+  async openSaved(): Promise<void> {
     const rows = await this.discussionsOfWindow();
     if (rows.length === 0) {
       void vscode.window.showInformationMessage(noDiscussionsMessage(windowFolders().map((folder) => folder.name)));
       return;
     }
-    type Item = vscode.QuickPickItem & { row: DiscussionSummary };
-    const items: Item[] = rows.map((row) => ({
-      label: row.title || '(untitled)',
-      description: `${path.basename(row.repo)} · ${age(row.updatedAt ?? row.createdAt)}`,
-      detail: `${row.turns} turn${row.turns === 1 ? '' : 's'} · ${row.repo}`,
-      row,
-      buttons: [
-        { iconPath: new vscode.ThemeIcon('edit'), tooltip: 'Rename' },
-        { iconPath: new vscode.ThemeIcon('export'), tooltip: 'Export as Markdown' },
-        { iconPath: new vscode.ThemeIcon('trash'), tooltip: 'Delete' },
-      ],
-    }));
-    const pick = vscode.window.createQuickPick<Item>();
-    pick.items = items;
-    pick.placeholder = 'Open a saved discussion';
-    pick.matchOnDescription = true;
-    pick.matchOnDetail = true;
-    pick.onDidTriggerItemButton(async ({ item, button }) => {
-      const id = item.row.discussionId;
-      try {
-        if (button.tooltip === 'Rename') {
-          const title = await vscode.window.showInputBox({ prompt: 'New title', value: item.row.title });
-          if (title) await this.rename(id, item.row, title);
-        } else if (button.tooltip === 'Export as Markdown') {
-          await this.exportDiscussion(id);
-        } else if (button.tooltip === 'Delete') {
-          const ok = await vscode.window.showWarningMessage(`Delete "${item.label}"? This cannot be undone.`, { modal: true }, 'Delete');
-          if (ok) {
-            await this.hub.request(DeleteRequest.method, { discussionId: id });
-            this.hub.forget(id);
-            pick.items = pick.items.filter((i) => i !== item);
-          }
-        }
-      } catch (err) {
-        void vscode.window.showErrorMessage(`Repo Discuss: ${err instanceof Error ? err.message : String(err)}`);
-      }
+    const chosen = await pickSavedDiscussion(rows, {
+      rename: (row, title) => this.rename(row, title),
+      export: (row) => this.exportDiscussion(row.discussionId),
+      delete: async (row) => {
+        await this.hub.request(DeleteRequest.method, { discussionId: row.discussionId });
+        this.hub.forget(row.discussionId);
+      },
     });
-    const chosen = await new Promise<Item | undefined>((resolve) => {
-      pick.onDidAccept(() => resolve(pick.selectedItems[0]));
-      pick.onDidHide(() => resolve(undefined));
-      pick.show();
-    });
-    pick.dispose();
     if (!chosen) return;
-    const existing = this.hub.get(chosen.row.discussionId);
-    const discussion = existing ?? (await this.hub.open({ folder: chosen.row.repo, resumeId: chosen.row.discussionId }));
+    const existing = this.hub.get(chosen.discussionId);
+    const discussion = existing ?? (await this.hub.open({ folder: chosen.repo, resumeId: chosen.discussionId }));
     this.setActive(discussion);
     await this.reveal();
   }
 
-  private async rename(id: string, row: DiscussionSummary, title: string): Promise<void> {
+  private async rename(row: DiscussionSummary, title: string): Promise<void> {
+    const id = row.discussionId;
     if (!this.hub.get(id)) await this.hub.open({ folder: row.repo, resumeId: id });
     await this.hub.request(RenameRequest.method, { discussionId: id, title });
   }
 
-  private async selectModel(): Promise<void> {
+  async selectModel(): Promise<void> {
     await this.server.ensureStarted();
     let models: string[] = [];
     try {
-      models = (await this.hub.request<ModelsRequest.Result>(ModelsRequest.method, {})).models.map((m) => m.id);
+      models = (await this.hub.request(ModelsRequest.method, {})).models.map((m) => m.id);
     } catch (err) {
-      this.log.warn(`listing models failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.log.warn(`listing models failed: ${errorText(err)}`);
     }
-    const current = readSettings().model || 'auto';
-    const items: vscode.QuickPickItem[] = [
-      { label: 'auto', description: "the endpoint's default" },
-      ...models.map((id) => ({ label: id })),
-    ].map((item) => ({ ...item, picked: item.label === current, detail: item.label === current ? 'current' : undefined }));
-    const pick = vscode.window.createQuickPick();
-    pick.items = items;
-    pick.placeholder = models.length ? 'Pick a model, or type one' : 'The endpoint did not list its models: type a model id';
-    const chosen = await new Promise<string | undefined>((resolve) => {
-      pick.onDidAccept(() => resolve(pick.selectedItems[0]?.label ?? pick.value.trim()));
-      pick.onDidHide(() => resolve(undefined));
-      pick.show();
-    });
-    pick.dispose();
+    const chosen = await pickModel(models, readSettings().model || 'auto');
     if (!chosen) return;
     const value = chosen === 'auto' ? '' : chosen;
     await vscode.workspace.getConfiguration(SECTION).update('model', value, vscode.ConfigurationTarget.Global);
@@ -414,29 +298,32 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     }
   }
 
-  private async selectEndpoint(): Promise<void> {
-    const pick = await vscode.window.showQuickPick(
-      [...ENDPOINT_PRESETS.map((p) => ({ label: p.label, description: p.baseUrl, detail: p.detail, baseUrl: p.baseUrl })), { label: 'Custom…', baseUrl: '' }],
-      { placeHolder: 'Which OpenAI-compatible endpoint?' },
-    );
-    if (!pick) return;
-    const baseUrl = pick.baseUrl || (await vscode.window.showInputBox({ prompt: 'Base URL of the OpenAI-compatible endpoint', placeHolder: 'http://localhost:8000/v1' }));
+  async selectEndpoint(): Promise<void> {
+    const baseUrl = await pickEndpoint();
     if (!baseUrl) return;
     await vscode.workspace.getConfiguration(SECTION).update('endpoint.baseUrl', baseUrl, vscode.ConfigurationTarget.Global);
   }
 
-  private async setApiKey(): Promise<void> {
-    const key = await vscode.window.showInputBox({
-      prompt: 'API key for the model endpoint (stored in VS Code secret storage; leave empty to remove it)',
-      password: true,
-      ignoreFocusOut: true,
-    });
+  async setApiKey(): Promise<void> {
+    const key = await promptApiKey();
     if (key === undefined) return;
     await storeApiKey(this.context.secrets, key.trim());
     void vscode.window.showInformationMessage(key.trim() ? 'Repo Discuss: API key saved.' : 'Repo Discuss: API key removed.');
   }
 
-  private async exportActive(): Promise<void> {
+  showLogs(): void {
+    this.log.show();
+  }
+
+  openSettings(): Thenable<unknown> {
+    return vscode.commands.executeCommand('workbench.action.openSettings', `@ext:${this.context.extension.id}`);
+  }
+
+  restartServer(): Promise<void> {
+    return this.server.restart('requested by the user');
+  }
+
+  async exportActive(): Promise<void> {
     const discussion = await this.activeDiscussion({ create: false });
     if (!discussion) {
       void vscode.window.showInformationMessage('There is no discussion to export yet.');
@@ -446,12 +333,12 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
   }
 
   private async exportDiscussion(id: string): Promise<void> {
-    const result = await this.hub.request<ExportRequest.Result>(ExportRequest.method, { discussionId: id, format: 'markdown' });
+    const result = await this.hub.request(ExportRequest.method, { discussionId: id, format: 'markdown' });
     const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: result.text });
     await vscode.window.showTextDocument(doc, { preview: false });
   }
 
-  private async closeActive(): Promise<void> {
+  async closeActive(): Promise<void> {
     const discussion = this.active;
     if (!discussion) return;
     await this.hub.close(discussion.id);
@@ -459,7 +346,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     this.stopStatusWatch?.();
     await this.context.workspaceState.update(ACTIVE_KEY, undefined);
     for (const controller of this.controllers) controller.post({ type: 'detached', message: 'The discussion was closed. Start a new one, or open a saved one.' });
-    this.updateStatus();
+    this.status.show(undefined);
   }
 
   /** Every command's errors end up in front of the user, with the log for detail. */
@@ -467,7 +354,7 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     try {
       await run();
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorText(err);
       this.log.error(`${id}: ${message}`);
       const choice = await vscode.window.showErrorMessage(`Repo Discuss: ${message}`, 'Show logs');
       if (choice) this.log.show();
@@ -480,31 +367,4 @@ export class RepoDiscussExtension implements ChatHost, vscode.WebviewViewProvide
     this.controllers.clear();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
   }
-}
-
-/** The window's folders on disk; the server reads nothing else. */
-function windowFolders(): vscode.WorkspaceFolder[] {
-  return (vscode.workspace.workspaceFolders ?? []).filter((folder) => folder.uri.scheme === 'file');
-}
-
-function handedOffMessage(target: HandoffTarget): string {
-  switch (target) {
-    case 'chat':
-      return 'Task handed to chat in agent mode.';
-    case 'markdown':
-      return 'Task opened as a Markdown document.';
-    case 'clipboard':
-      return 'Task copied to the clipboard.';
-    case 'command':
-      return 'Task handed to the configured command.';
-  }
-}
-
-function age(epochMs: number): string {
-  const minutes = Math.round((Date.now() - epochMs) / 60_000);
-  if (minutes < 1) return 'just now';
-  if (minutes < 60) return `${minutes} min ago`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 24) return `${hours} h ago`;
-  return `${Math.round(hours / 24)} d ago`;
 }

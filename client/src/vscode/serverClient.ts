@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { ConfigureRequest, type DiscussionEvent } from '../../../server/src/protocol';
+import { ConfigureRequest, type DiscussMethod, type DiscussionEvent, type ParamsOf, type ResultOf } from '../../../shared/protocol';
 import type { DiscussionHub, RpcChannel } from '../common/discussionHub';
 import { bundledRipgrep } from '../common/ripgrep';
 import type * as languageClient from './languageClient';
 import type { ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from './languageClient';
 import { initializationOptions, modelConfig, readApiKey, readSettings } from './settings';
+import { errorText } from '../../../shared/errorText';
 
 /** Restart delays after a crash: quick at first, then patient. */
 const RESTART_DELAYS_MS = [500, 2_000, 5_000, 15_000, 30_000];
@@ -119,7 +120,7 @@ export class ServerClient implements vscode.Disposable {
     await client.start();
     this.startedAt = Date.now();
     const channel: RpcChannel = {
-      sendRequest: <R>(method: string, params: unknown) => client.sendRequest<R>(method, params),
+      request: <M extends DiscussMethod>(method: M, params: ParamsOf<M>) => client.sendRequest<ResultOf<M>>(method, params),
       onNotification: (method, handler) => client.onNotification(method, (p: DiscussionEvent) => handler(p)),
     };
     this.hub.connect(channel);
@@ -161,7 +162,7 @@ export class ServerClient implements vscode.Disposable {
       try {
         if (client.isRunning()) await client.stop(5_000);
       } catch (err) {
-        this.log.warn(`stopping the server: ${err instanceof Error ? err.message : String(err)}`);
+        this.log.warn(`stopping the server: ${errorText(err)}`);
       }
       await client.dispose().catch(() => undefined);
     }

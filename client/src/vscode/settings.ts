@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import type { InitializationOptions, ModelConfig } from '../../../server/src/protocol';
+import type { InitializationOptions, ModelConfig } from '../../../shared/protocol';
 
 export const SECTION = 'repoDiscuss';
 const API_KEY_SECRET = 'repoDiscuss.apiKey';

@@ -9,7 +9,7 @@
  * showing as a link.
  */
 
-import { printablePath } from '../../../server/src/tools/printablePath';
+import { printablePath } from '../../../shared/printablePath';
 
 export interface RepoPathRef {
   /** Relative to the repository root, `/`-separated, no `.` or `..` segments. */

@@ -7,8 +7,8 @@
  * (markdown.ts); everything else (user text, tool previews, errors) is set as
  * textContent.
  */
-import type { ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../server/src/protocol';
-import { inertLine, inertText } from '../../../server/src/tools/printablePath';
+import type { ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
+import { inertLine, inertText } from '../../../shared/printablePath';
 import { CODE_ACTION_ATTRIBUTE, createMarkdownRenderer, MarkdownStream, type StreamUpdate } from './markdown';
 import {
   discussionUsage,
@@ -145,7 +145,6 @@ window.addEventListener('message', (event: MessageEvent<unknown>) => {
 
   if (message.type === 'attached') renderer.setRepoRoot(message.repo);
   if (
-    message.type === 'taskPrepared' ||
     message.type === 'notice' ||
     message.type === 'detached' ||
     message.type === 'attached' ||
@@ -734,7 +733,7 @@ function handOff(): void {
   const constraints = task.constraints.map((c) => c.trim()).filter(Boolean);
   applyChanges(model.startHandOff({ intent, constraints }));
   scheduleSave();
-  vscode.postMessage({ type: 'handOff', task: { intent, constraints } });
+  vscode.postMessage({ type: 'handOff', requestId: model.handOffRequestId, task: { intent, constraints } });
   announce('Handing off the task');
 }
 

@@ -6,8 +6,8 @@
  * Each message is applied in time proportional to its own size: a delta
  * touches only the open turn, never the history before it.
  */
-import type { DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../server/src/protocol';
-import { inertLine, printablePath } from '../../../server/src/tools/printablePath';
+import type { DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
+import { inertLine, printablePath } from '../../../shared/printablePath';
 
 export type FixCommand = (WebviewToExtension & { type: 'runCommand' })['command'];
 
@@ -120,6 +120,11 @@ export function discussionUsage(turns: ReadonlyArray<{ usage?: { promptTokens: n
 
 export class ConversationModel {
   private readonly current: ConversationState;
+  /**
+   * Id of the latest hand-off posted. Seeded from the clock so a page
+   * reloaded while a hand-off was out does not reuse that request's id.
+   */
+  handOffRequestId = Date.now();
 
   private constructor(state: ConversationState) {
     this.current = state;
@@ -157,10 +162,6 @@ export class ConversationModel {
         for (const event of message.events) this.applyEvent(event, changes);
         return changes;
       }
-      case 'taskPrepared':
-        this.current.task = copyTask(message.task);
-        this.current.handingOff = false;
-        return [{ kind: 'task' }];
       case 'status': {
         const changes: ViewChange[] = [];
         if (this.current.model !== message.model) {
@@ -174,6 +175,9 @@ export class ConversationModel {
         return changes;
       }
       case 'handOffResult': {
+        // While a newer hand-off is pending, the answer to an earlier one
+        // must not settle the card the user is waiting on.
+        if (this.current.handingOff && message.requestId !== this.handOffRequestId) return [];
         // The task went out (and the server consumed it), or it did not and
         // the card stays for another try.
         this.current.handingOff = false;
@@ -224,10 +228,11 @@ export class ConversationModel {
     return [{ kind: 'task' }];
   }
 
-  /** The user handed `task` off; the card waits for the extension's notice. */
+  /** The user handed `task` off; the card waits for the answer to request `handOffRequestId`. */
   startHandOff(task: PreparedTask): ViewChange[] {
     this.current.task = copyTask(task);
     this.current.handingOff = true;
+    this.handOffRequestId += 1;
     return [{ kind: 'task' }];
   }
 
@@ -352,7 +357,7 @@ export class ConversationModel {
         return;
       }
       case 'task_prepared':
-        this.current.task = { intent: event.proposedIntent, constraints: [...event.constraints] };
+        this.current.task = { intent: event.intent, constraints: [...event.constraints] };
         changes.push({ kind: 'task' });
         return;
       default:

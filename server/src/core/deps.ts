@@ -1,5 +1,5 @@
 import type { ChatModel } from '../model/types';
-import type { Toolbox } from '../tools/types';
+import type { Toolbox } from '../read/types';
 
 /** What a discussion sees of its folder: the read-only tools and a bounded orientation. */
 export interface RepoBinding {

@@ -1,22 +1,18 @@
-import type { DiscussionEvent, Handoff, PreparedTask } from '../protocol';
+import type { DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
-import { ModelError } from '../model/types';
-import type { Toolbox } from '../tools/types';
+import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
 import { DiscussError } from './errors';
 import { EventStream } from './eventStream';
-import {
-  MAX_MODEL_CALLS_PER_REPLY,
-  MESSAGE_MAX_BYTES,
-  PARAMS_PREVIEW_CHARS,
-  RESULT_PREVIEW_CHARS,
-  TITLE_MAX_CHARS,
-  TRANSCRIPT_MAX_TURNS,
-} from './limits';
+import { MESSAGE_MAX_BYTES, TITLE_MAX_CHARS, TRANSCRIPT_MAX_TURNS } from './limits';
 import { PREPARE_TASK_TOOL } from './prompt';
 import { distill } from './distill';
 import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, fitToBudget, reserveForReplyFor } from '../model/budget';
+import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
+import { bound, firstLine } from './text';
+import { answerUnansweredCalls, runTurn, type TurnHost } from './turn';
+import { errorText } from '../../../shared/errorText';
 
 export type TranscriptRole = 'User' | 'Assistant';
 export interface TranscriptTurn {
@@ -67,9 +63,6 @@ export interface DiscussionInit {
  * One open discussion: its model thread, transcript, prepared task, event
  * stream, and the single turn that may be running.
  */
-/** Ends a reply in the history that was stopped or cut off part-way. */
-export const INTERRUPTED_REPLY_NOTE = '[This reply was interrupted before it finished.]';
-
 export class Discussion {
   readonly id: string;
   readonly repo: string;
@@ -81,14 +74,14 @@ export class Discussion {
 
   private systemPrompt: string;
   private readonly toolbox: Toolbox;
-  private readonly model: ChatModel;
+  readonly model: ChatModel;
   private readonly clock: Clock;
-  private readonly logger: Logger;
+  readonly logger: Logger;
   private readonly onChange?: (discussion: Discussion) => void;
   private readonly defaultModel: () => string | undefined;
   private readonly contextTokens: () => number | undefined;
 
-  private history: ChatMessage[];
+  readonly history: ChatMessage[];
   private transcript: TranscriptTurn[];
   private preparedTask: PreparedTask | null;
   private handoffs: Handoff[];
@@ -152,7 +145,7 @@ export class Discussion {
     });
     // A save taken mid-turn (the process died in a tool call) can end in
     // calls with no results; answer them so the next request is valid.
-    if (saved) this.reconcileHistory(false);
+    if (saved) answerUnansweredCalls(this.history, false);
   }
 
   /**
@@ -181,10 +174,6 @@ export class Discussion {
     return this.turn !== null;
   }
 
-  get isClosed(): boolean {
-    return this.closed;
-  }
-
   get turns(): number {
     return this.turnCount;
   }
@@ -203,11 +192,6 @@ export class Discussion {
 
   get task(): PreparedTask | null {
     return this.preparedTask;
-  }
-
-  /** Resolves when the running turn (if any) has fully ended. */
-  whenIdle(): Promise<void> {
-    return this.turn?.done ?? Promise.resolve();
   }
 
   snapshot(): DiscussionSnapshot {
@@ -233,33 +217,12 @@ export class Discussion {
     // One object while the prompt is unchanged: the token budget counts each
     // message object once, and re-counting a long system prompt on every
     // model call was a measurable share of a turn.
-    const content = this.systemPrompt + this.handoffNote();
+    const content = this.systemPrompt + handoffNote(this.handoffs);
     if (this.systemMessage?.content !== content) this.systemMessage = { role: 'system', content };
     return [this.systemMessage, ...this.history];
   }
 
   private systemMessage: { role: 'system'; content: string } | undefined;
-
-  /**
-   * Tasks already handed off, told to the model on every later turn so it
-   * builds on them instead of proposing the same work again.
-   */
-  private handoffNote(): string {
-    if (this.handoffs.length === 0) return '';
-    const lines = this.handoffs.map((h) => {
-      const constraints = h.constraints.length ? ` Constraints: ${h.constraints.join('; ')}.` : '';
-      return `- ${new Date(h.at).toISOString()} (to ${h.target}): ${h.intent}${constraints}`;
-    });
-    return (
-      '\n\n## Tasks already handed off from this discussion\n' +
-      'These were given to a coding agent and may be done or under way. Build on them; do not propose them again as new work.\n' +
-      lines.join('\n')
-    );
-  }
-
-  get handedOff(): Handoff[] {
-    return [...this.handoffs];
-  }
 
   /**
    * Records that the prepared task (as the user edited it) went to a coding
@@ -355,7 +318,7 @@ export class Discussion {
     // now, while the request is out, rather than at the start, where starting
     // a thread competed with the replay for the CPU.
     this.toolbox.warm?.();
-    const done = this.runTurn(abort.signal);
+    const done = runTurn(this.makeTurnHost(), abort.signal);
     this.turn = { abort, done };
     this.changed();
     return seq;
@@ -446,16 +409,11 @@ export class Discussion {
     return task;
   }
 
-  /** Replaces the system prompt (a resume rebuilds it from the folder as it is now). */
-  setSystemPrompt(prompt: string): void {
-    this.systemPrompt = prompt;
-  }
-
   private setTask(task: PreparedTask): void {
     // Only the newest card is worth replaying.
     this.stream.drop((e) => e.type === 'task_prepared');
     this.preparedTask = task;
-    this.stream.emit({ type: 'task_prepared', proposedIntent: task.intent, constraints: task.constraints });
+    this.stream.emit({ type: 'task_prepared', intent: task.intent, constraints: task.constraints });
     this.changed();
   }
 
@@ -502,113 +460,34 @@ export class Discussion {
     return this.toolSet;
   }
 
-  /**
-   * One reply: model calls and tool calls until the model answers in prose,
-   * capped at MAX_MODEL_CALLS_PER_REPLY. Every exit ends with `turn_complete`;
-   * a failure emits `error` first, and the discussion takes the next message.
-   */
-  private async runTurn(signal: AbortSignal): Promise<void> {
-    // Let `send` return (and publish `turn`) before the first model call.
-    await Promise.resolve();
-    // What the user saw this turn, across every model call: the final
-    // `assistant_message` must match the deltas it replaces.
-    let turnText = '';
-    // Text streamed by the current call and not yet in the history.
-    let streamed = '';
-    let finished = false;
-    const usage = { promptTokens: 0, completionTokens: 0, reported: false };
-    try {
-      for (let call = 0; call < MAX_MODEL_CALLS_PER_REPLY; call++) {
-        // The closed latch and the abort are checked before every model call,
-        // so a close that landed between steps never reaches the model.
-        if (this.closed || signal.aborted) break;
-        if (turnText && !turnText.endsWith('\n')) this.showText('\n\n', (t) => (turnText += t));
-        streamed = '';
-        const tools = this.tools();
-        const response = await this.model.complete(
-          {
-            messages: this.requestMessages(tools),
-            tools,
-            model: this.effectiveModel ?? undefined,
-            signal,
-          },
-          (delta) => {
-            if (!delta || signal.aborted) return;
-            streamed += delta;
-            this.showText(delta, (t) => (turnText += t));
-          },
-          {
-            // Reasoning is shown (collapsed) but never joins the answer, the
-            // history or the distilled transcript.
-            onReasoning: (text) => {
-              if (text && !signal.aborted) this.stream.emitText('reasoning_delta', text);
-            },
-            // Streamed text that turned out to be reasoning leaves the turn's answer (and so
-            // assistant_message and the transcript); clients already shown it replace it then.
-            onAnswerRetracted: () => {
-              turnText = turnText.slice(0, turnText.length - streamed.length);
-              streamed = '';
-            },
-          },
-        );
-        if (response.usage) {
-          usage.promptTokens += response.usage.promptTokens;
-          usage.completionTokens += response.usage.completionTokens;
-          usage.reported = true;
-        }
-        // Providers that do not stream content still return it whole.
-        if (!streamed && response.content) this.showText(response.content, (t) => (turnText += t));
-        const content = response.content || streamed;
-        streamed = '';
-        this.history.push({
-          role: 'assistant',
-          content,
-          ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
-        });
-        if (response.toolCalls.length === 0) {
-          if (response.finishReason === 'length') {
-            this.showText("\n\n_(The reply was cut off at the model's output limit.)_", (t) => (turnText += t));
-          }
-          finished = true;
-          break;
-        }
-        for (const toolCall of response.toolCalls) {
-          await this.runTool(toolCall, signal);
-        }
+  /** What a turn may see and do of this discussion. */
+  private makeTurnHost(): TurnHost {
+    // The configured default model can change between turns (discuss/configure): read it live.
+    const discussion = this;
+    return {
+      id: this.id,
+      model: this.model,
+      stream: this.stream,
+      logger: this.logger,
+      history: this.history,
+      get effectiveModel() {
+        return discussion.effectiveModel;
+      },
+      isClosed: () => this.closed,
+      tools: () => this.tools(),
+      requestMessages: (tools) => this.requestMessages(tools),
+      runTool: (toolCall, signal) => this.runTool(toolCall, signal),
+      saveProgress: () => this.changed(),
+      finish: (answer) => {
+        if (answer) this.recordTranscript('Assistant', answer);
+        this.turnCount++;
+        // Free the discussion before announcing it: a client that sends on
+        // `turn_complete` must not be told the turn is still running.
+        this.turn = null;
+        this.touch();
         this.changed();
-      }
-      if (!finished && !signal.aborted && !this.closed) {
-        this.stream.emit({
-          type: 'error',
-          message: `The model made ${MAX_MODEL_CALLS_PER_REPLY} calls without finishing its reply, so the turn was stopped. Ask a narrower question, or name the files to look at.`,
-        });
-      }
-    } catch (err) {
-      if (!(signal.aborted || (err instanceof ModelError && err.kind === 'cancelled'))) {
-        this.logger.warn(`discussion ${this.id}: turn failed: ${errorText(err)}`);
-        this.stream.emit({ type: 'error', message: errorText(err) });
-      }
-    } finally {
-      // A reply cut short keeps what was said, so the model sees it next
-      // turn, marked, so it does not take it for an answer it finished.
-      if (streamed.trim()) this.history.push({ role: 'assistant', content: `${streamed}\n\n${INTERRUPTED_REPLY_NOTE}` });
-      this.reconcileHistory(signal.aborted);
-      const text = turnText.trim();
-      if (text) {
-        this.recordTranscript('Assistant', text);
-        this.stream.emit({ type: 'assistant_message', text });
-      }
-      if (usage.reported) {
-        this.stream.emit({ type: 'usage', promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
-      }
-      this.turnCount++;
-      // Free the discussion before announcing it: a client that sends on
-      // `turn_complete` must not be told the turn is still running.
-      this.turn = null;
-      this.touch();
-      this.changed();
-      this.stream.emit({ type: 'turn_complete' });
-    }
+      },
+    };
   }
 
   /**
@@ -636,87 +515,20 @@ export class Discussion {
     return fitted.messages;
   }
 
-  private showText(text: string, append: (text: string) => void): void {
-    append(text);
-    this.stream.emitText('assistant_delta', text);
-  }
-
-  private async runTool(toolCall: ToolCall, signal: AbortSignal): Promise<void> {
-    // The name is the model's output: bounded like everything else it shows.
-    const shownName = bound(toolCall.name, TOOL_NAME_CHARS);
-    this.stream.emit({
-      type: 'tool_call',
-      tool: shownName,
-      paramsPreview: bound(toolCall.arguments, PARAMS_PREVIEW_CHARS),
-    });
-    let ok: boolean;
-    let output: string;
+  private runTool(toolCall: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
     if (toolCall.name === PREPARE_TASK_TOOL.name && !this.toolbox.isDenied(toolCall.name)) {
-      ({ ok, output } = this.prepareTask(toolCall.arguments));
-    } else {
-      // Everything else, mutating and invented names included, goes through
-      // the toolbox, which runs only its read tools and refuses the rest.
-      ({ ok, output } = await this.toolbox.run(toolCall.name, toolCall.arguments, signal));
+      return Promise.resolve(this.prepareTask(toolCall.arguments));
     }
-    // Every later request carries this answer: one oversized result (a huge
-    // error echoing its input) must not grow them all.
-    // A refusal or error needs a sentence, not the megabyte of input it may quote.
-    const limit = ok ? TOOL_OUTPUT_MAX_CHARS : TOOL_ERROR_MAX_CHARS;
-    if (output.length > limit) {
-      output = `${output.slice(0, limit)}\n[cut: this result was ${output.length} characters; ask for less]`;
-    }
-    this.history.push({ role: 'tool', toolCallId: toolCall.id, content: output });
-    this.stream.emit({ type: 'tool_result', tool: shownName, ok, preview: bound(output, RESULT_PREVIEW_CHARS) });
+    // Everything else, mutating and invented names included, goes through
+    // the toolbox, which runs only its read tools and refuses the rest.
+    return this.toolbox.run(toolCall.name, toolCall.arguments, signal);
   }
 
   private prepareTask(rawArguments: string): { ok: boolean; output: string } {
-    let args: unknown;
-    try {
-      args = JSON.parse(rawArguments || '{}');
-    } catch {
-      return { ok: false, output: 'prepare_coding_task needs JSON arguments: {"intent": string, "constraints": string[]}.' };
-    }
-    let task: PreparedTask;
-    try {
-      task = validTask(args);
-    } catch (err) {
-      return { ok: false, output: `prepare_coding_task: ${errorText(err)}` };
-    }
-    this.setTask(task);
-    return {
-      ok: true,
-      output:
-        'Task prepared for the user to review and edit. Nothing has started and no file has changed; ' +
-        'tell the user the task is ready and summarize it briefly.',
-    };
-  }
-
-  /**
-   * An interrupted turn can leave an assistant message whose tool calls have
-   * no results; providers reject that history on the next request, which
-   * would brick the discussion. Answer each missing call as interrupted.
-   */
-  private reconcileHistory(cancelled: boolean): void {
-    const answered = new Set<string>();
-    for (let i = this.history.length - 1; i >= 0; i--) {
-      const message = this.history[i];
-      if (message.role === 'tool') {
-        answered.add(message.toolCallId);
-        continue;
-      }
-      if (message.role === 'assistant' && message.toolCalls) {
-        for (const call of message.toolCalls) {
-          if (!answered.has(call.id)) {
-            this.history.push({
-              role: 'tool',
-              toolCallId: call.id,
-              content: cancelled ? 'Not run: the user stopped this reply.' : 'Not run: the reply ended before this call.',
-            });
-          }
-        }
-      }
-      break;
-    }
+    const prepared = taskFromToolCall(rawArguments);
+    if ('problem' in prepared) return { ok: false, output: prepared.problem };
+    this.setTask(prepared.task);
+    return { ok: true, output: TASK_PREPARED_ANSWER };
   }
 }
 
@@ -725,51 +537,4 @@ const CLOSE_WAIT_MS = 5_000;
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/** Characters of a tool name shown in events. */
-const TOOL_NAME_CHARS = 100;
-
-/** Characters of one tool result kept for the model (a full read is 256 KiB). */
-const TOOL_OUTPUT_MAX_CHARS = 300_000;
-
-/** Characters of a failed call's answer kept for the model. */
-const TOOL_ERROR_MAX_CHARS = 4_000;
-
-/**
- * A task as the model prepared it or the user edited it: an intent and
- * string constraints, bounded, since every later turn carries hand-offs in
- * its system prompt.
- */
-function validTask(value: unknown): PreparedTask {
-  const record = (value ?? {}) as { intent?: unknown; constraints?: unknown };
-  const intent = typeof record.intent === 'string' ? record.intent.trim() : '';
-  if (!intent) throw new DiscussError('InvalidParams', 'The task needs a non-empty "intent": one imperative paragraph of what to change.');
-  if (intent.length > TASK_LIMITS.intentChars) {
-    throw new DiscussError('InvalidParams', `The intent is ${intent.length} characters; keep it under ${TASK_LIMITS.intentChars}.`);
-  }
-  const constraints = Array.isArray(record.constraints)
-    ? record.constraints.filter((c): c is string => typeof c === 'string').map((c) => c.trim()).filter(Boolean)
-    : [];
-  if (constraints.length > TASK_LIMITS.constraints || constraints.some((c) => c.length > TASK_LIMITS.constraintChars)) {
-    throw new DiscussError(
-      'InvalidParams',
-      `Keep the task to ${TASK_LIMITS.constraints} constraints of at most ${TASK_LIMITS.constraintChars} characters each.`,
-    );
-  }
-  return { intent, constraints };
-}
-
-function firstLine(text: string): string {
-  return text.trim().split(/\r?\n/, 1)[0];
-}
-
-/** Cuts `text` to `max` characters, marking the cut. */
-export function bound(text: string, max: number): string {
-  if (text.length <= max) return text;
-  return text.slice(0, max) + '…';
-}
-
-export function errorText(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -1,8 +1,9 @@
-import type { PreparedTask } from '../protocol';
+import type { PreparedTask } from '../../../shared/protocol';
 import type { ChatModel } from '../model/types';
 import { DiscussError } from './errors';
 import { DISTILL_WINDOW_TURNS, PROMOTE_MAX_ATTEMPTS } from './limits';
 import type { TranscriptTurn } from './discussion';
+import { errorText } from '../../../shared/errorText';
 
 export interface DistillInput {
   transcript: TranscriptTurn[];
@@ -55,7 +56,7 @@ export async function distill(model: ChatModel, input: DistillInput): Promise<Pr
       text = response.content;
     } catch (err) {
       if (input.signal.aborted) break;
-      lastProblem = err instanceof Error ? err.message : String(err);
+      lastProblem = errorText(err);
       continue;
     }
     const parsed = parseTask(text);
@@ -80,7 +81,7 @@ export function parseTask(text: string): PreparedTask | string {
   try {
     value = JSON.parse(json);
   } catch (err) {
-    return `the reply's JSON did not parse (${err instanceof Error ? err.message : String(err)})`;
+    return `the reply's JSON did not parse (${errorText(err)})`;
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return 'the reply was not a JSON object';
   const record = value as Record<string, unknown>;

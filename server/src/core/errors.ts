@@ -1,4 +1,4 @@
-import { DiscussErrorCode } from '../protocol';
+import { DiscussErrorCode } from '../../../shared/protocol';
 
 export type DiscussErrorKind = keyof typeof DiscussErrorCode;
 

@@ -1,5 +1,6 @@
-import type { DiscussionEvent, DiscussionEventBody } from '../protocol';
+import type { DiscussionEvent, DiscussionEventBody } from '../../../shared/protocol';
 import { DELTA_COALESCE_MAX_CHARS, EVENT_BUFFER_MAX, SUBSCRIBER_QUEUE_MAX, SUBSCRIBER_SEND_TIMEOUT_MS } from './limits';
+import { errorText } from '../../../shared/errorText';
 
 /** Events whose text may be joined with the next one of the same type. */
 export type TextEventType = 'assistant_delta' | 'reasoning_delta';
@@ -86,7 +87,7 @@ class SubscriberLane {
         }
       }
     } catch (err) {
-      this.shed(`a send failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.shed(`a send failed: ${errorText(err)}`);
     } finally {
       this.pumping = false;
     }

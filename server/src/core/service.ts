@@ -8,11 +8,13 @@ import type {
   Handoff,
   ListRequest,
   PreparedTask,
+  PromoteRequest,
   StartRequest,
-} from '../protocol';
+  Untrusted,
+} from '../../../shared/protocol';
 import type { CoreDeps } from './deps';
 import type { EventSink } from './eventStream';
-import { Discussion, errorText, type DiscussionSnapshot } from './discussion';
+import { Discussion, type DiscussionSnapshot } from './discussion';
 import { DiscussError } from './errors';
 import { IDLE_TTL_MS, MAX_OPEN_DISCUSSIONS } from './limits';
 import { buildSystemPrompt } from './prompt';
@@ -20,6 +22,7 @@ import { exportMarkdown } from './export';
 import { discussionIdOf, optionalString, quote } from './inputs';
 import type { DiscussionStore } from '../store/types';
 import { memoryStore } from '../store/memoryStore';
+import { errorText } from '../../../shared/errorText';
 
 /**
  * The discussions this server holds, and every operation on them. Knows
@@ -44,7 +47,7 @@ export class DiscussionService {
     return this.store.persistent;
   }
 
-  async start(params: StartRequest.Params): Promise<StartRequest.Result> {
+  async start(params: Untrusted<StartRequest.Params>): Promise<StartRequest.Result> {
     const repo = await resolveFolder(params?.folder);
     const resumeId = optionalString(params.resumeId, 'resumeId')?.trim() || undefined;
     const requestedModel = optionalString(params.model, 'model');
@@ -167,19 +170,14 @@ export class DiscussionService {
     this.get(discussionId).stream.unsubscribe(subscriberId);
   }
 
-  /** Drops a departing connection's subscriptions to every discussion. */
-  unsubscribeEverywhere(subscriberId: string): void {
-    for (const discussion of this.open.values()) discussion.stream.unsubscribe(subscriberId);
-  }
-
   cancel(discussionId: unknown): void {
     this.get(discussionId).cancel();
   }
 
-  async promote(discussionId: unknown): Promise<{ discussionId: string } & { proposedIntent: string; constraints: string[] }> {
+  async promote(discussionId: unknown): Promise<PromoteRequest.Result> {
     const discussion = this.get(discussionId);
     const task: PreparedTask = await discussion.promote();
-    return { discussionId: discussion.id, proposedIntent: task.intent, constraints: task.constraints };
+    return { discussionId: discussion.id, intent: task.intent, constraints: task.constraints };
   }
 
   consumeTask(discussionId: unknown, target?: unknown, task?: unknown): Handoff {
@@ -226,7 +224,7 @@ export class DiscussionService {
     await this.closeDiscussion(discussion);
   }
 
-  async list(params?: ListRequest.Params): Promise<ListRequest.Result> {
+  async list(params?: Untrusted<ListRequest.Params>): Promise<ListRequest.Result> {
     const filter = params?.folder ? await resolveFolder(params.folder).catch(() => params.folder) : undefined;
     const discussions: DiscussionSummary[] = [...this.open.values()]
       .filter((d) => !filter || d.repo === filter)

@@ -12,25 +12,12 @@ import {
 } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { DiscussionEvent, DiscussionSummary } from '../protocol';
+import type { DiscussionEvent, DiscussionSummary } from '../../../shared/protocol';
 import type { DiscussionSnapshot } from '../core/discussion';
 import type { ChatMessage } from '../model/types';
 import { DiscussError } from '../core/errors';
 import type { DiscussionStore, Lease, LoadedDiscussion } from './types';
 import { EVENT_BUFFER_MAX } from '../core/limits';
-
-/**
- * The platform's per-user data folder for discussions, shared by the VS Code
- * extension and the terminal client so either can resume the other's.
- */
-export function defaultStorageDir(env: NodeJS.ProcessEnv = process.env, platform = process.platform): string {
-  const home = os.homedir();
-  if (platform === 'win32') {
-    return path.join(env.LOCALAPPDATA || env.APPDATA || path.join(home, 'AppData', 'Local'), 'repo-discuss');
-  }
-  if (platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'repo-discuss');
-  return path.join(env.XDG_DATA_HOME || path.join(home, '.local', 'share'), 'repo-discuss');
-}
 
 const ID_PATTERN = /^disc-[A-Za-z0-9_-]{1,64}$/;
 const RECORD_FILE = 'record.json';
@@ -137,7 +124,7 @@ export class FileStore implements DiscussionStore {
     const events: DiscussionEvent[] = [];
     for (const event of await readJsonLines<DiscussionEvent>(path.join(dir, EVENTS_FILE), isEvent)) {
       // A repeated or out-of-order line never breaks the seq order a client relies on.
-      if (events.length === 0 || event.seq > events[events.length - 1].seq) events.push(event);
+      if (events.length === 0 || event.seq > events[events.length - 1].seq) events.push(fromSavedEvent(event));
     }
     this.historyWritten.set(id, history.length);
     this.eventCounts.set(id, events.length);
@@ -313,6 +300,17 @@ async function readJsonLines<T>(file: string, valid: (value: unknown) => value i
 function isMessage(value: unknown): value is ChatMessage {
   const role = (value as { role?: unknown } | null)?.role;
   return role === 'user' || role === 'assistant' || role === 'tool' || role === 'system';
+}
+
+/**
+ * An event as this version emits it. Logs written before the prepared task
+ * had one shape everywhere call its intent `proposedIntent`; without this a
+ * resumed discussion's task card came back with no intent.
+ */
+function fromSavedEvent(event: DiscussionEvent): DiscussionEvent {
+  if (event.type !== 'task_prepared' || typeof event.intent === 'string') return event;
+  const { proposedIntent, ...rest } = event as DiscussionEvent & { proposedIntent?: unknown };
+  return { ...rest, intent: typeof proposedIntent === 'string' ? proposedIntent : '' } as DiscussionEvent;
 }
 
 function isEvent(value: unknown): value is DiscussionEvent {

@@ -1,4 +1,4 @@
-import type { DiscussionEvent, DiscussionSummary } from '../protocol';
+import type { DiscussionEvent, DiscussionSummary } from '../../../shared/protocol';
 import type { DiscussionSnapshot } from '../core/discussion';
 
 export interface LoadedDiscussion {

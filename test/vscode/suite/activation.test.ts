@@ -1,6 +1,6 @@
 import { strict as assert } from 'node:assert';
 import * as vscode from 'vscode';
-import { ListRequest, ModelsRequest } from '../../../server/src/protocol';
+import { ListRequest, ModelsRequest } from '../../../shared/protocol';
 import { EXTENSION_ID, setUp, type Harness } from './harness';
 
 describe('Repo Discuss in a real VS Code extension host', () => {
@@ -28,9 +28,9 @@ describe('Repo Discuss in a real VS Code extension host', () => {
 
   it('its language client reaches the server process, which reaches the configured endpoint', async () => {
     assert.equal(h.ext.server.isRunning, true);
-    const list = await h.ext.hub.request<ListRequest.Result>(ListRequest.method, {});
+    const list = await h.ext.hub.request(ListRequest.method, {});
     assert.ok(Array.isArray(list.discussions) && Array.isArray(list.saved));
-    const models = await h.ext.hub.request<ModelsRequest.Result>(ModelsRequest.method, {});
+    const models = await h.ext.hub.request(ModelsRequest.method, {});
     assert.deepEqual(models.models.map((m) => m.id), ['fake-model']);
   });
 });

@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import * as vscode from 'vscode';
 import type { ClientDiscussion } from '../../../client/src/common/discussionHub';
 import type { RepoDiscussExtension } from '../../../client/src/vscode/repoDiscuss';
-import type { DiscussionEvent } from '../../../server/src/protocol';
+import type { DiscussionEvent } from '../../../shared/protocol';
 import { startFakeOpenAI, type FakeOpenAI } from '../../support/fakeOpenAI';
 import { replyScript } from '../fakeScript';
 

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ListRequest } from '../../../server/src/protocol';
+import { ListRequest } from '../../../shared/protocol';
 import { activeDiscussion, setUp, type Harness } from './harness';
 
 describe('"Open saved discussion"', () => {
@@ -24,7 +24,7 @@ describe('"Open saved discussion"', () => {
     await h.ext.hub.close(theirsSaved.id);
     const theirsOpen = await h.ext.hub.open({ folder: elsewhere });
     try {
-      const everything = await h.ext.hub.request<ListRequest.Result>(ListRequest.method, {});
+      const everything = await h.ext.hub.request(ListRequest.method, {});
       assert.ok(everything.discussions.some((d) => d.discussionId === theirsOpen.id), "the server holds the other folder's open discussion");
       assert.ok(everything.saved.some((d) => d.discussionId === theirsSaved.id), 'and its saved one');
 

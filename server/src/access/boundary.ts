@@ -1,0 +1,439 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseQuotedPath, quotedPath } from '../../../shared/printablePath';
+import { describeDenial, ReadDenial, ReadDenyRules } from './secrets';
+
+/**
+ * The read boundary: every path the model names is resolved to its real path
+ * and refused unless that real path is the folder root or inside it, and not
+ * denied. An earlier design checked paths lexically, and a committed symlink
+ * (`docs -> /home/me`) read straight through it.
+ */
+
+/** Longer requests are refused before touching the file system (and are never legitimate here). */
+export const MAX_REQUESTED_PATH_LENGTH = 4096;
+/** Same bound the kernel uses for symlink chains; stops loops. */
+const MAX_SYMLINK_HOPS = 40;
+
+export type PathKind = 'file' | 'directory' | 'other';
+
+export interface ResolvedPath {
+  ok: true;
+  /** Real path: no symlinks in any component, inside the root. */
+  realPath: string;
+  /** The real path relative to the root with `/` separators; `.` for the root itself. */
+  relativePath: string;
+  kind: PathKind;
+  size: number;
+}
+
+export type RefusalKind = 'invalid' | 'outside' | 'not_found' | 'denied' | 'loop';
+
+export interface RefusedPath {
+  ok: false;
+  kind: RefusalKind;
+  /** Short, model-facing, reveals nothing about paths outside the root. */
+  message: string;
+}
+
+export type PathResolution = ResolvedPath | RefusedPath;
+
+/** Whether `candidate` is `parent` or inside it. Separator-aware: `/repo-other` is not inside `/repo`. */
+export function isSameOrInside(parent: string, candidate: string): boolean {
+  const relative = path.relative(parent, candidate);
+  if (relative === '') return true;
+  if (path.isAbsolute(relative)) return false; // other drive on Windows
+  return relative !== '..' && !relative.startsWith(`..${path.sep}`);
+}
+
+export function toPosix(relativePath: string): string {
+  return path.sep === '/' ? relativePath : relativePath.split(path.sep).join('/');
+}
+
+/** Keeps echoed model input short in messages. */
+export function shortenForMessage(requested: string): string {
+  return requested.length > 200 ? `${requested.slice(0, 200)}…` : requested;
+}
+
+/** Echoed input in double quotes, escaped when it holds a line break, control or bidi character. */
+function quoteForMessage(requested: string): string {
+  return quotedPath(shortenForMessage(requested));
+}
+
+function outsideMessage(requested: string): string {
+  // Deliberately the same whether or not the outside path exists.
+  return `Refused: ${quoteForMessage(requested)} is outside the folder this discussion can read. Use a path relative to the folder root (list_dir with no path shows the top level).`;
+}
+
+function notFoundMessage(requested: string): string {
+  return `Not found: ${quoteForMessage(requested)} does not exist in the folder. Use list_dir or find_files to see what is there.`;
+}
+
+function kindOf(stats: fs.Stats): PathKind {
+  if (stats.isFile()) return 'file';
+  if (stats.isDirectory()) return 'directory';
+  return 'other';
+}
+
+export class ReadBoundary {
+  private constructor(
+    /** The root's real path. */
+    readonly root: string,
+    /** The root as given (resolved but not realpath'd), so absolute paths the user sees still work. */
+    private readonly givenRoot: string,
+    readonly denyRules: ReadDenyRules,
+  ) {}
+
+  static async create(root: string, denyReadGlobs: readonly string[] = []): Promise<ReadBoundary> {
+    const givenRoot = path.resolve(root);
+    const realRoot = await fs.promises.realpath(givenRoot);
+    const stats = await fs.promises.stat(realRoot);
+    if (!stats.isDirectory()) throw new Error(`Not a folder: ${root}`);
+    return new ReadBoundary(realRoot, givenRoot, new ReadDenyRules(denyReadGlobs));
+  }
+
+  isInside(realPath: string): boolean {
+    return isSameOrInside(this.root, realPath);
+  }
+
+  /** Root-relative `/`-separated form of a path inside the root; `.` for the root. */
+  relativeOf(absolutePath: string): string {
+    const relative = toPosix(path.relative(this.root, absolutePath));
+    return relative === '' ? '.' : relative;
+  }
+
+  denialOf(relativePath: string): ReadDenial | undefined {
+    return relativePath === '.' ? undefined : this.denyRules.denialOf(relativePath);
+  }
+
+  /**
+   * Resolves a path the model supplied: relative to the root, absolute, a
+   * `file:` URI, or a name as the tools print it quoted (`"a\nb.txt"`, see
+   * printablePath.ts). Percent-escapes in plain paths are literal and `~` is
+   * not expanded, so a path means exactly one thing.
+   */
+  async resolve(requested: string): Promise<PathResolution> {
+    // A quoted form is read as the name it stands for first: the tools print
+    // every name that starts with `"` quoted, so this is the reading that
+    // matches their output. Both readings go through the whole boundary; the
+    // literal one is the fallback for a file whose name really is quoted.
+    const unquoted = typeof requested === 'string' ? parseQuotedPath(requested) : undefined;
+    if (unquoted === undefined) return this.resolveLiteral(requested);
+    const named = await this.resolveLiteral(unquoted);
+    if (named.ok || named.kind !== 'not_found') return named;
+    const literal = await this.resolveLiteral(requested);
+    return literal.ok || literal.kind !== 'not_found' ? literal : named;
+  }
+
+  private async resolveLiteral(requested: string): Promise<PathResolution> {
+    if (typeof requested !== 'string') {
+      return { ok: false, kind: 'invalid', message: 'Refused: the path must be a string.' };
+    }
+    if (requested.includes('\0')) {
+      // Node rejects NUL anyway, but older C APIs would truncate at it.
+      return { ok: false, kind: 'invalid', message: 'Refused: the path contains a NUL byte.' };
+    }
+    if (requested.length > MAX_REQUESTED_PATH_LENGTH) {
+      return { ok: false, kind: 'invalid', message: `Refused: the path is longer than ${MAX_REQUESTED_PATH_LENGTH} characters.` };
+    }
+
+    let plainPath = requested;
+    if (/^file:/i.test(requested)) {
+      try {
+        plainPath = fileURLToPath(requested);
+      } catch {
+        return { ok: false, kind: 'invalid', message: `Refused: ${quoteForMessage(requested)} is not a valid local file: URI. Use a path relative to the folder root.` };
+      }
+      if (plainPath.includes('\0')) {
+        return { ok: false, kind: 'invalid', message: 'Refused: the path contains a NUL byte.' };
+      }
+    }
+
+    let lexical = path.resolve(this.root, plainPath || '.');
+    if (!isSameOrInside(this.root, lexical) && isSameOrInside(this.givenRoot, lexical)) {
+      // The user may know the folder by a symlinked path (macOS /var -> /private/var).
+      lexical = path.join(this.root, path.relative(this.givenRoot, lexical));
+    }
+    // Lexically outside: refuse without touching the file system, so the
+    // answer cannot depend on whether the outside path exists.
+    if (!isSameOrInside(this.root, lexical)) {
+      return { ok: false, kind: 'outside', message: outsideMessage(requested) };
+    }
+
+    const requestedDenial = this.denialOf(this.relativeOf(lexical));
+    if (requestedDenial) {
+      // Checked on the requested path as well as the real one: `.env -> notes.txt` stays refused.
+      return { ok: false, kind: 'denied', message: describeDenial(this.relativeOf(lexical), requestedDenial) };
+    }
+
+    return this.resolveComponents(requested, lexical);
+  }
+
+  /**
+   * Follows the path one component at a time from the root, reading each
+   * symlink ourselves so a link that leaves the root is refused before
+   * anything outside is stat'ed: a dangling link pointing out gets the same
+   * answer as one pointing at an existing outside file.
+   */
+  private async resolveComponents(requested: string, lexical: string): Promise<PathResolution> {
+    let pending = path.relative(this.root, lexical).split(path.sep).filter((part) => part !== '' && part !== '.');
+    let current = this.root;
+    let hops = 0;
+
+    while (pending.length > 0) {
+      const name = pending.shift() as string;
+      const next = path.join(current, name);
+      let stats: fs.Stats;
+      try {
+        stats = await fs.promises.lstat(next);
+      } catch {
+        // ENOENT, ENOTDIR, ENAMETOOLONG, EACCES: all "not here" from inside the root.
+        return { ok: false, kind: 'not_found', message: notFoundMessage(requested) };
+      }
+      if (!stats.isSymbolicLink()) {
+        current = next;
+        continue;
+      }
+
+      hops += 1;
+      if (hops > MAX_SYMLINK_HOPS) {
+        return { ok: false, kind: 'loop', message: `Refused: ${quoteForMessage(requested)} goes through a symbolic link loop.` };
+      }
+      let target: string;
+      try {
+        target = await fs.promises.readlink(next);
+      } catch {
+        return { ok: false, kind: 'not_found', message: notFoundMessage(requested) };
+      }
+      const targetPath = path.resolve(current, target);
+      if (!isSameOrInside(this.root, targetPath)) {
+        return { ok: false, kind: 'outside', message: outsideMessage(requested) };
+      }
+      const rewritten = path.join(targetPath, ...pending);
+      if (!isSameOrInside(this.root, rewritten)) {
+        return { ok: false, kind: 'outside', message: outsideMessage(requested) };
+      }
+      // A hop through a denied name is refused too (`notes -> .env.d/x`).
+      const hopDenial = this.denialOf(this.relativeOf(rewritten));
+      if (hopDenial) {
+        return { ok: false, kind: 'denied', message: describeDenial(shortenForMessage(requested), hopDenial) };
+      }
+      pending = path.relative(this.root, rewritten).split(path.sep).filter((part) => part !== '' && part !== '.');
+      current = this.root;
+    }
+
+    // Defense in depth: the OS's own answer must agree that we are inside.
+    let realPath: string;
+    let stats: fs.Stats;
+    try {
+      realPath = await fs.promises.realpath(current);
+      stats = await fs.promises.stat(realPath);
+    } catch {
+      return { ok: false, kind: 'not_found', message: notFoundMessage(requested) };
+    }
+    if (!this.isInside(realPath)) {
+      return { ok: false, kind: 'outside', message: outsideMessage(requested) };
+    }
+    const relativePath = this.relativeOf(realPath);
+    const realDenial = this.denialOf(relativePath);
+    if (realDenial) {
+      return { ok: false, kind: 'denied', message: describeDenial(shortenForMessage(requested), realDenial) };
+    }
+    return { ok: true, realPath, relativePath, kind: kindOf(stats), size: stats.size };
+  }
+}
+
+// ------------------------------------------------------------ opening safely
+
+/**
+ * Opening what `resolve` approved. A path checked and then opened by name can
+ * change in between: a concurrent writer swapping a file (or a directory
+ * above it) for a symlink to an outside file made read_file and both search
+ * engines show outside content and names. So every content read and every
+ * listing opens through here:
+ *
+ * - the last component is opened with O_NOFOLLOW, so a link that appeared
+ *   there is refused by the kernel; O_NONBLOCK, so a FIFO swapped in (or
+ *   committed as an ignore file) cannot hold the thread in open(2);
+ * - after opening, the path is resolved again (realpath) and must still be
+ *   the checked real path, and the file there must be the open one (same
+ *   device and inode). A link swapped into a directory above is followed by
+ *   open(2), but then either the re-resolved path differs, or it is the
+ *   checked inside path holding another file than the open one: an outside
+ *   file can pass only if it is that very inside file.
+ * - on Linux the kernel's own name for the descriptor (/proc/self/fd/N) must
+ *   also be the checked path, which closes the window between the realpath
+ *   and the stat above.
+ */
+
+const OPEN_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOCTTY ?? 0);
+const DIRECTORY_FLAGS = OPEN_FLAGS | (fs.constants.O_DIRECTORY ?? 0);
+/** Where the kernel names open descriptors; listing through it lists the very directory opened. */
+const PROC_FD = process.platform === 'linux' && fs.existsSync('/proc/self/fd') ? '/proc/self/fd' : undefined;
+
+export type OpenRefusal = 'unopenable' | 'not_regular' | 'changed';
+
+export type VerifiedOpen = { ok: true; fd: number; stats: fs.Stats } | { ok: false; refusal: OpenRefusal };
+
+export type VerifiedHandle = { ok: true; handle: fs.promises.FileHandle; stats: fs.Stats } | { ok: false; refusal: OpenRefusal };
+
+/** The model-facing words for a refused open. */
+export function describeOpenRefusal(requested: string, refusal: OpenRefusal): string {
+  if (refusal === 'changed') return `${quoteForMessage(requested)} changed while it was being read (it was replaced or moved); it is not shown. Try again.`;
+  if (refusal === 'not_regular') return `${quoteForMessage(requested)} is not a regular file.`;
+  return `${quoteForMessage(requested)} could not be opened.`;
+}
+
+function isExpectedKind(stats: fs.Stats, kind: 'file' | 'directory'): boolean {
+  return kind === 'file' ? stats.isFile() : stats.isDirectory();
+}
+
+function sameFile(a: fs.Stats, b: fs.Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+/**
+ * ELOOP: the last component became a symlink after it was checked (O_NOFOLLOW).
+ * For a directory Linux answers ENOTDIR instead (O_DIRECTORY is checked first).
+ */
+function openFailure(error: unknown, kind: 'file' | 'directory'): OpenRefusal {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'ELOOP' || (kind === 'directory' && code === 'ENOTDIR') ? 'changed' : 'unopenable';
+}
+
+function kernelNameMatchesSync(fd: number, checkedPath: string): boolean {
+  if (!PROC_FD) return true;
+  try {
+    return fs.readlinkSync(`${PROC_FD}/${fd}`) === checkedPath;
+  } catch {
+    return false;
+  }
+}
+
+/** The post-open check (see above), on a descriptor already fstat'ed. */
+function verifyOpenedSync(fd: number, opened: fs.Stats, checkedPath: string): boolean {
+  try {
+    if (fs.realpathSync.native(checkedPath) !== checkedPath) return false;
+    if (!sameFile(fs.statSync(checkedPath), opened)) return false;
+  } catch {
+    return false;
+  }
+  return kernelNameMatchesSync(fd, checkedPath);
+}
+
+/**
+ * Opens a real path `resolve` returned (or one built from a verified
+ * listing), for reading, and proves it is still that path. The caller closes
+ * `fd`. Synchronous, for the search threads.
+ */
+export function openVerifiedSync(checkedPath: string, kind: 'file' | 'directory' = 'file'): VerifiedOpen {
+  let fd: number;
+  try {
+    fd = fs.openSync(checkedPath, kind === 'file' ? OPEN_FLAGS : DIRECTORY_FLAGS);
+  } catch (error) {
+    return { ok: false, refusal: openFailure(error, kind) };
+  }
+  let refusal: OpenRefusal | undefined;
+  let stats: fs.Stats | undefined;
+  try {
+    stats = fs.fstatSync(fd);
+    if (!isExpectedKind(stats, kind)) refusal = 'not_regular';
+    else if (!verifyOpenedSync(fd, stats, checkedPath)) refusal = 'changed';
+  } catch {
+    refusal = 'unopenable';
+  }
+  if (refusal !== undefined || !stats) {
+    fs.closeSync(fd);
+    return { ok: false, refusal: refusal ?? 'unopenable' };
+  }
+  return { ok: true, fd, stats };
+}
+
+/** `openVerifiedSync` for the server's event loop. The caller closes `handle`. */
+export async function openVerified(checkedPath: string, kind: 'file' | 'directory' = 'file'): Promise<VerifiedHandle> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(checkedPath, kind === 'file' ? OPEN_FLAGS : DIRECTORY_FLAGS);
+  } catch (error) {
+    return { ok: false, refusal: openFailure(error, kind) };
+  }
+  let refusal: OpenRefusal | undefined;
+  let stats: fs.Stats | undefined;
+  try {
+    stats = await handle.stat();
+    if (!isExpectedKind(stats, kind)) {
+      refusal = 'not_regular';
+    } else {
+      const again = await fs.promises.realpath(checkedPath);
+      const there = await fs.promises.stat(checkedPath);
+      const kernelName = PROC_FD ? await fs.promises.readlink(`${PROC_FD}/${handle.fd}`) : checkedPath;
+      if (again !== checkedPath || !sameFile(there, stats) || kernelName !== checkedPath) refusal = 'changed';
+    }
+  } catch {
+    refusal = refusal ?? 'changed';
+  }
+  if (refusal !== undefined || !stats) {
+    await handle.close().catch(() => undefined);
+    return { ok: false, refusal: refusal ?? 'unopenable' };
+  }
+  return { ok: true, handle, stats };
+}
+
+export type VerifiedListing = { ok: true; entries: fs.Dirent[] } | { ok: false; refusal: OpenRefusal };
+
+/**
+ * Lists a checked directory, proving the listing is of that directory: a
+ * directory swapped for a link to an outside one between the check and the
+ * readdir listed outside names. On Linux the open, verified descriptor is
+ * listed through /proc/self/fd, so the names are that directory's whatever
+ * happens to the path. Elsewhere the path is listed between two checks that
+ * it still names the opened directory; a swap and a swap back inside that
+ * window is not caught there.
+ */
+export function listVerifiedDirectorySync(checkedPath: string): VerifiedListing {
+  const opened = openVerifiedSync(checkedPath, 'directory');
+  if (!opened.ok) return opened;
+  try {
+    if (PROC_FD) return { ok: true, entries: fs.readdirSync(`${PROC_FD}/${opened.fd}`, { withFileTypes: true }) };
+    const entries = fs.readdirSync(checkedPath, { withFileTypes: true });
+    return verifyOpenedSync(opened.fd, opened.stats, checkedPath) ? { ok: true, entries } : { ok: false, refusal: 'changed' };
+  } catch {
+    return { ok: false, refusal: 'unopenable' };
+  } finally {
+    fs.closeSync(opened.fd);
+  }
+}
+
+/** `listVerifiedDirectorySync` for the server's event loop. */
+export async function listVerifiedDirectory(checkedPath: string): Promise<VerifiedListing> {
+  const opened = await openVerified(checkedPath, 'directory');
+  if (!opened.ok) return opened;
+  try {
+    if (PROC_FD) return { ok: true, entries: await fs.promises.readdir(`${PROC_FD}/${opened.handle.fd}`, { withFileTypes: true }) };
+    const entries = await fs.promises.readdir(checkedPath, { withFileTypes: true });
+    const again = await fs.promises.realpath(checkedPath);
+    const there = await fs.promises.stat(checkedPath);
+    return again === checkedPath && sameFile(there, opened.stats) ? { ok: true, entries } : { ok: false, refusal: 'changed' };
+  } catch {
+    return { ok: false, refusal: 'unopenable' };
+  } finally {
+    await opened.handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Reads at most `maxBytes` from the start of an opened file. A file that
+ * grows while it is read (or is a huge sparse file by now) is not followed:
+ * reading stops at the bound whatever the file does.
+ */
+export function readHeadSync(fd: number, maxBytes: number): Buffer {
+  const buffer = Buffer.allocUnsafe(maxBytes);
+  let filled = 0;
+  while (filled < maxBytes) {
+    const read = fs.readSync(fd, buffer, filled, maxBytes - filled, filled);
+    if (read === 0) break;
+    filled += read;
+  }
+  return buffer.subarray(0, filled);
+}

@@ -1,0 +1,50 @@
+import type { RepoAccess, RepoBinding } from '../core/deps';
+import { DiscussError } from '../core/errors';
+import { PolicyError, loadPolicy } from '../access/policy';
+import { readInstructionFiles } from '../context/instructions';
+import { RepoSummaries } from '../context/repoSummary';
+import type { RipgrepOption } from '../search/ripgrep';
+import { SearchEngine } from '../search/searchEngine';
+import { createToolbox } from './toolbox';
+
+export interface RepoAccessOptions {
+  /** ripgrep for find_files, grep_files and the summary: a binary path, `null` for off, absent to look on PATH. */
+  ripgrepPath?: RipgrepOption;
+  /** Time limit of one find_files or grep_files call (default 15 s). */
+  searchTimeoutMs?: number;
+  /** Told once which way searches run, for the server's log. */
+  log?: (message: string) => void;
+}
+
+/**
+ * Binds a folder to its read-only tools under the project's policy narrowed
+ * by the user's settings. A policy that cannot be read refuses the start:
+ * running with a policy we misread could widen what the model may see.
+ */
+export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
+  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log });
+  const summaries = new RepoSummaries(search);
+  return {
+    async bind(root: string, extraDenyRead: string[]): Promise<RepoBinding> {
+      let policy;
+      try {
+        policy = await loadPolicy(root, { denyRead: extraDenyRead });
+      } catch (err) {
+        if (err instanceof PolicyError) throw new DiscussError('InvalidParams', err.message);
+        throw err;
+      }
+      const [toolbox, summary, instructions] = await Promise.all([
+        createToolbox(root, policy, { search }),
+        summaries.summarize(root, policy),
+        readInstructionFiles(root, policy),
+      ]);
+      return { toolbox, summary, instructions };
+    },
+    prepare(): void {
+      // Finding ripgrep runs it twice (version, symlink probe): done while
+      // idle, the first start does not wait for it. No search thread yet: it
+      // would hold memory in a server that may never be asked anything.
+      void search.ripgrep();
+    },
+  };
+}

@@ -1,0 +1,516 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import ignore from 'ignore';
+import { listVerifiedDirectorySync, openVerifiedSync, readHeadSync, ReadBoundary } from '../access/boundary';
+import { ReadDenial } from '../access/secrets';
+
+/**
+ * A bounded, sorted, depth-first walk of the files under one directory inside
+ * the read boundary. It honors ignore files at every level, skips
+ * node_modules/ and .git/, and never follows a symlink out of the root.
+ *
+ * Ignore files are read the way ripgrep reads them, so the ripgrep search
+ * path and this walk leave out the same files: `.rgignore` rules beat
+ * `.ignore` rules, which beat `.gitignore` rules and then `.git/info/exclude`;
+ * within one kind the deepest file with an opinion wins. A directory holding
+ * its own `.git` (a nested repository or submodule) starts afresh for the
+ * git kinds: the .gitignore rules from above it do not apply inside it.
+ *
+ * File system calls are synchronous (much faster than the promise API for the
+ * many small calls a walk makes) but the walk yields to the event loop every
+ * few milliseconds so cancellation and other requests stay responsive.
+ */
+
+type Ignore = ReturnType<typeof ignore>;
+
+/** Directory names never descended into by find, grep or the summary. */
+export const ALWAYS_SKIPPED_DIRECTORIES: ReadonlySet<string> = new Set(['node_modules', '.git']);
+/**
+ * What one ignore file may cost. Every path is tested against every rule, so
+ * a 100,000-line .gitignore held every search (both engines) until its time
+ * limit. Real ones have tens to hundreds of rules; past either bound only the
+ * first rules count, and the answer says which file was cut.
+ */
+export const IGNORE_FILE_LIMITS = Object.freeze({ maxBytes: 256 * 1024, maxRules: 1000 });
+/** How long the walk may hold the event loop before yielding. */
+const TIME_SLICE_MS = 8;
+
+/** Ignore file names, highest precedence first (ripgrep's order). */
+export const IGNORE_FILE_NAMES = ['.rgignore', '.ignore', '.gitignore'] as const;
+type IgnoreKind = 0 | 1 | 2;
+
+export interface WalkFile {
+  /** Root-relative, `/`-separated path as found in the tree (a symlink's own path, not its target). */
+  relativePath: string;
+  /** Real path to read from: always inside the root. */
+  realPath: string;
+  /** Set when the file's contents may not be shown (secret or policy); names may still be listed. */
+  denial?: ReadDenial;
+}
+
+export interface WalkOptions {
+  boundary: ReadBoundary;
+  /** Real path of the directory to walk (from `boundary.resolve`). */
+  startDirectory: string;
+  signal?: AbortSignal;
+  /** Polled like `signal`; lets a worker thread stop a walk without an event loop turn. */
+  shouldStop?: () => boolean;
+  /** Stop after visiting this many directory entries (files and directories). */
+  maxEntries?: number;
+  /** Stop once `performance.now()` passes this. */
+  deadline?: number;
+}
+
+export interface WalkStats {
+  entriesVisited: number;
+  /** Directories left out because they were replaced or moved between being listed and being entered. */
+  changedDirectories: number;
+  /** Root-relative paths of ignore files of which only the first rules counted (IGNORE_FILE_LIMITS). */
+  cutIgnoreFiles: string[];
+  /** Why the walk ended before covering everything, if it did. */
+  stoppedBy?: 'entry_limit' | 'deadline' | 'aborted' | 'visitor';
+}
+
+/** Return `false` to stop the walk. */
+export type WalkVisitor = (file: WalkFile) => boolean | void;
+
+interface IgnoreLayer {
+  /** Root-relative directory the ignore file sits in ('' for the root). */
+  base: string;
+  rules: Ignore;
+}
+
+/** One stack of layers per ignore kind, shallowest first. */
+type IgnoreStacks = readonly [IgnoreLayer[], IgnoreLayer[], IgnoreLayer[]];
+
+interface DirectoryFrame {
+  absolutePath: string;
+  relativePath: string;
+  entries: fs.Dirent[];
+  index: number;
+  ignore: IgnoreStacks;
+}
+
+function joinRelative(parent: string, name: string): string {
+  return parent === '' || parent === '.' ? name : `${parent}/${name}`;
+}
+
+/** Ignore files whose rules were cut at IGNORE_FILE_LIMITS, by real path; the answer names them. */
+export type CutIgnoreFiles = Set<string>;
+
+/** The first `maxRules` rules of an ignore file's text (blank lines and comments are free), and whether any were dropped. */
+export function boundIgnoreRules(text: string): { text: string; cut: boolean } {
+  let rules = 0;
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\n', at);
+    const lineEnd = end === -1 ? text.length : end;
+    const line = text.slice(at, lineEnd).trim();
+    if (line !== '' && !line.startsWith('#')) {
+      if (rules === IGNORE_FILE_LIMITS.maxRules) return { text: text.slice(0, at), cut: true };
+      rules += 1;
+    }
+    at = lineEnd + 1;
+  }
+  return { text, cut: false };
+}
+
+/**
+ * Reads an ignore file, unless it is not a regular file: a committed
+ * `.gitignore -> /elsewhere` would let bytes from outside the folder decide
+ * what the model sees (Git stopped following symlinked .gitignore files in
+ * 2.32 for the same reason), and a FIFO would never answer. Opened through
+ * the boundary's verified open, so a swap after the check is refused too.
+ * Bounded in bytes and rules; a cut file is added to `cut`.
+ */
+function readIgnoreFile(filePath: string, cut?: CutIgnoreFiles): string | undefined {
+  const opened = openVerifiedSync(filePath, 'file');
+  if (!opened.ok) return undefined;
+  try {
+    const head = readHeadSync(opened.fd, IGNORE_FILE_LIMITS.maxBytes + 1);
+    let text = head.subarray(0, IGNORE_FILE_LIMITS.maxBytes).toString('utf8');
+    let wasCut = head.length > IGNORE_FILE_LIMITS.maxBytes;
+    // A cut in the middle of a line leaves half a rule: drop it.
+    if (wasCut) text = text.slice(0, text.lastIndexOf('\n') + 1);
+    const bounded = boundIgnoreRules(text);
+    wasCut ||= bounded.cut;
+    if (wasCut) cut?.add(filePath);
+    return bounded.text;
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(opened.fd);
+  }
+}
+
+/**
+ * Whether an ignore file can be handed to a tool that reads it whole
+ * (ripgrep): a regular file, openable, and within IGNORE_FILE_LIMITS. A FIFO
+ * there held every ripgrep search until its time limit, and a huge one made
+ * matching crawl.
+ */
+export function ignoreFileFault(filePath: string): 'unreadable' | 'too_large' | undefined {
+  const cut: CutIgnoreFiles = new Set();
+  if (readIgnoreFile(filePath, cut) === undefined) return 'unreadable';
+  return cut.size > 0 ? 'too_large' : undefined;
+}
+
+function newIgnoreRules(): Ignore {
+  // Git matches case-sensitively unless the file system is case-insensitive.
+  return ignore({ ignorecase: process.platform === 'win32' || process.platform === 'darwin' });
+}
+
+function pushLayer(stacks: IgnoreStacks, kind: IgnoreKind, base: string, text: string): IgnoreStacks {
+  const next = [stacks[0], stacks[1], stacks[2]] as [IgnoreLayer[], IgnoreLayer[], IgnoreLayer[]];
+  next[kind] = [...stacks[kind], { base, rules: newIgnoreRules().add(text) }];
+  return next;
+}
+
+/**
+ * Adds the ignore files of one directory. `names` (the directory's entries,
+ * when already read) saves a failing stat per kind per directory.
+ */
+function withIgnoreFiles(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string, cut: CutIgnoreFiles, names?: ReadonlySet<string>): IgnoreStacks {
+  let result = stacks;
+  for (let kind = 0; kind < IGNORE_FILE_NAMES.length; kind++) {
+    const name = IGNORE_FILE_NAMES[kind];
+    if (names && !names.has(name)) continue;
+    const text = readIgnoreFile(path.join(directoryAbsolute, name), cut);
+    if (text !== undefined) result = pushLayer(result, kind as IgnoreKind, directoryRelative, text);
+  }
+  return result;
+}
+
+/**
+ * The `.git/info/exclude` of the repository rooted at `directory`, read only
+ * when `.git` and `info` are real directories and `exclude` a regular file,
+ * so that it is inside the folder. A `.git` file (a linked worktree or a
+ * submodule) points at a git directory elsewhere: its exclude is not read.
+ */
+function readExcludeFile(directory: string, cut?: CutIgnoreFiles): string | undefined {
+  const dotGit = path.join(directory, '.git');
+  try {
+    if (!fs.lstatSync(dotGit).isDirectory() || !fs.lstatSync(path.join(dotGit, 'info')).isDirectory()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return readIgnoreFile(path.join(dotGit, 'info', 'exclude'), cut);
+}
+
+/**
+ * Whether a tool that follows links (ripgrep) would read rules from outside
+ * the folder through this entry: an ignore file that is a symlink, or a
+ * `.git` whose exclude file is reached through a symlink or lives in another
+ * git directory (a linked worktree's `.git` file names one with a
+ * `commondir`). Only file types are looked at, never the linked contents.
+ */
+export function ignoreEntryLeadsOutside(entryPath: string): boolean {
+  try {
+    const name = path.basename(entryPath);
+    const stats = fs.lstatSync(entryPath);
+    if (name !== '.git') return stats.isSymbolicLink();
+    if (stats.isSymbolicLink()) return true;
+    if (stats.isFile()) {
+      // Opened verified and read bounded: a `.git` swapped for a FIFO must not hold the thread.
+      const opened = openVerifiedSync(entryPath, 'file');
+      if (!opened.ok) return true;
+      let head: Buffer;
+      try {
+        head = readHeadSync(opened.fd, 4096);
+      } finally {
+        fs.closeSync(opened.fd);
+      }
+      const line = head.toString('utf8').split('\n')[0];
+      if (!line.startsWith('gitdir: ')) return false;
+      const gitDirectory = path.resolve(path.dirname(entryPath), line.slice('gitdir: '.length).trim());
+      return fs.existsSync(path.join(gitDirectory, 'commondir'));
+    }
+    const info = path.join(entryPath, 'info');
+    if (fs.lstatSync(info).isSymbolicLink()) return true;
+    return fs.lstatSync(path.join(info, 'exclude')).isSymbolicLink();
+  } catch {
+    return false; // missing: nothing is read through it
+  }
+}
+
+/** Whether `directory` holds a `.git` (directory or file): the root of a repository. */
+export function isRepositoryRoot(directory: string, names?: ReadonlySet<string>): boolean {
+  if (names) return names.has('.git');
+  try {
+    fs.statSync(path.join(directory, '.git'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** At a repository root the git kinds start afresh: only its own exclude file, then its .gitignore. */
+function startRepository(stacks: IgnoreStacks, directoryAbsolute: string, directoryRelative: string, cut: CutIgnoreFiles): IgnoreStacks {
+  const exclude = readExcludeFile(directoryAbsolute, cut);
+  const reset: IgnoreStacks = [stacks[0], stacks[1], []];
+  return exclude === undefined ? reset : pushLayer(reset, 2, directoryRelative, exclude);
+}
+
+/** Whether one stack has an opinion: the deepest layer that matches decides. */
+function stackVerdict(layers: IgnoreLayer[], relativePath: string, isDirectory: boolean): boolean | undefined {
+  for (let i = layers.length - 1; i >= 0; i--) {
+    const layer = layers[i];
+    const local = layer.base === '' ? relativePath : relativePath.slice(layer.base.length + 1);
+    try {
+      const result = layer.rules.test(isDirectory ? `${local}/` : local);
+      if (result.ignored) return true;
+      if (result.unignored) return false;
+    } catch {
+      // `ignore` rejects odd names such as `...`; treat them as not ignored.
+    }
+  }
+  return undefined;
+}
+
+/** ripgrep precedence: an opinion from a higher kind settles it, whatever lower kinds say. */
+function isIgnored(stacks: IgnoreStacks, relativePath: string, isDirectory: boolean): boolean {
+  for (const layers of stacks) {
+    if (layers.length === 0) continue;
+    const verdict = stackVerdict(layers, relativePath, isDirectory);
+    if (verdict !== undefined) return verdict;
+  }
+  return false;
+}
+
+const NO_LAYERS: IgnoreStacks = [[], [], []];
+
+/** The ignore layers in force at `startRelative`: each ancestor's (and the start's own) exclude and ignore files. */
+function ignoreStacksFor(root: string, startRelative: string, cut: CutIgnoreFiles): IgnoreStacks {
+  const segments = startRelative === '.' || startRelative === '' ? [] : startRelative.split('/');
+  let stacks = NO_LAYERS;
+  let relative = '';
+  for (let depth = 0; depth <= segments.length; depth++) {
+    const directory = depth === 0 ? root : path.join(root, ...segments.slice(0, depth));
+    if (isRepositoryRoot(directory)) stacks = startRepository(stacks, directory, relative, cut);
+    stacks = withIgnoreFiles(stacks, directory, relative, cut);
+    if (depth < segments.length) relative = joinRelative(relative, segments[depth]);
+  }
+  return stacks;
+}
+
+/** Rewrites one ignore-file line from directory `base` so it means the same relative to the root. */
+function rebaseIgnoreLine(line: string, base: string): string | undefined {
+  const trimmed = line.replace(/\r$/, '');
+  if (trimmed.trim() === '' || trimmed.startsWith('#')) return undefined;
+  if (base === '') return trimmed;
+  const negated = trimmed.startsWith('!');
+  const body = negated ? trimmed.slice(1) : trimmed;
+  // gitignore: a slash anywhere but at the end anchors the pattern to its directory.
+  const withoutTrailingSlash = body.endsWith('/') ? body.slice(0, -1) : body;
+  const rebased = withoutTrailingSlash.includes('/') ? `${base}/${body.replace(/^\//, '')}` : `${base}/**/${body}`;
+  return negated ? `!${rebased}` : rebased;
+}
+
+/**
+ * The rules from the root down to (not including) `startRelative`, as one
+ * root-relative ignore file for a tool that starts below the root (ripgrep's
+ * `--ignore-file`, whose later lines win). Undefined when there are none.
+ */
+export function ancestorIgnoreText(root: string, startRelative: string, cut?: CutIgnoreFiles): string | undefined {
+  if (startRelative === '.' || startRelative === '') return undefined;
+  const lines: string[][] = [[], [], []];
+  const add = (kind: number, text: string, base: string): void => {
+    for (const line of text.split('\n')) {
+      const rebased = rebaseIgnoreLine(line, base);
+      if (rebased !== undefined) lines[kind].push(rebased);
+    }
+  };
+  const segments = startRelative.split('/');
+  let relative = '';
+  for (let depth = 0; depth < segments.length; depth++) {
+    const directory = path.join(root, ...segments.slice(0, depth));
+    if (isRepositoryRoot(directory)) {
+      // Git rules from above a repository root do not reach into it.
+      lines[2] = [];
+      const exclude = readExcludeFile(directory, cut);
+      if (exclude !== undefined) add(2, exclude, relative);
+    }
+    for (let kind = 0; kind < IGNORE_FILE_NAMES.length; kind++) {
+      const text = readIgnoreFile(path.join(directory, IGNORE_FILE_NAMES[kind]), cut);
+      if (text !== undefined) add(kind, text, relative);
+    }
+    relative = joinRelative(relative, segments[depth]);
+  }
+  // A start that is itself a repository root keeps none of the git rules from above.
+  if (isRepositoryRoot(path.join(root, ...segments))) lines[2] = [];
+  // Lowest precedence first: gitignore rules, then .ignore, then .rgignore.
+  const all = [...lines[2], ...lines[1], ...lines[0]];
+  return all.length > 0 ? `${all.join('\n')}\n` : undefined;
+}
+
+/**
+ * A directory's entries, sorted. The directory was a real directory in its
+ * parent's listing, but may have been swapped for a link to an outside one
+ * since: the listing is proved to be of the checked directory (see
+ * boundary.ts `listVerifiedDirectorySync`); a changed one is left out.
+ */
+function readSortedEntries(directory: string, stats: WalkStats): fs.Dirent[] {
+  const listing = listVerifiedDirectorySync(directory);
+  if (!listing.ok) {
+    if (listing.refusal === 'changed') stats.changedDirectories += 1;
+    return []; // unreadable or changed directory: nothing to show
+  }
+  const entries = listing.entries;
+  // Code-unit order: stable across locales, so results are reproducible.
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return entries;
+}
+
+/** The names among `entries` that matter to ignore rules: the ignore files and `.git`. */
+function ignoreFileNames(entries: fs.Dirent[]): ReadonlySet<string> {
+  const found = new Set<string>();
+  for (const entry of entries) {
+    const name = entry.name;
+    // Sorted entries: every such name starts with '.', so stop at the first name past them.
+    if (name > '.rgignore') break;
+    if (name === '.git' || name === '.gitignore' || name === '.ignore' || name === '.rgignore') found.add(name);
+  }
+  return found;
+}
+
+type EntryType = 'file' | 'directory' | 'symlink' | 'other';
+
+function entryType(entry: fs.Dirent, absolutePath: string): EntryType {
+  if (entry.isFile()) return 'file';
+  if (entry.isDirectory()) return 'directory';
+  if (entry.isSymbolicLink()) return 'symlink';
+  if (entry.isBlockDevice() || entry.isCharacterDevice() || entry.isFIFO() || entry.isSocket()) return 'other';
+  // Some file systems report no type in readdir; ask lstat.
+  try {
+    const stats = fs.lstatSync(absolutePath);
+    if (stats.isSymbolicLink()) return 'symlink';
+    if (stats.isFile()) return 'file';
+    if (stats.isDirectory()) return 'directory';
+  } catch {
+    // vanished mid-walk
+  }
+  return 'other';
+}
+
+/** Walks files under `startDirectory`, calling `visit` for each in sorted order. */
+export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promise<WalkStats> {
+  const cut: CutIgnoreFiles = new Set();
+  const stats = await walkWithin(options, visit, cut);
+  stats.cutIgnoreFiles = [...cut].map((filePath) => options.boundary.relativeOf(filePath));
+  return stats;
+}
+
+async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgnoreFiles): Promise<WalkStats> {
+  const { boundary, signal, shouldStop } = options;
+  const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
+  const stats: WalkStats = { entriesVisited: 0, changedDirectories: 0, cutIgnoreFiles: [] };
+  if (!boundary.isInside(options.startDirectory)) return stats;
+
+  const startRelative = boundary.relativeOf(options.startDirectory);
+  const startEntries = readSortedEntries(options.startDirectory, stats);
+  // The start directory's own ignore files are read with its ancestors'.
+  const stack: DirectoryFrame[] = [
+    {
+      absolutePath: options.startDirectory,
+      relativePath: startRelative === '.' ? '' : startRelative,
+      entries: startEntries,
+      index: 0,
+      ignore: ignoreStacksFor(boundary.root, startRelative, cut),
+    },
+  ];
+  const separator = path.sep;
+  let sliceStarted = performance.now();
+
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1];
+    if (frame.index >= frame.entries.length) {
+      stack.pop();
+      continue;
+    }
+    const entry = frame.entries[frame.index++];
+
+    stats.entriesVisited += 1;
+    if (stats.entriesVisited > maxEntries) {
+      stats.stoppedBy = 'entry_limit';
+      return stats;
+    }
+    if ((stats.entriesVisited & 63) === 0) {
+      const now = performance.now();
+      if (options.deadline !== undefined && now > options.deadline) {
+        stats.stoppedBy = 'deadline';
+        return stats;
+      }
+      if (now - sliceStarted > TIME_SLICE_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        sliceStarted = performance.now();
+      }
+    }
+    if (signal?.aborted || shouldStop?.()) {
+      stats.stoppedBy = 'aborted';
+      return stats;
+    }
+
+    const name = entry.name;
+    const absolutePath = frame.absolutePath.endsWith(separator) ? frame.absolutePath + name : frame.absolutePath + separator + name;
+    const relativePath = joinRelative(frame.relativePath, name);
+    const type = entryType(entry, absolutePath);
+
+    if (type === 'directory') {
+      if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;
+      if (isIgnored(frame.ignore, relativePath, true)) continue;
+      if (boundary.denyRules.entryDenialOf(relativePath)) continue;
+      const entries = readSortedEntries(absolutePath, stats);
+      const names = ignoreFileNames(entries);
+      const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath, cut) : frame.ignore;
+      stack.push({
+        absolutePath,
+        relativePath,
+        entries,
+        index: 0,
+        ignore: withIgnoreFiles(inherited, absolutePath, relativePath, cut, names),
+      });
+      continue;
+    }
+    if (name === '.git') continue; // a worktree's `.git` pointer file
+    if (type === 'other') continue;
+    if (isIgnored(frame.ignore, relativePath, false)) continue;
+
+    if (type === 'symlink') {
+      // Never descend a symlinked directory (loops, escapes); include a
+      // symlinked file only when its real path is inside and not denied.
+      const resolved = await boundary.resolve(absolutePath);
+      if (!resolved.ok || resolved.kind !== 'file') continue;
+      if (visit({ relativePath, realPath: resolved.realPath }) === false) {
+        stats.stoppedBy = 'visitor';
+        return stats;
+      }
+      continue;
+    }
+
+    const denial = boundary.denyRules.entryDenialOf(relativePath);
+    if (visit({ relativePath, realPath: absolutePath, denial }) === false) {
+      stats.stoppedBy = 'visitor';
+      return stats;
+    }
+  }
+  return stats;
+}
+
+/**
+ * Sort key giving the walk's order: depth-first, names in code-unit order.
+ * Plain string order would put `a.txt` before `a/x` ('.' < '/'); mapping the
+ * separator below every other character makes a directory's contents sort
+ * right after its name, as the walk visits them.
+ */
+export function walkOrderKey(relativePath: string): string {
+  return relativePath.replaceAll('/', '\u0000');
+}
+
+/** Sorts root-relative paths into walk order, in place. */
+export function sortInWalkOrder(paths: string[]): string[] {
+  const keyed = paths.map((relativePath) => ({ relativePath, key: walkOrderKey(relativePath) }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (let i = 0; i < keyed.length; i++) paths[i] = keyed[i].relativePath;
+  return paths;
+}

@@ -1,0 +1,26 @@
+/** Where a model lives and which one to use. */
+export interface ModelConfig {
+  baseUrl?: string;
+  apiKey?: string;
+  model?: string;
+  /** Azure OpenAI `api-version`; also detected from the base URL. */
+  apiVersion?: string;
+  /** The model's context window in tokens; absent or 0 means a default for the model. */
+  contextTokens?: number;
+}
+
+/** `initialize` params' `initializationOptions`. */
+export interface InitializationOptions {
+  /** Where discussions are saved; defaults to the platform's user data folder. */
+  storageDir?: string;
+  model?: ModelConfig;
+  /** Extra globs the model may not read, on top of the built-in secrets rule. */
+  denyRead?: string[];
+  /** Path of a ripgrep binary; `null` turns ripgrep off; absent means look on PATH. */
+  ripgrepPath?: string | null;
+  /**
+   * The client runs the code actions' commands itself (the VS Code extension
+   * does). Otherwise the server offers them through `workspace/executeCommand`.
+   */
+  clientCommands?: boolean;
+}

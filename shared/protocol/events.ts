@@ -1,0 +1,35 @@
+import type { PreparedTask } from './task';
+
+/** Fields every event carries. */
+export interface EventBase {
+  discussionId: string;
+  /** Counts from 0 per discussion, assigned by a single writer; never reused. */
+  seq: number;
+  /** Epoch milliseconds. */
+  ts: number;
+}
+
+export type DiscussionEventBody =
+  | { type: 'user_message'; text: string }
+  | { type: 'assistant_delta'; text: string }
+  | { type: 'assistant_message'; text: string }
+  | { type: 'tool_call'; tool: string; paramsPreview: string }
+  | { type: 'tool_result'; tool: string; ok: boolean; preview: string }
+  | ({ type: 'task_prepared' } & PreparedTask)
+  | { type: 'turn_complete' }
+  | { type: 'error'; message: string }
+  /** The model's reasoning, streamed; shown collapsed and never part of the answer. */
+  | { type: 'reasoning_delta'; text: string }
+  /** Tokens one turn used, when the endpoint reports them. */
+  | { type: 'usage'; promptTokens: number; completionTokens: number };
+
+export type DiscussionEvent = EventBase & DiscussionEventBody;
+export type DiscussionEventType = DiscussionEventBody['type'];
+/** One event type's full shape, e.g. `EventOf<'tool_call'>`. */
+export type EventOf<T extends DiscussionEventType> = Extract<DiscussionEvent, { type: T }>;
+
+/** Server → client: one event of a discussion the connection subscribed to. */
+export namespace EventNotification {
+  export const method = 'discuss/event';
+  export type Params = DiscussionEvent;
+}

@@ -1,0 +1,60 @@
+import type { DiscussionEvent } from './events';
+import type { PreparedTask } from './task';
+
+/** A command of the extension the panel may ask for by name (from a notice's button or a link). */
+export type PanelCommand = 'setApiKey' | 'selectModel' | 'openSettings' | 'showLogs';
+
+/** Messages the chat webview posts to the extension. */
+export type WebviewToExtension =
+  /** The webview (re)loaded; it holds events of `discussionId` up to `lastSeq`. */
+  | { type: 'ready'; discussionId?: string; lastSeq: number }
+  | { type: 'send'; text: string }
+  | { type: 'cancel' }
+  | { type: 'promote' }
+  /** Hand the (edited) task off; answered by one `handOffResult` with the same `requestId`. */
+  | { type: 'handOff'; requestId: number; task: PreparedTask }
+  | { type: 'newDiscussion' }
+  | { type: 'runCommand'; command: PanelCommand }
+  | { type: 'openFile'; path: string; line?: number }
+  /** Insert a code block's text at the cursor of the active editor. */
+  | { type: 'insertCode'; code: string }
+  /** Open an http(s) link in the browser; the extension re-checks the scheme. */
+  | { type: 'openExternal'; url: string };
+
+/** Messages the extension posts to the chat webview. */
+export type ExtensionToWebview =
+  | {
+      type: 'attached';
+      discussionId: string;
+      repo: string;
+      model: string | null;
+      /** True when the panel's history belongs to another discussion and must be cleared. */
+      reset: boolean;
+    }
+  | { type: 'events'; events: DiscussionEvent[] }
+  | { type: 'status'; answering: boolean; model: string | null }
+  | { type: 'notice'; level: 'info' | 'error'; message: string; action?: { type: 'runCommand'; command: PanelCommand } }
+  | { type: 'detached'; message: string }
+  /** The answer to the `handOff` with this `requestId`: on success the task is used and its card goes. */
+  | { type: 'handOffResult'; requestId: number; ok: boolean; message: string };
+
+/**
+ * The webview messages that are requests, and the type of the one answer each
+ * gets. The extension answers through `replyTo`, so an answer cannot be of the
+ * wrong type or lose the id of the request it answers.
+ */
+export interface WebviewReplies {
+  handOff: 'handOffResult';
+}
+
+export type WebviewRequest = Extract<WebviewToExtension, { type: keyof WebviewReplies }>;
+export type WebviewReply<R extends WebviewRequest> = Extract<ExtensionToWebview, { type: WebviewReplies[R['type']] }>;
+
+/** The answer to `request`, carrying its `requestId`. */
+export function replyTo<R extends WebviewRequest>(
+  request: R,
+  body: Omit<WebviewReply<R>, 'type' | 'requestId'>,
+): WebviewReply<R> {
+  const replies: WebviewReplies = { handOff: 'handOffResult' };
+  return { ...body, type: replies[request.type], requestId: request.requestId } as WebviewReply<R>;
+}

@@ -1,0 +1,69 @@
+import { strict as assert } from 'node:assert';
+import { renderTaskMarkdown, renderTaskText } from '../../../client/src/common/taskText';
+import { codeActionsFor, insideWorkspace } from '../../../server/src/codeActions';
+import { bundledRipgrep } from '../../../client/src/common/ripgrep';
+
+describe('the hand-off text', () => {
+  const task = { intent: 'Add a --json flag to the report command.', constraints: ['Keep text output the default', 'No new dependencies'] };
+  const context = { repo: '/work/app', files: ['src/report.ts', 'src/cli.ts'], discussionId: 'disc-1' };
+
+  it('leads with the intent, then the constraints, the repository and the files read', () => {
+    const text = renderTaskText(task, context);
+    const lines = text.split('\n');
+    assert.equal(lines[0], task.intent);
+    assert.ok(text.indexOf('- Keep text output the default') > text.indexOf('Constraints:'));
+    assert.match(text, /Repository: \/work\/app/);
+    assert.match(text, /- src\/report\.ts/);
+  });
+
+  it('omits empty sections', () => {
+    const text = renderTaskText({ intent: 'Do it.', constraints: [] }, { ...context, files: [] });
+    assert.equal(text, 'Do it.\n\nRepository: /work/app');
+  });
+
+  it('renders a Markdown document with headings for each part', () => {
+    const md = renderTaskMarkdown(task, context);
+    assert.match(md, /^# Coding task/);
+    assert.match(md, /## Constraints\n\n- Keep text output the default/);
+    assert.match(md, /`src\/cli\.ts`/);
+  });
+});
+
+describe('code actions', () => {
+  const folder = '/work/app';
+  const uri = 'file:///work/app/src/a.ts';
+  const text = 'const a = 1;\n// TODO: handle the empty case\nfunction f() {\n  return a; # not a comment in ts but still matched\n}\n';
+  const at = (line: number, c1: number, line2 = line, c2 = c1) => ({ start: { line, character: c1 }, end: { line: line2, character: c2 } });
+
+  it('offers Discuss selection and Promote to task on a selection', () => {
+    const actions = codeActionsFor(uri, text, at(0, 0, 0, 12), [folder]);
+    assert.deepEqual(actions.map((a) => a.title), ['Discuss selection', 'Promote to task']);
+    assert.equal(actions[0].location.text, 'const a = 1;');
+  });
+
+  it('offers Promote to task on a TODO comment under the cursor, with the comment as its text', () => {
+    const actions = codeActionsFor(uri, text, at(1, 5), [folder]);
+    assert.deepEqual(actions.map((a) => a.title), ['Promote TODO to task']);
+    assert.equal(actions[0].location.kind, 'todo');
+    assert.equal(actions[0].location.text, '// TODO: handle the empty case');
+  });
+
+  it('recognizes FIXME, XXX and HACK in the usual comment styles, and not the word in code', () => {
+    for (const line of ['# FIXME broken', '/* XXX: slow */', '<!-- HACK -->', '-- TODO sql', '; TODO lisp', ' * TODO in a block']) {
+      assert.equal(codeActionsFor(uri, line, at(0, 0), [folder]).length, 1, line);
+    }
+    assert.equal(codeActionsFor(uri, 'const TODO = 1;', at(0, 0), [folder]).length, 0);
+  });
+
+  it('offers nothing for files outside the workspace folders, or not on disk', () => {
+    assert.deepEqual(codeActionsFor('file:///elsewhere/a.ts', text, at(1, 0), [folder]), []);
+    assert.deepEqual(codeActionsFor('untitled:Untitled-1', text, at(1, 0), [folder]), []);
+    assert.equal(insideWorkspace('file:///work/app-other/a.ts', [folder]), false);
+  });
+});
+
+describe('finding the ripgrep VS Code ships', () => {
+  it('returns null when no known location holds it', () => {
+    assert.equal(bundledRipgrep('/nonexistent/app/root'), null);
+  });
+});

@@ -1,0 +1,581 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Toolbox } from '../../../server/src/read/types';
+import { createToolbox } from '../../../server/src/read/toolbox';
+import { READ_LIMITS } from '../../../server/src/read/limits';
+import { RepoSummaries, summarizeRepo, SUMMARY_LIMITS } from '../../../server/src/context/repoSummary';
+import { SearchEngine, SearchOptions } from '../../../server/src/search/searchEngine';
+import { SearchPool } from '../../../server/src/search/searchPool';
+import { sortInWalkOrder } from '../../../server/src/search/walk';
+import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARKER, writeDemoRepo, writeTree } from '../../support/toolFixture';
+
+/**
+ * One suite for find_files, grep_files and the summary census, run against
+ * both ways of searching: through ripgrep and through the pure-Node walk.
+ * Both must give the same answers; the ripgrep variant is skipped only when
+ * no `rg` is on PATH (CI installs it).
+ */
+
+const RIPGREP = ripgrepOnPath();
+
+interface Variant {
+  name: string;
+  options: SearchOptions;
+  available: boolean;
+  usesRipgrep: boolean;
+}
+
+const VARIANTS: Variant[] = [
+  { name: 'through ripgrep', options: { ripgrepPath: RIPGREP }, available: RIPGREP !== undefined, usesRipgrep: true },
+  { name: 'through the pure-Node walk', options: { ripgrepPath: null }, available: true, usesRipgrep: false },
+];
+
+function lines(output: string): string[] {
+  return output.split('\n');
+}
+
+for (const variant of VARIANTS) {
+  describe(`searching ${variant.name}`, function () {
+    let base: string;
+    let repo: string;
+    let outside: string;
+    let engine: SearchEngine;
+    let toolbox: Toolbox;
+    /** Set by a test that expects ripgrep to hand the search to the walk. */
+    let expectWalk = false;
+
+    before(function () {
+      if (!variant.available) this.skip();
+    });
+
+    beforeEach(async () => {
+      expectWalk = false;
+      base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-search-')));
+      ({ repo, outside } = writeDemoRepo(base, {
+        '.env.local': `API_KEY=${SECRET_MARKER}\n`,
+        'lib/node_modules/nested/index.ts': 'export function createThing() {}\n',
+      }));
+      engine = new SearchEngine(variant.options);
+      toolbox = await createToolbox(repo, NO_POLICY, { search: engine });
+    });
+
+    afterEach(() => {
+      fs.rmSync(base, { recursive: true, force: true });
+    });
+
+    /** A test of this variant that also checks the variant's path really ran: a silent fallback would test the other path twice. */
+    const test = (title: string, body: () => Promise<void>): void => {
+      it(title, async () => {
+        await body();
+        if (variant.usesRipgrep) {
+          assert.deepEqual(engine.counts.fallbackReasons, [], 'ripgrep was offered but not used');
+          if (!expectWalk) assert.equal(engine.counts.node, 0, 'the search ran on the walk instead of ripgrep');
+        } else {
+          assert.equal(engine.counts.ripgrep, 0);
+        }
+      });
+    };
+
+    describe('find_files', () => {
+      test('matches a name glob at any depth and a path glob from the root, dot files included', async () => {
+        assert.deepEqual(lines(await expectOk(toolbox, 'find_files', { pattern: '*.ts' })), ['.hidden/config.ts', 'src/index.ts', 'src/util/strings.ts']);
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'src/**/*.ts' }), 'src/index.ts\nsrc/util/strings.ts');
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.{md,json}' }), 'README.md\npackage.json');
+      });
+
+      test('matches a pattern relative to the directory it searches', async () => {
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'util/*.ts', path: 'src' }), 'src/util/strings.ts');
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.ts', path: 'src/util' }), 'src/util/strings.ts');
+      });
+
+      test('echoes a pattern of 20,000 characters cut short, so the answer does not grow with the call', async () => {
+        // Refused for its length (see globs.ts); the refusal quotes it cut as well.
+        const answer = await expectFailure(toolbox, 'find_files', { pattern: `${'q'.repeat(20_000)}.ts` });
+        assert.ok(answer.length < 1000, `a ${answer.length}-character answer: ${answer.slice(0, 80)}…`);
+      });
+
+      test('leaves out node_modules/ and .git/ at any depth', async () => {
+        const output = await expectOk(toolbox, 'find_files', { pattern: '**' });
+        assert.doesNotMatch(output, /node_modules|\.git\//);
+      });
+
+      test('names secret files without offering their contents and never lists inside a secret-named directory', async () => {
+        writeTree(repo, { 'keys.pem/inner.txt': 'x\n', 'config/.npmrc': 'x\n' });
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '.env*' }), '.env  (contents not readable)\n.env.example\n.env.local  (contents not readable)');
+        const all = await expectOk(toolbox, 'find_files', { pattern: '**' });
+        assert.doesNotMatch(all, /inner\.txt/);
+        assert.match(all, /^config\/\.npmrc {2}\(contents not readable\)$/m);
+      });
+
+      test('honors .gitignore at every level with re-includes, and .ignore and .rgignore over it', async () => {
+        writeTree(repo, {
+          '.gitignore': 'dist/\n*.log\n',
+          'dist/bundle.ts': '',
+          'app.log': '',
+          'src/.gitignore': 'generated.ts\n!keep.log\n',
+          'src/generated.ts': '',
+          'src/keep.log': '',
+          'src/other.log': '',
+          'lib/generated.ts': '',
+          '.ignore': 'scratch/\n',
+          'scratch/notes.ts': '',
+          '.rgignore': '!wanted.log\n',
+          'wanted.log': '',
+        });
+        const output = lines(await expectOk(toolbox, 'find_files', { pattern: '**' }));
+        for (const ignored of ['dist/bundle.ts', 'app.log', 'src/generated.ts', 'src/other.log', 'scratch/notes.ts']) assert.ok(!output.includes(ignored), ignored);
+        for (const kept of ['lib/generated.ts', 'src/keep.log', 'src/index.ts', '.gitignore', 'wanted.log']) assert.ok(output.includes(kept), kept);
+      });
+
+      test('applies the ignore rules above a subdirectory it searches, anchored ones included', async () => {
+        writeTree(repo, {
+          '.gitignore': '*.gen.ts\n/src/a/only-here.ts\n',
+          '.git/info/exclude': 'excluded.ts\n',
+          'src/.gitignore': 'local/\n',
+          'src/a/b.gen.ts': '',
+          'src/a/b.ts': '',
+          'src/a/only-here.ts': '',
+          'src/a/excluded.ts': '',
+          'src/a/local/x.ts': '',
+          'src/a/deeper/only-here.ts': '',
+        });
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.ts', path: 'src/a' }), 'src/a/b.ts\nsrc/a/deeper/only-here.ts');
+      });
+
+      test('starts the git rules afresh inside a nested repository, keeping .ignore rules from above', async () => {
+        writeTree(repo, {
+          '.gitignore': '*.gen.ts\n',
+          '.ignore': '*.tmp.ts\n',
+          'vendor/lib/.git/HEAD': 'ref: refs/heads/main\n',
+          'vendor/lib/.git/info/exclude': 'excluded.ts\n',
+          'vendor/lib/.gitignore': 'local.ts\n',
+          'vendor/lib/a.gen.ts': '',
+          'vendor/lib/b.tmp.ts': '',
+          'vendor/lib/excluded.ts': '',
+          'vendor/lib/local.ts': '',
+          'vendor/lib/kept.ts': '',
+          'vendor/c.gen.ts': '',
+        });
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'vendor/**/*.ts' }), 'vendor/lib/a.gen.ts\nvendor/lib/kept.ts');
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.ts', path: 'vendor/lib' }), 'vendor/lib/a.gen.ts\nvendor/lib/kept.ts');
+      });
+
+      test('honors .gitignore in a folder that is not a git repository', async () => {
+        const plain = path.join(base, 'plain');
+        writeTree(plain, { '.gitignore': 'out/\n', 'out/x.ts': '', 'src/y.ts': '' });
+        const plainToolbox = await createToolbox(plain, NO_POLICY, { search: engine });
+        assert.equal(await expectOk(plainToolbox, 'find_files', { pattern: '*.ts' }), 'src/y.ts');
+        assert.equal(await expectOk(plainToolbox, 'grep_files', { pattern: '.', glob: '*.ts' }), 'No matches for "." in the folder matching glob "*.ts" (gitignored files, node_modules/ and .git/ are left out; binary files are skipped).');
+      });
+
+      test('never takes ignore rules from an ignore file or exclude file that is a symlink', async () => {
+        expectWalk = true; // ripgrep would follow the links, so the walk answers
+        writeTree(outside, { rules: 'visible-*.txt\n', 'exclude-rules': 'shown-*.md\n' });
+        writeTree(repo, { 'sub/visible-1.txt': 'hello\n', 'docs/shown-1.md': 'hello\n' });
+        fs.symlinkSync(path.join(outside, 'rules'), path.join(repo, 'sub', '.gitignore'));
+        fs.mkdirSync(path.join(repo, '.git', 'info'), { recursive: true });
+        fs.symlinkSync(path.join(outside, 'exclude-rules'), path.join(repo, '.git', 'info', 'exclude'));
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.txt', path: 'sub' }), 'sub/visible-1.txt');
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'docs/*.md' }), 'docs/shown-1.md');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'hello$' }), 'docs/shown-1.md:1: hello\nsub/visible-1.txt:1: hello');
+        if (variant.usesRipgrep) {
+          assert.match(engine.counts.fallbackReasons.join(), /symbolic link, which ripgrep would follow/);
+          engine.counts.fallbackReasons.length = 0;
+        }
+      });
+
+      test('lists symlinked files that stay inside the folder and never follows a symlinked directory', async () => {
+        fs.symlinkSync('.', path.join(repo, 'src', 'loop'));
+        fs.symlinkSync(outside, path.join(repo, 'vendor'));
+        fs.symlinkSync('index.ts', path.join(repo, 'src', 'alias.ts'));
+        fs.symlinkSync(path.join(outside, 'pkg', 'index.ts'), path.join(repo, 'src', 'escape.ts'));
+        fs.symlinkSync(path.join(outside, 'nothing.ts'), path.join(repo, 'src', 'dangling.ts'));
+        fs.symlinkSync('../.env', path.join(repo, 'src', 'env.ts'));
+        fs.symlinkSync('../src/index.ts', path.join(repo, 'deploy', 'link.ts'));
+        writeTree(repo, { '.gitignore': 'deploy/link.ts\n' });
+        const output = await expectOk(toolbox, 'find_files', { pattern: '*.ts' });
+        assert.deepEqual(lines(output), ['.hidden/config.ts', 'src/alias.ts', 'src/index.ts', 'src/util/strings.ts']);
+      });
+
+      test('returns files in walk order, each directory followed by its contents', async () => {
+        const files: Record<string, string> = {};
+        for (let i = 0; i < 200; i++) files[`gen/a/f${String(i).padStart(3, '0')}.txt`] = '';
+        for (let i = 0; i < 200; i++) files[`gen/a-b/f${String(i).padStart(3, '0')}.txt`] = '';
+        files['gen/a.txt'] = '';
+        writeTree(repo, files);
+        const output = lines(await expectOk(toolbox, 'find_files', { pattern: '*.txt' }));
+        assert.equal(output.length, 401);
+        // gen/a/… before gen/a-b/… before gen/a.txt, though plain string order would put them the other way round.
+        assert.equal(output[0], 'gen/a/f000.txt');
+        assert.equal(output[199], 'gen/a/f199.txt');
+        assert.equal(output[200], 'gen/a-b/f000.txt');
+        assert.equal(output[400], 'gen/a.txt');
+      });
+
+      test('returns the first 500 files in walk order and says there are more', async () => {
+        expectWalk = true; // past the cap, ripgrep hands find_files to the ordered walk
+        const files: Record<string, string> = {};
+        for (let i = 0; i < 300; i++) files[`gen/a/f${String(i).padStart(3, '0')}.txt`] = '';
+        for (let i = 0; i < 300; i++) files[`gen/a-b/f${String(i).padStart(3, '0')}.txt`] = '';
+        files['gen/a.txt'] = '';
+        writeTree(repo, files);
+        const output = lines(await expectOk(toolbox, 'find_files', { pattern: '*.txt' }));
+        assert.equal(output.length, READ_LIMITS.findMaxResults + 1);
+        assert.equal(output[299], 'gen/a/f299.txt');
+        assert.equal(output[499], 'gen/a-b/f199.txt');
+        assert.match(output[500], /first 500 matches; there are more/);
+        if (variant.usesRipgrep) assert.equal(engine.counts.switchedToWalk, 1);
+      });
+
+      test('lists files denied by policy as not readable and nothing inside a directory denied by policy', async () => {
+        writeTree(repo, { 'internal/plan.md': 'x\n', 'data/db.sqlite': '', 'docs/guide.md': 'x\n' });
+        const narrowed = await createToolbox(repo, { denyTools: [], denyRead: ['internal/**', '*.sqlite'] }, { search: engine });
+        const output = await expectOk(narrowed, 'find_files', { pattern: '**' });
+        assert.doesNotMatch(output, /internal/);
+        assert.match(output, /^data\/db\.sqlite {2}\(contents not readable\)$/m);
+        assert.match(output, /^docs\/guide\.md$/m);
+      });
+
+      test('says when nothing matches and refuses a scope outside the folder', async () => {
+        assert.match(await expectOk(toolbox, 'find_files', { pattern: '*.rs' }), /^No files match "\*\.rs" in the folder/);
+        assert.match(await expectFailure(toolbox, 'find_files', { pattern: '*', path: outside }), /outside the folder/);
+      });
+    });
+
+    describe('grep_files', () => {
+      test('reports path:line: text, files in walk order and lines in order', async () => {
+        writeTree(repo, { 'w/a/x.txt': 'needle one\nnone\nneedle two\n', 'w/a-b.txt': 'needle three\n', 'w/a.txt': 'needle four\n' });
+        assert.equal(
+          await expectOk(toolbox, 'grep_files', { pattern: 'needle', path: 'w' }),
+          'w/a/x.txt:1: needle one\nw/a/x.txt:3: needle two\nw/a-b.txt:1: needle three\nw/a.txt:1: needle four',
+        );
+      });
+
+      test('anchors ^ and $ per line and handles CRLF line ends', async () => {
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: '^export const other = 2;$' }), 'src/util/strings.ts:2: export const other = 2;');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: '^\\}$' }), 'src/index.ts:3: }');
+      });
+
+      test('matches word boundaries, classes, lookaround and backreferences exactly as JavaScript does', async () => {
+        // Searched as a directory so that ripgrep, not only the line matcher, takes part.
+        writeTree(repo, {
+          'm/m.txt': ['foobar', 'é foo', 'digits ٣ only', 'digits 3 here', 'nbsp\u00a0here', 'bom\ufeffhere', 'abab', 'abba', 'return 1;', 'x_y', 'café'].join('\n') + '\n',
+        });
+        const grep = async (pattern: string): Promise<string> => expectOk(toolbox, 'grep_files', { pattern, path: 'm' });
+        assert.equal(await grep('\\bfoo\\b'), 'm/m.txt:2: é foo');
+        assert.equal(await grep('digits \\d'), 'm/m.txt:4: digits 3 here');
+        assert.equal(await grep('nbsp\\shere'), 'm/m.txt:5: nbsp\u00a0here');
+        assert.equal(await grep('bom\\shere'), 'm/m.txt:6: bom\ufeffhere');
+        assert.equal(await grep('^(ab)\\1$'), 'm/m.txt:7: abab');
+        assert.equal(await grep('^a(?<mid>b)\\k<mid>a$'), 'm/m.txt:8: abba');
+        assert.equal(await grep('(?<=return )1'), 'm/m.txt:9: return 1;');
+        assert.match(await grep('^x\\Wy'), /^No matches/);
+        assert.match(await grep('caf\\w'), /^No matches/);
+        assert.equal(await grep('caf[^a]$'), 'm/m.txt:11: café');
+      });
+
+      test('finds lines in files that are not valid UTF-8 the way the text decodes', async () => {
+        writeTree(repo, { 'latin1.txt': Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x20, 0x62, 0x61, 0x72, 0x0a]) });
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'caf. bar' }), 'latin1.txt:1: caf\uFFFD bar');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'caf[^x] bar' }), 'latin1.txt:1: caf\uFFFD bar');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'caf\\uFFFD bar' }), 'latin1.txt:1: caf\uFFFD bar');
+      });
+
+      test('never matches across lines', async () => {
+        assert.match(await expectOk(toolbox, 'grep_files', { pattern: '\\{\\s+return' }), /^No matches/);
+      });
+
+      test('skips a file with a NUL in its first 8 KiB and searches one whose NUL comes later', async () => {
+        writeTree(repo, {
+          'early.bin': Buffer.concat([Buffer.from('createThing\n'), Buffer.from([0, 1, 2])]),
+          'late.dat': Buffer.concat([Buffer.from(`${'x'.repeat(9000)}\n`), Buffer.from([0]), Buffer.from('\ncreateThing late\n')]),
+        });
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing' }), 'late.dat:3: createThing late\nsrc/index.ts:1: export function createThing() {');
+        expectWalk = true; // a file named as the path needs no listing, so ripgrep has no part in it
+        assert.match(await expectFailure(toolbox, 'grep_files', { pattern: 'createThing', path: 'early.bin' }), /binary/);
+      });
+
+      test('skips secret files, policy-denied files, node_modules/ and .git/, also through symlinks, and searches .env.example', async () => {
+        fs.symlinkSync('.env', path.join(repo, 'notes.txt'));
+        writeTree(repo, { 'internal/plan.md': 'API_KEY internal\n' });
+        const narrowed = await createToolbox(repo, { denyTools: [], denyRead: ['internal/**'] }, { search: engine });
+        const output = await expectOk(narrowed, 'grep_files', { pattern: 'API_KEY|SECRET|createThing' });
+        assert.equal(output, '.env.example:1: API_KEY=\nsrc/index.ts:1: export function createThing() {');
+        assert.doesNotMatch(await expectFailure(toolbox, 'grep_files', { pattern: '.', path: '.env' }), new RegExp(SECRET_MARKER));
+      });
+
+      test('never returns content from outside the folder', async () => {
+        fs.symlinkSync(outside, path.join(repo, 'vendor'));
+        fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(repo, 'docs.txt'));
+        assert.match(await expectOk(toolbox, 'grep_files', { pattern: 'OUTSIDE' }), /^No matches/);
+      });
+
+      test('searches symlinked files that stay inside the folder under their own path', async () => {
+        fs.symlinkSync('index.ts', path.join(repo, 'src', 'alias.ts'));
+        assert.equal(
+          await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'src' }),
+          'src/alias.ts:1: export function createThing() {\nsrc/index.ts:1: export function createThing() {',
+        );
+      });
+
+      test('leaves out ignored files, also above a subdirectory it searches', async () => {
+        writeTree(repo, {
+          '.gitignore': 'build/\n*.gen.ts\n',
+          'build/out.ts': 'export function createThing() {}\n',
+          'src/.gitignore': 'gen/\n',
+          'src/gen/api.ts': 'export function createThing() {}\n',
+          'src/x.gen.ts': 'export function createThing() {}\n',
+        });
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing' }), 'src/index.ts:1: export function createThing() {');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'src' }), 'src/index.ts:1: export function createThing() {');
+      });
+
+      test('searches a file named as the path even when it is ignored', async () => {
+        expectWalk = true; // a file named as the path needs no listing, so ripgrep has no part in it
+        writeTree(repo, { '.gitignore': 'build/\n', 'build/out.ts': 'export function createThing() {}\n' });
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'build/out.ts' }), 'build/out.ts:1: export function createThing() {}');
+      });
+
+      test('stops at 200 matches in walk order and says there are more', async () => {
+        writeTree(repo, { 'many/b.txt': 'needle\n'.repeat(150), 'many/a.txt': 'needle\n'.repeat(100) });
+        const output = lines(await expectOk(toolbox, 'grep_files', { pattern: 'needle' }));
+        assert.equal(output.length, READ_LIMITS.grepMaxMatches + 1);
+        assert.equal(output[99], 'many/a.txt:100: needle');
+        assert.equal(output[199], 'many/b.txt:100: needle');
+        assert.match(output[200], /Stopped at 200 matches; there are more/);
+      });
+
+      test('stops at 200 matches in walk order when most files match', async () => {
+        expectWalk = true; // ripgrep hands a pattern this common to the ordered walk
+        const files: Record<string, string> = {};
+        for (let i = 0; i < 1200; i++) files[`spread/d${i % 7}/f${String(i).padStart(4, '0')}.txt`] = `common ${i}\n`;
+        writeTree(repo, files);
+        const output = lines(await expectOk(toolbox, 'grep_files', { pattern: 'common', path: 'spread' }));
+        assert.equal(output.length, 201);
+        assert.equal(output[0], 'spread/d0/f0000.txt:1: common 0');
+        // d0 holds every 7th file from 0 (172 of them), so the cap falls in d1 at its 28th file.
+        assert.equal(output[171], 'spread/d0/f1197.txt:1: common 1197');
+        assert.equal(output[199], 'spread/d1/f0190.txt:1: common 190');
+        if (variant.usesRipgrep) assert.equal(engine.counts.switchedToWalk, 1);
+      });
+
+      test('names a matching file over 4 MiB instead of searching it, and says nothing of one that does not match', async () => {
+        writeTree(repo, {
+          'huge.log': `${'x'.repeat(100)}\n`.repeat(45_000) + 'createThing at the end\n',
+          'huge-other.log': `${'y'.repeat(100)}\n`.repeat(45_000),
+        });
+        const output = await expectOk(toolbox, 'grep_files', { pattern: 'createThing' });
+        assert.match(output, /^src\/index\.ts:1:/);
+        assert.match(output, /Skipped 1 file\(s\) larger than 4 MiB: huge\.log\. They contain matches/);
+        assert.doesNotMatch(output, /huge-other/);
+      });
+
+      test('finds a match after the first read of a file larger than one read', async () => {
+        writeTree(repo, { 'mid.txt': `${'z'.repeat(80)}\n`.repeat(5000) + 'createThing deep\n' + 'tail\n' });
+        assert.match(await expectOk(toolbox, 'grep_files', { pattern: 'createThing deep' }), /^mid\.txt:5001: createThing deep$/);
+      });
+
+      test('filters by name glob, by path glob and by path', async () => {
+        writeTree(repo, { 'docs/guide.md': 'hello world\n', 'docs/deep/more.md': 'hello again\n' });
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'hello', glob: '*.md' }), 'docs/deep/more.md:1: hello again\ndocs/guide.md:1: hello world');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'hello', glob: 'docs/*.md' }), 'docs/guide.md:1: hello world');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'hello', path: 'src' }), 'src/util/strings.ts:1: export const greeting = "hello";');
+      });
+
+      test('shortens long lines around the match', async () => {
+        writeTree(repo, { 'wide.txt': `${'a'.repeat(5000)}needle${'b'.repeat(5000)}\n` });
+        assert.match(await expectOk(toolbox, 'grep_files', { pattern: 'needle' }), /^wide\.txt:1: …a+needleb+…$/);
+      });
+
+      test('answers an invalid regular expression with a clear error', async () => {
+        assert.match(await expectFailure(toolbox, 'grep_files', { pattern: 'createThing(' }), /Invalid regular expression/);
+      });
+
+      test('echoes a pattern of 100,000 characters cut to its first 200, and a glob of 20,000 cut short, so no answer grows with the call', async () => {
+        const pattern = 'z'.repeat(100_000);
+        const glob = `${'q'.repeat(20_000)}.ts`;
+        const answers = [
+          await expectOk(toolbox, 'grep_files', { pattern }),
+          // A glob that long is refused (see globs.ts), quoted cut.
+          await expectFailure(toolbox, 'grep_files', { pattern: 'createThing', glob }),
+          await expectFailure(toolbox, 'grep_files', { pattern: '('.repeat(100_000) }),
+        ];
+        for (const answer of answers) assert.ok(answer.length < 1000, `a ${answer.length}-character answer: ${answer.slice(0, 80)}…`);
+        assert.ok(answers[0].includes(`"${'z'.repeat(200)}…"`), answers[0].slice(0, 300));
+        assert.match(answers[2], /^Invalid regular expression "\(+…": Too many captures\. /);
+      });
+
+      test('runs a pattern ripgrep cannot pre-filter on the walk, with the same answer', async () => {
+        expectWalk = true;
+        // `\a` is only valid without the u flag, where it means "a".
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'cre\\ateThing' }), 'src/index.ts:1: export function createThing() {');
+        if (variant.usesRipgrep) {
+          assert.match(engine.counts.fallbackReasons.join(), /cannot pre-filter/);
+          engine.counts.fallbackReasons.length = 0;
+        }
+      });
+
+      test('answers Cancelled when the signal aborts', async () => {
+        const controller = new AbortController();
+        controller.abort();
+        assert.deepEqual(await runTool(toolbox, 'grep_files', { pattern: 'x' }, controller.signal), { ok: false, output: 'Cancelled.' });
+      });
+
+      test('stops a catastrophic pattern at its time limit with a clear failure, the event loop turning meanwhile', async () => {
+        const pool = new SearchPool({ maxWorkers: 1 });
+        const slow = await createToolbox(repo, NO_POLICY, { search: new SearchEngine({ ...variant.options, timeoutMs: 1000, pool }) });
+        const after = await createToolbox(repo, NO_POLICY, { search: new SearchEngine({ ...variant.options, pool }) });
+        writeTree(repo, { 'evil/evil.txt': `${'a'.repeat(40)}!\n` });
+        let ticks = 0;
+        const ticker = setInterval(() => (ticks += 1), 10);
+        try {
+          const outcome = await runTool(slow, 'grep_files', { pattern: '^(a+)+$', path: 'evil' });
+          assert.equal(outcome.ok, false);
+          assert.match(outcome.output, /grep_files stopped after 1 s without finishing/);
+          assert.ok(ticks > 0, 'a timer fired while the search ran');
+          // The stuck worker was replaced: the next search on the same pool answers.
+          assert.equal(await expectOk(after, 'grep_files', { pattern: 'createThing', path: 'src' }), 'src/index.ts:1: export function createThing() {');
+        } finally {
+          clearInterval(ticker);
+          await pool.close();
+        }
+      });
+    });
+
+    describe('the summary census', () => {
+      test('counts files by extension without node_modules/, .git/ or anything behind a symlink out of the folder', async () => {
+        fs.symlinkSync(outside, path.join(repo, 'vendor'));
+        fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(repo, 'linked.secretext'));
+        const summary = await summarizeRepo(repo, NO_POLICY, { search: engine });
+        assert.match(summary, /\.ts 3/);
+        assert.doesNotMatch(summary, /\.secretext \d/);
+      });
+
+      test('stops at its cap on a large tree and says the tree is larger', async () => {
+        const files: Record<string, string> = {};
+        for (let i = 0; i < SUMMARY_LIMITS.walkMaxEntries + 500; i++) files[`deep/f${i}.txt`] = '';
+        writeTree(repo, files);
+        const summary = await summarizeRepo(repo, NO_POLICY, { search: engine });
+        assert.ok(summary.length <= SUMMARY_LIMITS.maxChars);
+        assert.match(summary, /first \d+ files seen; the tree is larger/);
+      });
+
+      test('answers again from its cache and refreshes the cache in the background', async () => {
+        const summaries = new RepoSummaries(engine, { refreshAfterMs: 0, firstWaitMs: 60_000 });
+        assert.match(await summaries.summarize(repo, NO_POLICY), /\.ts 3/);
+        writeTree(repo, { 'src/extra.ts': '' });
+        assert.match(await summaries.summarize(repo, NO_POLICY), /\.ts 3/, 'served from the cache');
+        await summaries.settled();
+        assert.match(await summaries.summarize(repo, NO_POLICY), /\.ts 4/, 'refreshed');
+        await summaries.settled();
+      });
+
+      test('answers a first summary without counts when the census outlasts its wait, and with them once it is in', async () => {
+        // No wait at all, and the only search thread kept busy by a stuck search (the walk census queues behind it).
+        const pool = new SearchPool({ maxWorkers: 1 });
+        try {
+          writeTree(repo, { 'evil/evil.txt': `${'a'.repeat(40)}!\n` });
+          const blocker = await createToolbox(repo, NO_POLICY, { search: new SearchEngine({ ...variant.options, timeoutMs: 300, pool }) });
+          const blocked = runTool(blocker, 'grep_files', { pattern: '^(a+)+$', path: 'evil' });
+          const summaries = new RepoSummaries(new SearchEngine({ ...variant.options, pool }), { firstWaitMs: 0 });
+          const first = await summaries.summarize(repo, NO_POLICY);
+          assert.match(first, /Files by extension: still being counted/);
+          assert.match(first, /^Top level \(\d+ entries\): /m);
+          assert.equal((await blocked).ok, false);
+          await summaries.settled();
+          assert.match(await summaries.summarize(repo, NO_POLICY), /\.ts 3/);
+        } finally {
+          await pool.close();
+        }
+      });
+    });
+  });
+}
+
+describe('ripgrep and the walk agree', function () {
+  let base: string;
+  const ripgrep = new SearchEngine({ ripgrepPath: RIPGREP });
+  const walk = new SearchEngine({ ripgrepPath: null });
+
+  before(function () {
+    if (!RIPGREP) this.skip();
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-agree-')));
+    writeTree(base, {
+      '.gitignore': 'ignored/\n*.tmp\n',
+      'ignored/a.txt': 'alpha beta\n',
+      'x.tmp': 'alpha\n',
+      'src/a.ts': 'const alpha = 1;\nfunction beta(gamma) { return gamma * 2; }\n// TODO: delta\n',
+      'src/b.ts': 'export class Alpha {}\r\nexport const BETA = "β";\r\n',
+      'src/c.py': 'def alpha():\n    return "αβγ"\n\tindented\n',
+      'src/d/e.md': '# Title\n\n- item one\n- item two\n[link](http://example.com)\n',
+      'src/d/f.json': '{ "a": [1, 2, 3], "b": null }\n',
+      'odd/latin1.txt': Buffer.from([0x61, 0x6c, 0x70, 0x68, 0x61, 0xe9, 0x0a, 0x7a, 0x0a]),
+      'odd/nul-late.txt': Buffer.concat([Buffer.from(`${'q'.repeat(9000)}\n`), Buffer.from([0]), Buffer.from('\nalpha after nul\n')]),
+      'odd/emoji.txt': 'smile 😀 here\n',
+      'odd/empty.txt': '',
+      'odd/no-eol.txt': 'alpha without newline',
+    });
+  });
+  after(() => {
+    if (base) fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  const patterns = [
+    'alpha', 'Alpha', '[Aa]lpha', '^alpha', 'alpha$', '\\balpha\\b', 'al.ha', 'a.*a', '\\w+\\(', '\\d', '\\d{2,}', '\\s\\s',
+    '[^\\x00-\\x7F]', '\\p{L}+', '\\p{Script=Greek}', '[α-ω]+', 'β', '😀', '.', '^$', '^', '(?<=const )\\w+', '(?!alpha)\\b\\w{5}\\b',
+    '(\\w)\\1', 'return|TODO', '(?:item|link)\\b', '\\[link\\]', 'http://', '\\{ "a"', 'null \\}', '\\t', '\\r', '\\x41', '\\u03b2', '\\u{1F600}',
+    'a{', 'x\\-y', '[\\w-]+\\.md', '\\S+\\s*$', '[^]', 'alpha\\u00e9', 'alpha.$', 'alpha\\uFFFD', '[\\uFFF0-\\uFFFF]',
+  ];
+
+  // Both engines agreeing proves nothing when both are wrong the same way:
+  // some answers are also pinned to what the fixture above holds.
+  const GREP_ANSWERS: Record<string, string> = {
+    alpha: 'odd/latin1.txt:1: alpha\uFFFD\nodd/no-eol.txt:1: alpha without newline\nodd/nul-late.txt:3: alpha after nul\nsrc/a.ts:1: const alpha = 1;\nsrc/c.py:1: def alpha():',
+    '[Aa]lpha': 'odd/latin1.txt:1: alpha\uFFFD\nodd/no-eol.txt:1: alpha without newline\nodd/nul-late.txt:3: alpha after nul\nsrc/a.ts:1: const alpha = 1;\nsrc/b.ts:1: export class Alpha {}\nsrc/c.py:1: def alpha():',
+    'β': 'src/b.ts:2: export const BETA = "β";\nsrc/c.py:2:     return "αβγ"',
+    '^$': 'src/d/e.md:2: ',
+    '\\t': 'src/c.py:3: \tindented',
+    'return|TODO': 'src/a.ts:2: function beta(gamma) { return gamma * 2; }\nsrc/a.ts:3: // TODO: delta\nsrc/c.py:2:     return "αβγ"',
+  };
+  const FIND_ANSWERS: Record<string, string> = {
+    '*': '.gitignore\nodd/emoji.txt\nodd/empty.txt\nodd/latin1.txt\nodd/no-eol.txt\nodd/nul-late.txt\nsrc/a.ts\nsrc/b.ts\nsrc/c.py\nsrc/d/e.md\nsrc/d/f.json',
+    '**': '.gitignore\nodd/emoji.txt\nodd/empty.txt\nodd/latin1.txt\nodd/no-eol.txt\nodd/nul-late.txt\nsrc/a.ts\nsrc/b.ts\nsrc/c.py\nsrc/d/e.md\nsrc/d/f.json',
+    '*.ts': 'src/a.ts\nsrc/b.ts',
+    'src/**': 'src/a.ts\nsrc/b.ts\nsrc/c.py\nsrc/d/e.md\nsrc/d/f.json',
+    '**/*.{md,json}': 'src/d/e.md\nsrc/d/f.json',
+    'src/*/e.md': 'src/d/e.md',
+    '?.ts': 'src/a.ts\nsrc/b.ts',
+    '[a-c].ts': 'src/a.ts\nsrc/b.ts',
+    '*.tmp': 'No files match "*.tmp" in the folder (gitignored files, node_modules/ and .git/ are left out).',
+    'odd/*': 'odd/emoji.txt\nodd/empty.txt\nodd/latin1.txt\nodd/no-eol.txt\nodd/nul-late.txt',
+  };
+
+  for (const pattern of patterns) {
+    it(`answers grep_files ${JSON.stringify(pattern)} the same both ways`, async () => {
+      const viaRipgrep = await createToolbox(base, NO_POLICY, { search: ripgrep });
+      const viaWalk = await createToolbox(base, NO_POLICY, { search: walk });
+      const expected = await runTool(viaWalk, 'grep_files', { pattern });
+      if (pattern in GREP_ANSWERS) assert.equal(expected.output, GREP_ANSWERS[pattern]);
+      assert.deepEqual(await runTool(viaRipgrep, 'grep_files', { pattern }), expected);
+      assert.deepEqual(await runTool(viaRipgrep, 'grep_files', { pattern, path: 'src' }), await runTool(viaWalk, 'grep_files', { pattern, path: 'src' }));
+    });
+  }
+
+  for (const pattern of ['*', '**', '*.ts', 'src/**', '**/*.{md,json}', 'src/*/e.md', '?.ts', '[a-c].ts', '*.tmp', 'odd/*']) {
+    it(`answers find_files ${JSON.stringify(pattern)} the same both ways`, async () => {
+      const viaRipgrep = await createToolbox(base, NO_POLICY, { search: ripgrep });
+      const viaWalk = await createToolbox(base, NO_POLICY, { search: walk });
+      const expected = await runTool(viaWalk, 'find_files', { pattern });
+      assert.equal(expected.output, FIND_ANSWERS[pattern]);
+      assert.deepEqual(await runTool(viaRipgrep, 'find_files', { pattern }), expected);
+    });
+  }
+});
+
+describe('search helpers', () => {
+  it('sorts paths in the order the walk visits them', () => {
+    assert.deepEqual(sortInWalkOrder(['a.txt', 'a-b/x', 'a/y', 'a/x/z', 'B', 'a']), ['B', 'a', 'a/x/z', 'a/y', 'a-b/x', 'a.txt']);
+  });
+});

@@ -1,0 +1,313 @@
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { build } from 'esbuild';
+import { JSDOM } from 'jsdom';
+import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview, WebviewToExtension } from '../../../shared/protocol';
+
+/**
+ * The webview script itself (main.ts, bundled as the build does) in jsdom,
+ * with a fake VS Code API: what it posts, what it saves, what it shows.
+ */
+
+const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+let bundle = '';
+
+interface Panel {
+  window: JSDOM['window'];
+  document: Document;
+  posted: Array<Record<string, unknown>>;
+  copied: string[];
+  receive(message: ExtensionToWebview): void;
+  /** Resolves after the panel's own pending animation frame has run. */
+  nextFrame(): Promise<void>;
+  /** What the panel would get back from getState after a reload. */
+  savedState(): unknown;
+  close(): void;
+}
+
+function openPanel(savedState?: unknown): Panel {
+  const dom = new JSDOM('<!DOCTYPE html><html><body><div id="app"></div></body></html>', {
+    runScripts: 'outside-only',
+    pretendToBeVisual: true,
+    url: 'https://webview.test/index.html',
+  });
+  const { window } = dom;
+  const posted: Array<Record<string, unknown>> = [];
+  const copied: string[] = [];
+  let state = savedState;
+  Object.assign(window, {
+    acquireVsCodeApi: () => ({
+      // Cloned as postMessage does, which also brings it into this realm for deepEqual.
+      postMessage: (message: Record<string, unknown>) => posted.push(JSON.parse(JSON.stringify(message))),
+      getState: () => state,
+      setState: (next: unknown) => {
+        state = JSON.parse(JSON.stringify(next));
+      },
+    }),
+  });
+  Object.defineProperty(window.navigator, 'clipboard', {
+    value: { writeText: async (text: string) => void copied.push(text) },
+  });
+  window.eval(bundle);
+  return {
+    window,
+    document: window.document,
+    posted,
+    copied,
+    receive: (message) => window.dispatchEvent(new window.MessageEvent('message', { data: message })),
+    nextFrame: () => new Promise((resolve) => window.requestAnimationFrame(() => resolve())),
+    savedState: () => {
+      window.dispatchEvent(new window.Event('pagehide'));
+      return state;
+    },
+    close: () => window.close(),
+  };
+}
+
+function numbered(bodies: DiscussionEventBody[], firstSeq = 0): DiscussionEvent[] {
+  return bodies.map((body, i) => ({ discussionId: 'disc-1', seq: firstSeq + i, ts: 1_700_000_000_000, ...body }) as DiscussionEvent);
+}
+
+const ATTACHED: ExtensionToWebview = { type: 'attached', discussionId: 'disc-1', repo: '/work/repo', model: 'model-a', reset: true };
+
+const ONE_TURN: DiscussionEventBody[] = [
+  { type: 'user_message', text: 'Where is the retry logic?' },
+  { type: 'tool_call', tool: 'grep', paramsPreview: '{"pattern":"retry"}' },
+  { type: 'tool_result', tool: 'grep', ok: true, preview: 'src/http.ts:40: retry(' },
+  { type: 'tool_call', tool: 'write_file', paramsPreview: '{"path":"src/http.ts"}' },
+  { type: 'tool_result', tool: 'write_file', ok: false, preview: 'This conversation is read-only: it cannot write or edit files.' },
+  { type: 'assistant_delta', text: 'It is in src/http.ts:40.\n\n' },
+  { type: 'assistant_delta', text: '```ts\nretry(3);\n```\n\nSee [the docs](https://example.com/retry).' },
+];
+
+function press(panel: Panel, target: Element, key: string, init: Record<string, unknown> = {}): KeyboardEvent {
+  const event = new panel.window.KeyboardEvent('keydown', { key, bubbles: true, cancelable: true, ...init });
+  target.dispatchEvent(event);
+  return event;
+}
+
+function click(panel: Panel, target: Element | null): MouseEvent {
+  assert.ok(target, 'nothing to click');
+  const event = new panel.window.MouseEvent('click', { bubbles: true, cancelable: true });
+  target.dispatchEvent(event);
+  return event;
+}
+
+describe('the chat panel script', function () {
+  this.timeout(20_000);
+  let panel: Panel | undefined;
+
+  before(async () => {
+    const result = await build({
+      absWorkingDir: ROOT,
+      entryPoints: [path.join(ROOT, 'client', 'src', 'webview', 'main.ts')],
+      tsconfig: path.join(ROOT, 'client', 'src', 'webview', 'tsconfig.json'),
+      bundle: true,
+      format: 'iife',
+      platform: 'browser',
+      write: false,
+      logLevel: 'silent',
+    });
+    bundle = result.outputFiles[0].text;
+  });
+
+  afterEach(() => panel?.close());
+
+  it('announces itself with the seq it holds, and attaches no inline handlers', () => {
+    panel = openPanel();
+    assert.deepEqual(panel.posted, [{ type: 'ready', lastSeq: -1 }]);
+    for (const element of Array.from(panel.document.querySelectorAll('*'))) {
+      for (const attribute of Array.from(element.attributes)) assert.ok(!attribute.name.startsWith('on'), attribute.name);
+    }
+    assert.equal(panel.document.querySelector('[aria-live="polite"]') !== null, true);
+  });
+
+  it('shows a streamed reply in a polite live region, with tool chips and a distinct refused chip', async () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'events', events: numbered(ONE_TURN) });
+    await panel.nextFrame();
+
+    const turn = panel.document.querySelector('.turn')!;
+    assert.equal(turn.querySelector('.user-text')?.textContent, 'Where is the retry logic?');
+    const reply = turn.querySelector('.reply')!;
+    assert.equal(reply.getAttribute('aria-live'), 'polite');
+    assert.equal(reply.getAttribute('aria-busy'), 'true');
+    assert.match(reply.textContent ?? '', /It is in src\/http\.ts:40\./);
+    assert.ok(reply.querySelector('.code-block [data-code-action="copy"]'));
+    const chips = Array.from(turn.querySelectorAll('details.tool-chip'), (chip) => chip.className);
+    assert.deepEqual(chips, ['tool-chip is-ok', 'tool-chip is-refused']);
+
+    panel.receive({ type: 'events', events: numbered([{ type: 'assistant_message', text: 'Replaced.' }, { type: 'turn_complete' }], ONE_TURN.length) });
+    await panel.nextFrame();
+    assert.equal(reply.textContent?.trim(), 'Replaced.');
+    assert.equal(reply.getAttribute('aria-busy'), 'false');
+  });
+
+  it('sends on Enter, keeps Shift+Enter for a new line, and turns Send into Stop while answering', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    const input = panel.document.querySelector<HTMLTextAreaElement>('#message-input')!;
+    assert.ok(panel.document.querySelector('label[for="message-input"]'));
+
+    input.value = 'line one';
+    assert.equal(press(panel, input, 'Enter', { shiftKey: true }).defaultPrevented, false);
+    assert.equal(panel.posted.filter((m) => m.type === 'send').length, 0);
+    assert.equal(press(panel, input, 'Enter').defaultPrevented, true);
+    assert.deepEqual(panel.posted.at(-1), { type: 'send', text: 'line one' });
+    assert.equal(input.value, '');
+
+    panel.receive({ type: 'events', events: numbered(ONE_TURN.slice(0, 1)) });
+    const send = panel.document.querySelector('.send-button')!;
+    assert.equal(send.getAttribute('aria-label'), 'Stop the reply');
+    panel.document.querySelector('form')!.dispatchEvent(new panel.window.Event('submit', { bubbles: true, cancelable: true }));
+    assert.deepEqual(panel.posted.at(-1), { type: 'cancel' });
+
+    panel.receive({ type: 'events', events: numbered([{ type: 'turn_complete' }], 1) });
+    assert.equal(send.getAttribute('aria-label'), 'Send');
+  });
+
+  it('opens cited paths through the extension and never navigates the webview', async () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'events', events: numbered(ONE_TURN) });
+    await panel.nextFrame();
+
+    const pathClick = click(panel, panel.document.querySelector('a.path-link'));
+    assert.equal(pathClick.defaultPrevented, true);
+    assert.deepEqual(panel.posted.at(-1), { type: 'openFile', path: 'src/http.ts', line: 40 });
+
+    const webClick = click(panel, panel.document.querySelector('a.external-link'));
+    assert.equal(webClick.defaultPrevented, true);
+    assert.deepEqual(panel.posted.at(-1), { type: 'openExternal', url: 'https://example.com/retry' });
+    assert.equal(panel.window.location.href, 'https://webview.test/index.html');
+  });
+
+  it('copies a code block to the clipboard and asks the extension to insert one', async () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'events', events: numbered(ONE_TURN) });
+    await panel.nextFrame();
+    click(panel, panel.document.querySelector('[data-code-action="copy"]'));
+    click(panel, panel.document.querySelector('[data-code-action="insert"]'));
+    assert.deepEqual(panel.copied, ['retry(3);\n']);
+    assert.deepEqual(panel.posted.at(-1), { type: 'insertCode', code: 'retry(3);\n' });
+  });
+
+  it('shows an error banner whose fix button runs the matching command', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({
+      type: 'events',
+      events: numbered([
+        { type: 'user_message', text: 'q' },
+        { type: 'error', message: 'The model endpoint at x rejected the API key (401).' },
+        { type: 'turn_complete' },
+      ]),
+    });
+    const banner = panel.document.querySelector('.banner.is-error')!;
+    assert.equal(banner.getAttribute('role'), 'alert');
+    click(panel, banner.querySelector('[data-action="run-command"]'));
+    assert.deepEqual(panel.posted.at(-1), { type: 'runCommand', command: 'setApiKey' });
+    click(panel, banner.querySelector('[data-action="dismiss-banner"]'));
+    assert.equal(panel.document.querySelector('.banner'), null);
+  });
+
+  it('says why it lost its discussion, disables the input until attached again, and offers a new discussion', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'detached', message: 'The discussion was closed.' });
+    const input = panel.document.querySelector<HTMLTextAreaElement>('#message-input')!;
+    assert.equal(input.disabled, true);
+    assert.match(panel.document.querySelector('.banner-region')?.textContent ?? '', /The discussion was closed\./);
+    click(panel, panel.document.querySelector('.banner-region [data-action="new-discussion"]'));
+    assert.deepEqual(panel.posted.at(-1), { type: 'newDiscussion' });
+
+    panel.receive({ ...ATTACHED, discussionId: 'disc-2' } as ExtensionToWebview);
+    assert.equal(input.disabled, false);
+    assert.equal(panel.document.querySelector('.banner-region')?.textContent, '');
+  });
+
+  it('lets the user reword, add and remove constraints, then hands off the edited task', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'events', events: numbered([...ONE_TURN, { type: 'turn_complete' }]) });
+    click(panel, panel.document.querySelector('[data-action="promote"]'));
+    assert.deepEqual(panel.posted.at(-1), { type: 'promote' });
+    panel.receive({ type: 'events', events: numbered([{ type: 'task_prepared', intent: 'Add retries', constraints: ['Keep the API', 'Drop me'] }], ONE_TURN.length + 1) });
+
+    const intent = panel.document.querySelector<HTMLTextAreaElement>('[data-task-field="intent"]')!;
+    intent.value = 'Add retries with backoff';
+    intent.dispatchEvent(new panel.window.Event('input', { bubbles: true }));
+    click(panel, panel.document.querySelector('[data-action="remove-constraint"][data-index="1"]'));
+    click(panel, panel.document.querySelector('[data-action="add-constraint"]'));
+    const fields = panel.document.querySelectorAll<HTMLTextAreaElement>('[data-task-field="constraint"]');
+    assert.equal(fields.length, 2);
+    assert.equal(panel.document.activeElement, fields[1]);
+    fields[1].value = '  No new dependency ';
+    fields[1].dispatchEvent(new panel.window.Event('input', { bubbles: true }));
+
+    click(panel, panel.document.querySelector('[data-action="hand-off"]'));
+    const handOff = panel.posted.at(-1) as Extract<WebviewToExtension, { type: 'handOff' }>;
+    assert.deepEqual(handOff, {
+      type: 'handOff',
+      requestId: handOff.requestId,
+      task: { intent: 'Add retries with backoff', constraints: ['Keep the API', 'No new dependency'] },
+    });
+    assert.equal(typeof handOff.requestId, 'number');
+    panel.receive({ type: 'handOffResult', requestId: handOff.requestId, ok: true, message: 'Task handed off.' });
+    assert.equal(panel.document.querySelector('.task-card'), null);
+  });
+
+  it('restores the conversation and draft after a reload and takes a full replay without duplicates', async () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'events', events: numbered(ONE_TURN.slice(0, 6)) });
+    await panel.nextFrame();
+    const input = panel.document.querySelector<HTMLTextAreaElement>('#message-input')!;
+    input.value = 'half-typed';
+    input.dispatchEvent(new panel.window.Event('input', { bubbles: true }));
+    const saved = panel.savedState();
+    panel.close();
+
+    panel = openPanel(saved);
+    assert.deepEqual(panel.posted, [{ type: 'ready', discussionId: 'disc-1', lastSeq: 5 }]);
+    assert.equal(panel.document.querySelector<HTMLTextAreaElement>('#message-input')!.value, 'half-typed');
+    panel.receive({ ...ATTACHED, reset: false } as ExtensionToWebview);
+    panel.receive({ type: 'events', events: numbered([...ONE_TURN, { type: 'turn_complete' }]) });
+    await panel.nextFrame();
+
+    const turns = panel.document.querySelectorAll('.turn');
+    assert.equal(turns.length, 1);
+    assert.equal(turns[0].querySelectorAll('details.tool-chip').length, 2);
+    const reply = turns[0].querySelector('.reply')!;
+    assert.equal(reply.textContent?.match(/It is in/g)?.length, 1);
+    assert.equal(reply.querySelectorAll('.code-block').length, 1);
+  });
+  it('shows a tool chip for a hostile file name escaped and inert: no bidi or control character reaches its text or title, and nothing in it is markup', async () => {
+    const hostile = 'invoice\u202efdp.ts\nauth.ts:12: <img src=x onerror=alert(1)>\u001b[31m';
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({
+      type: 'events',
+      events: numbered([
+        { type: 'user_message', text: 'Read it' },
+        { type: 'tool_call', tool: 'read_file\u202e', paramsPreview: JSON.stringify({ path: hostile }) },
+        // What a server answer would hold if a name or content line reached it raw.
+        { type: 'tool_result', tool: 'read_file\u202e', ok: true, preview: `1: ${hostile}\r2: fake\u2028line` },
+        { type: 'turn_complete' },
+      ]),
+    });
+    await panel.nextFrame();
+
+    const chip = panel.document.querySelector('details.tool-chip')!;
+    const unsafe = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+    assert.doesNotMatch(chip.textContent ?? '', unsafe);
+    assert.doesNotMatch(chip.querySelector('summary')!.getAttribute('title') ?? '', unsafe);
+    assert.equal(chip.querySelector('.tool-params')?.textContent, `path: ${JSON.stringify(hostile).replace('\u202e', '\\u202e').replace('\u001b', '\\u001b')}`);
+    assert.equal(chip.querySelector('.tool-name')?.textContent, 'read_file\\u202e');
+    assert.equal(chip.querySelector('.tool-preview')?.textContent?.split('\n').length, 2, 'the preview keeps its one real line break');
+    assert.equal(chip.querySelector('img'), null);
+    assert.equal(chip.querySelectorAll('*').length, chip.querySelectorAll('summary, span, pre').length, 'only the chip\'s own elements');
+  });
+});
