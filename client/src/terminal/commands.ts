@@ -14,6 +14,7 @@ import { exportedText, taskContextOf, writeOutputFile } from './outputFiles';
 import { inertJson, inertJsonText, term } from './inertText';
 import { TurnPrinter, discussionRow } from './render';
 import { Refusal, type Session } from './session';
+import { errorText } from '../../../shared/errorText';
 
 /**
  * Runs `work` against a fresh server and always stops it afterwards. A
@@ -25,7 +26,7 @@ async function withSession(context: Context, work: (session: Session) => Promise
     session = await context.startSession();
   } catch (err) {
     onFailure?.(err);
-    context.err.line(term`${context.err.style.red(context.err.style.bold('error:'))} ${err instanceof Error ? err.message : String(err)}`);
+    context.err.line(term`${context.err.style.red(context.err.style.bold('error:'))} ${errorText(err)}`);
     return ExitCode.ServerFailed;
   }
   try {

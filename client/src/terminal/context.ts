@@ -8,6 +8,7 @@ import { ExitCode } from './exitCodes';
 import { term } from './inertText';
 import { LineWriter, colourWanted, createStyle, terminalRemedy } from './render';
 import { Refusal, ServerGone, Session } from './session';
+import { errorText } from '../../../shared/errorText';
 
 /** What every command needs: settings, the two output streams, and a way to start the server. */
 export interface Context {
@@ -82,7 +83,7 @@ export function failureExit(err: unknown): { code: number; message: string; refu
     return { code, message: err.message, refused: true };
   }
   if (err instanceof ServerGone) return { code: ExitCode.ServerFailed, message: err.message, refused: false };
-  return { code: ExitCode.ServerFailed, message: err instanceof Error ? err.message : String(err), refused: false };
+  return { code: ExitCode.ServerFailed, message: errorText(err), refused: false };
 }
 
 /** A refusal in the terminal: the server's words, as is, marked as a refusal rather than an error. */

@@ -19,6 +19,7 @@ import { TurnPrinter, cut, discussionRow, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
 import { configuredEditor, editTask } from './taskEdit';
 import { SLASH_COMMANDS } from './slashCommands';
+import { errorText } from '../../../shared/errorText';
 
 /** A second Ctrl+C within this long of the first quits even if the reply has not stopped yet. */
 const DOUBLE_INTERRUPT_MS = 2_000;
@@ -165,7 +166,7 @@ class Repl {
     try {
       this.session = await this.context.startSession();
     } catch (err) {
-      this.context.err.line(term`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${err instanceof Error ? err.message : String(err)}`);
+      this.context.err.line(term`${this.context.err.style.red(this.context.err.style.bold('error:'))} ${errorText(err)}`);
       return ExitCode.ServerFailed;
     }
     const session = this.session;

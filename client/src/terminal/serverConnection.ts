@@ -9,6 +9,7 @@ import {
 } from 'vscode-jsonrpc/node';
 import type { DiscussMethod, DiscussionEvent, InitializationOptions, ParamsOf, ResultOf } from '../../../shared/protocol';
 import type { RpcChannel } from '../common/discussionHub';
+import { errorText } from '../../../shared/errorText';
 
 /**
  * The server this client runs, found relative to this file: a bundle ships
@@ -172,7 +173,7 @@ export function describeExit(exit: ServerExit): string {
 
 /** The initialize error as the server worded it, without JSON-RPC's wrapping. */
 function initializeFailure(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorText(err);
   const unwrapped = message.replace(/^Request initialize failed with message:\s*/, '');
   if (/storage setting|storageDir|save discussions/.test(unwrapped)) {
     return `${unwrapped.replace(/ with the storage setting \(initializationOptions\.storageDir\)/, '')} Use --storage-dir DIR, or "storageDir" in the config file.`;

@@ -11,6 +11,7 @@ import {
 } from '../../../shared/protocol';
 import { DiscussionHub, type ClientDiscussion, type RpcChannel } from '../common/discussionHub';
 import { ServerConnection, describeExit, type ServerStartOptions } from './serverConnection';
+import { errorText } from '../../../shared/errorText';
 
 /** A request the server turned down; its message is written for a person and shown as is. */
 export class Refusal extends Error {
@@ -126,7 +127,7 @@ export class Session {
       return await request;
     } catch (err) {
       if (err instanceof ResponseError) throw new Refusal(err.message, err.code);
-      throw new ServerGone(this.goneMessage ?? `The Repo Discuss server stopped answering (${err instanceof Error ? err.message : String(err)}).`);
+      throw new ServerGone(this.goneMessage ?? `The Repo Discuss server stopped answering (${errorText(err)}).`);
     }
   }
 }

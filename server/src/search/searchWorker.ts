@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runSearchJob, SearchJob } from './searchJobs';
+import { errorText } from '../../../shared/errorText';
 
 /**
  * Entry point of a search worker thread (started by searchPool.ts). It runs
@@ -29,6 +30,6 @@ port.on('message', (request: WorkerRequest) => {
   };
   runSearchJob(request.job, control).then(
     (result) => port.postMessage({ type: 'done', id: request.id, result } satisfies WorkerReply),
-    (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error) } satisfies WorkerReply),
+    (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: errorText(error) } satisfies WorkerReply),
   );
 });

@@ -7,6 +7,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAIError } from 'openai';
 import { ModelError, ModelErrorKind } from '../types';
 import { displayUrl, Endpoint } from './endpoint';
+import { errorText } from '../../../../shared/errorText';
 
 /** A server asking for a longer pause is better reported than waited out. */
 export const MAX_HONOURED_RETRY_AFTER_MS = 60_000;
@@ -294,6 +295,6 @@ function connectionProblem(error: Error): string {
     innermost = current;
     current = (current as { cause?: unknown }).cause;
   }
-  const message = innermost instanceof Error ? innermost.message : String(innermost);
+  const message = errorText(innermost);
   return message || 'connection failed';
 }
