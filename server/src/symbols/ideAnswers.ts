@@ -24,12 +24,13 @@ export type IdeOutcome = ToolOutcome | 'timedOut' | undefined;
 const FROM_IDE = "from the editor's language service";
 
 /** Editor symbol kinds (vscode.SymbolKind names) as the tools' kind words. */
-// A Map, not an object: a kind such as "__proto__" must not find Object.prototype.
-const IDE_KINDS: ReadonlyMap<string, SymbolKind> = new Map<string, SymbolKind>(Object.entries<SymbolKind>({
-  file: 'module', module: 'module', namespace: 'module', package: 'module', class: 'class', method: 'method', property: 'property',
-  field: 'property', constructor: 'constructor', enum: 'enum', interface: 'interface', function: 'function', variable: 'variable',
-  constant: 'constant', enummember: 'enum_member', struct: 'struct', typeparameter: 'type', key: 'property', object: 'variable',
-}));
+// A Map, not an object: a kind such as "__proto__" must not find Object.prototype's members.
+const IDE_KINDS: ReadonlyMap<string, SymbolKind> = new Map<string, SymbolKind>([
+  ['file', 'module'], ['module', 'module'], ['namespace', 'module'], ['package', 'module'], ['class', 'class'], ['method', 'method'],
+  ['property', 'property'], ['field', 'property'], ['constructor', 'constructor'], ['enum', 'enum'], ['interface', 'interface'],
+  ['function', 'function'], ['variable', 'variable'], ['constant', 'constant'], ['enummember', 'enum_member'], ['struct', 'struct'],
+  ['typeparameter', 'type'], ['key', 'property'], ['object', 'variable'],
+]);
 
 function kindWord(item: IdeItem): string {
   const raw = typeof item.kind === 'string' ? item.kind.toLowerCase() : '';
