@@ -5,6 +5,7 @@ import { readInstructionFiles } from '../context/instructions';
 import { RepoSummaries } from '../context/repoSummary';
 import type { RipgrepOption } from '../search/ripgrep';
 import { SearchEngine } from '../search/searchEngine';
+import { IdeQueries, type IdeSource } from '../symbols/ideSource';
 import { createToolbox } from './toolbox';
 
 export interface RepoAccessOptions {
@@ -14,6 +15,8 @@ export interface RepoAccessOptions {
   searchTimeoutMs?: number;
   /** Told once which way searches run, for the server's log. */
   log?: (message: string) => void;
+  /** The editor's language service, when the client answers `discuss/ideQuery`. */
+  ide?: IdeSource;
 }
 
 /**
@@ -24,6 +27,7 @@ export interface RepoAccessOptions {
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
   const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log });
   const summaries = new RepoSummaries(search);
+  const ide = options.ide ? new IdeQueries(options.ide) : undefined;
   return {
     async bind(root: string, extraDenyRead: string[]): Promise<RepoBinding> {
       let policy;
@@ -34,7 +38,7 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
         throw err;
       }
       const [toolbox, summary, instructions] = await Promise.all([
-        createToolbox(root, policy, { search }),
+        createToolbox(root, policy, { search, ide }),
         summaries.summarize(root, policy),
         readInstructionFiles(root, policy),
       ]);

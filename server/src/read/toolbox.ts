@@ -8,6 +8,7 @@ import { listDir } from './listDir';
 import { readFile } from './readFile';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { GIT_TOOLS } from '../git/gitTools';
+import type { IdeQueries } from '../symbols/ideSource';
 import { SYMBOL_TOOLS } from '../symbols/symbolTools';
 
 /**
@@ -52,6 +53,8 @@ export interface ReadToolDefinition {
 export interface ToolContext {
   boundary: ReadBoundary;
   search: SearchEngine;
+  /** The editor's language service, when the client offers it (the symbol tools ask it first). */
+  ide?: IdeQueries;
 }
 
 const PATH_HELP = 'relative to the folder root (an absolute path or file: URI inside the folder also works)';
@@ -207,6 +210,7 @@ class ReadOnlyToolbox implements Toolbox {
     private readonly boundary: ReadBoundary,
     policy: ReadPolicy,
     private readonly search: SearchEngine,
+    private readonly ide: IdeQueries | undefined,
   ) {
     this.deniedTools = new Set(policy.denyTools);
     this.tools = new Map(READ_TOOLS.map((tool) => [tool.name, tool]));
@@ -241,7 +245,7 @@ class ReadOnlyToolbox implements Toolbox {
       if (signal?.aborted) return { ok: false, output: 'Cancelled.' };
       const args = parseArguments(tool, rawArguments);
       if (typeof args === 'string') return { ok: false, output: args };
-      return await tool.run({ boundary: this.boundary, search: this.search }, args, signal);
+      return await tool.run({ boundary: this.boundary, search: this.search, ide: this.ide }, args, signal);
     } catch (error) {
       // Never throw into the discussion loop; keep the message free of paths and stack traces.
       const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -253,6 +257,8 @@ class ReadOnlyToolbox implements Toolbox {
 export interface ToolboxOptions {
   /** How find_files and grep_files search; default: ripgrep from PATH if present, else the Node walk. */
   search?: SearchEngine;
+  /** The editor's language service, for the symbol tools; absent outside an editor that offers it. */
+  ide?: IdeQueries;
 }
 
 /**
@@ -261,5 +267,5 @@ export interface ToolboxOptions {
  */
 export async function createToolbox(root: string, policy: ReadPolicy, options: ToolboxOptions = {}): Promise<Toolbox> {
   const boundary = await ReadBoundary.create(root, policy.denyRead);
-  return new ReadOnlyToolbox(boundary, policy, options.search ?? defaultSearchEngine());
+  return new ReadOnlyToolbox(boundary, policy, options.search ?? defaultSearchEngine(), options.ide);
 }

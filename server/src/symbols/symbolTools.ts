@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ReadBoundary } from '../access/boundary';
 import type { ReadToolDefinition } from '../read/toolbox';
@@ -8,32 +7,20 @@ import type { FileIndex, IndexedSymbol } from './indexer';
 import { INDEX_LIMITS } from './limits';
 import { KIND_ALIASES, languageOf, SymbolKind } from './languages';
 import { matchScore } from './matching';
-import { currentIndex, findReferences as searchReferences, FolderIndex, statusNotes, SymbolRef } from './symbolIndex';
+import { findReferencesFromIde, findSymbolFromIde, getDiagnosticsFromIde, goToDefinitionFromIde, ideFirst, listSymbolsFromIde } from './ideAnswers';
+import { findReferences as searchReferences, FolderIndex, statusNotes, SymbolRef } from './symbolIndex';
+import { Args, failed, isOutcome, loadIndex, ok, readLines, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
 
 /**
  * The symbol tools, answered from the tree-sitter index (symbolIndex.ts):
  * find_symbol, go_to_definition, find_references, list_symbols and
- * get_diagnostics. Every path comes from the index (built by a walk through
+ * get_diagnostics. In an editor that answers `discuss/ideQuery`, each asks
+ * the editor's language service first (ideAnswers.ts). Every path comes from the index (built by a walk through
  * the read boundary) or from boundary.resolve; nothing else is read.
  */
 
-export const SYMBOL_LIMITS = Object.freeze({
-  findMaxResults: 100,
-  definitionMaxResults: 10,
-  definitionSignatureLines: 5,
-  referencesMax: 200,
-  /** The worker collects this many before the main thread drops declarations and caps. */
-  referencesCollected: 5000,
-  outlineMax: 500,
-  diagnosticsMax: 100,
-  /** A query longer than this is not a symbol name. */
-  maxNameChars: 200,
-});
+export { SYMBOL_LIMITS };
 
-type Args = Record<string, unknown>;
-
-const ok = (output: string): ToolOutcome => ({ ok: true, output });
-const failed = (output: string): ToolOutcome => ({ ok: false, output });
 
 const BY_NAME_NOTE = 'by name, not type-checked';
 const DIAGNOSTICS_SCOPE_NOTE =
@@ -48,32 +35,10 @@ function describe(symbol: IndexedSymbol): string {
   return `${symbol.kind} ${symbol.container ? `${symbol.container}.` : ''}${symbol.name}`;
 }
 
-function stringArgument(args: Args, name: string): string | undefined {
-  const value = args[name];
-  return typeof value === 'string' ? value : undefined;
-}
 
-/** The last part of a qualified name ("Server.listen", "pkg::f", "A#m"); the rest, if any, names its container. */
-function splitQualified(symbol: string): { name: string; qualifier?: string } {
-  const match = /^(.*?)(?:\.|::|#|->)([^.:#>-]+)$/.exec(symbol.trim());
-  return match && match[1] !== '' ? { name: match[2], qualifier: match[1].split(/\.|::|#|->/).pop() } : { name: symbol.trim() };
-}
 
-function validName(symbol: string | undefined, argument: string): string | undefined {
-  if (symbol === undefined || symbol.trim() === '') return `"${argument}" is empty. Pass a symbol name such as "createServer".`;
-  if (symbol.length > SYMBOL_LIMITS.maxNameChars) return `"${argument}" is longer than ${SYMBOL_LIMITS.maxNameChars} characters; pass a symbol name.`;
-  return undefined;
-}
 
-async function loadIndex(boundary: ReadBoundary, signal?: AbortSignal): Promise<FolderIndex | ToolOutcome> {
-  const outcome = await currentIndex(boundary, signal);
-  if (signal?.aborted) return failed('Cancelled.');
-  return outcome.ok ? outcome.result : failed(outcome.message);
-}
 
-function isOutcome(value: FolderIndex | ToolOutcome): value is ToolOutcome {
-  return !(value instanceof FolderIndex);
-}
 
 function walkOrder(index: FolderIndex): string[] {
   return sortInWalkOrder([...index.files.keys()]);
@@ -91,24 +56,6 @@ async function indexedFile(boundary: ReadBoundary, index: FolderIndex, requested
   return failed(`"${requested}" is not in the symbol index (gitignored files, node_modules/ and .git/ are not indexed${index.status.complete ? '' : ', and the index is not complete yet'}). Use read_file or grep_files.`);
 }
 
-/** The lines [start, end] of a file the index holds, read again through the boundary (the index keeps no file text). */
-async function readLines(boundary: ReadBoundary, relativePath: string, start: number, end: number): Promise<string[] | undefined> {
-  const resolved = await boundary.resolve(relativePath);
-  if (!resolved.ok || resolved.kind !== 'file' || resolved.size > INDEX_LIMITS.maxFileBytes) return undefined;
-  let text: string;
-  try {
-    text = await fs.promises.readFile(resolved.realPath, 'utf8');
-  } catch {
-    return undefined;
-  }
-  return text
-    .split('\n')
-    .slice(start - 1, end)
-    .map((line) => {
-      const trimmed = line.replace(/\r$/, '');
-      return trimmed.length > INDEX_LIMITS.maxLineChars ? `${trimmed.slice(0, INDEX_LIMITS.maxLineChars)}…` : trimmed;
-    });
-}
 
 // ------------------------------------------------------------ find_symbol
 
@@ -448,7 +395,7 @@ export const SYMBOL_TOOLS: readonly ReadToolDefinition[] = [
       { name: 'query', type: 'string', required: true, description: 'The name or part of it, e.g. "createServer", "cS", "Server".' },
       { name: 'kind', type: 'string', required: false, description: 'Only this kind: class, interface, struct, enum, type, function, method, constructor, property, variable, constant, module, macro.' },
     ],
-    run: ({ boundary }, args, signal) => findSymbol(boundary, args, signal),
+    run: ({ boundary, ide }, args, signal) => ideFirst(ide, (asked) => findSymbolFromIde(boundary, asked, args, signal), () => findSymbol(boundary, args, signal), signal),
   },
   {
     name: 'go_to_definition',
@@ -456,7 +403,7 @@ export const SYMBOL_TOOLS: readonly ReadToolDefinition[] = [
       'Where a symbol is defined: "path:start-end" and its first lines (the signature). Pass path and line of a use to resolve that occurrence (imports followed, same file first); ' +
       `without them, the best matches in the folder. Resolved by name, not type-checked. At most ${SYMBOL_LIMITS.definitionMaxResults} definitions.`,
     arguments: [{ name: 'symbol', type: 'string', required: true, description: 'The identifier, e.g. "createServer" or "Server.listen".' }, ...LOCATION_ARGUMENTS],
-    run: ({ boundary }, args, signal) => goToDefinition(boundary, args, signal),
+    run: ({ boundary, ide }, args, signal) => ideFirst(ide, (asked) => goToDefinitionFromIde(boundary, asked, args, signal), () => goToDefinition(boundary, args, signal), signal),
   },
   {
     name: 'find_references',
@@ -468,14 +415,14 @@ export const SYMBOL_TOOLS: readonly ReadToolDefinition[] = [
       ...LOCATION_ARGUMENTS,
       { name: 'include_declaration', type: 'boolean', required: false, description: 'Include the definitions themselves (marked). Default true.' },
     ],
-    run: ({ boundary }, args, signal) => findReferences(boundary, args, signal),
+    run: ({ boundary, ide }, args, signal) => ideFirst(ide, (asked) => findReferencesFromIde(boundary, asked, args, signal), () => findReferences(boundary, args, signal), signal),
   },
   {
     name: 'list_symbols',
     description:
       'The outline of one source file: each definition\'s kind, name and line range, nested by indentation, so you can read_file just one function instead of the whole file.',
     arguments: [{ name: 'path', type: 'string', required: true, description: `Source file, ${PATH_HELP}.` }],
-    run: ({ boundary }, args, signal) => listSymbols(boundary, args, signal),
+    run: ({ boundary, ide }, args, signal) => ideFirst(ide, (asked) => listSymbolsFromIde(boundary, asked, args, signal), () => listSymbols(boundary, args, signal), signal),
   },
   {
     name: 'get_diagnostics',
@@ -483,6 +430,6 @@ export const SYMBOL_TOOLS: readonly ReadToolDefinition[] = [
       `Syntax errors tree-sitter finds in a file, a directory or the whole folder (at most ${SYMBOL_LIMITS.diagnosticsMax}), as "path:line: error: message". ` +
       'Only syntax: type errors and lint warnings need the editor\'s language support, which this tool does not have.',
     arguments: [{ name: 'path', type: 'string', required: false, description: `File or directory, ${PATH_HELP}. Default: the whole folder.` }],
-    run: ({ boundary }, args, signal) => getDiagnostics(boundary, args, signal),
+    run: ({ boundary, ide }, args, signal) => ideFirst(ide, (asked) => getDiagnosticsFromIde(boundary, asked, args, signal), () => getDiagnostics(boundary, args, signal), signal),
   },
 ];
