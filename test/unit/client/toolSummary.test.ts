@@ -71,8 +71,11 @@ describe('tool summaries', () => {
   });
 
   it('a cut result preview counts only whole lines and says there are more', () => {
-    const cut = `${Array.from({ length: 30 }, (_, i) => `src/file${i}.ts:${i + 1}: match here`).join('\n')}`.slice(0, 600) + '…';
-    const whole = cut.split('\n').length - 1; // the last line was cut, so it is not counted
+    // Lines of 40 characters: the server's cut at 600 lands inside the 15th line's text, after its "path:line: ".
+    const lines = Array.from({ length: 30 }, (_, i) => `src/f${i}.ts:${i + 1}: `.padEnd(40, 'x'));
+    const cut = lines.join('\n').slice(0, 600) + '…';
+    assert.match(cut.split('\n')[14], /^src\/f14\.ts:15: x+…$/);
+    const whole = 14; // the 15th line was cut, so it is not counted
     assert.equal(line('grep_files', { pattern: 'match' }, cut), `search for \`match\` — ${whole}+ matches in ${whole}+ files`);
   });
 
