@@ -7,6 +7,9 @@
  * partial clone with a missing object (a lazy fetch would run it). Every
  * program is one script that appends to a marker file. The (fake) model
  * calls all four git tools through the real server process.
+ *
+ * Second case: a `.git` file planted in the folder pointing at another
+ * repository on the machine, whose commits and files carry the sentinel.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -225,5 +228,53 @@ describe('adversarial: a hostile repository behind the git tools', function () {
     figures.controlMarkersFromPlainGit = control.length;
     figures.leakedBytes = leaks.bytes;
     figures.scannedBytes = leaks.scanned;
+  });
+
+  it('a .git file pointing at another repository on the machine is refused by every git tool, and none of its commits or files reach an event, model request or log', async () => {
+    const planted = await Lab.create({ plain: true });
+    try {
+      // The other repository: the lab's outside folder, its history and files carrying the sentinel.
+      git(planted.outside, ['init', '-q', '-b', 'main']);
+      git(planted.outside, ['add', '-A']);
+      git(planted.outside, ['commit', '-q', '-m', `Other repository ${SENTINEL}`]);
+      fs.rmSync(path.join(planted.repo, '.git'), { recursive: true, force: true });
+      fs.writeFileSync(path.join(planted.repo, '.git'), `gitdir: ${path.join(planted.outside, '.git')}\n`);
+      const s = await planted.server();
+      const id = await planted.open(s);
+      const calls: Array<Omit<FakeToolCall, 'id'>> = [
+        { name: 'git_diff', arguments: '{}' },
+        { name: 'git_diff', arguments: '{"scope":"staged"}' },
+        { name: 'git_log', arguments: '{"max_count":50}' },
+        { name: 'git_show', arguments: '{"commit":"HEAD"}' },
+        { name: 'git_blame', arguments: '{"path":"README.md","start_line":1,"end_line":3}' },
+      ];
+      const ids = calls.map((_, i) => `p-${i}`);
+      const firstRequest = planted.fake.completionRequests.length;
+      const events = await runTurn(s, planted.fake, id, 'what changed?', [
+        { kind: 'toolCalls', calls: calls.map((call, i) => ({ id: ids[i], ...call })) },
+        { kind: 'text', text: 'Nothing to see.' },
+      ]);
+      const results = events.filter((e) => e.type === 'tool_result') as Array<{ ok: boolean }>;
+      const outputs = toolOutputs(planted.fake.completionRequests.slice(firstRequest));
+      assert.equal(results.length, calls.length, 'every git call got a tool_result');
+      assert.deepEqual(results.map((r) => r.ok), calls.map(() => false), 'every git call was refused');
+      for (const toolId of ids) assert.match(outputs.get(toolId) ?? '', /the \.git file here points to a git directory that does not belong to this folder; the git tools are off for it/);
+      const leaks = scanForLeaks(planted, [s]);
+      assertNoLeak(leaks);
+      await s.stop();
+      planted.drop(s);
+
+      // Control: the plant is live. Plain git in the folder reads the other repository's history.
+      const control = git(planted.repo, ['log', '--format=%s']);
+      assert.ok(control.includes(SENTINEL), "plain git follows the planted .git file to the other repository's history");
+
+      figures.plantedGitFileCalls = calls.length;
+      figures.plantedGitFileRefused = results.filter((r) => !r.ok).length;
+      figures.plantedGitFileLeakedBytes = leaks.bytes;
+      figures.plantedGitFileScannedBytes = leaks.scanned;
+      figures.plantedGitFileControlShowsOther = control.includes(SENTINEL);
+    } finally {
+      await planted.dispose();
+    }
   });
 });

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isSameOrInside, type ReadBoundary } from '../access/boundary';
+import { checkGitDirOwnership } from './gitDirOwnership';
 
 /**
  * The one way the git tools run git. A repository is untrusted input, and so
@@ -275,14 +276,25 @@ async function filterOverrides(cwd: string, signal?: AbortSignal): Promise<Array
   return overrides;
 }
 
+/** One value of a config file read as plain data (no includes followed); undefined when unset or unreadable. */
+async function readConfigValue(cwd: string, file: string, key: string, signal?: AbortSignal): Promise<string | undefined> {
+  const run = await runGit(['config', '--file', file, '--get', key], { cwd, signal, maxBytes: 64 * 1024 });
+  return run.code === 0 && !run.failure && !run.truncated ? run.stdout.toString('utf8').replace(/\n$/, '') : undefined;
+}
+
 /**
  * Finds the repository the folder is in and checks it: the work tree must
  * contain the folder (a hostile `core.worktree` pointing elsewhere would make
- * every diff one of another directory's files).
+ * every diff one of another directory's files), and its git directory must
+ * belong to that work tree (gitDirOwnership: a planted `.git` file would
+ * show another repository's history).
  */
 export async function openRepository(boundary: ReadBoundary, signal?: AbortSignal): Promise<Opened> {
   const cwd = boundary.root;
-  const run = await runGit(['rev-parse', '--is-inside-work-tree', '--is-shallow-repository', '--show-toplevel'], { cwd, signal, maxBytes: 64 * 1024 });
+  const run = await runGit(
+    ['rev-parse', '--is-inside-work-tree', '--is-shallow-repository', '--show-toplevel', '--absolute-git-dir', '--path-format=absolute', '--git-common-dir'],
+    { cwd, signal, maxBytes: 64 * 1024 },
+  );
   if (run.failure) return { ok: false, message: describeFailure(run, 'git rev-parse') };
   if (run.code !== 0) {
     if (/not a git repository/i.test(run.stderr)) {
@@ -293,8 +305,8 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
     }
     return { ok: false, message: `not a git repository: ${describeFailure(run, 'git rev-parse')}; the git tools need one.` };
   }
-  const [inside, shallow, toplevel] = run.stdout.toString('utf8').split('\n');
-  if (inside !== 'true' || !toplevel) {
+  const [inside, shallow, toplevel, gitDir, commonDir] = run.stdout.toString('utf8').split('\n');
+  if (inside !== 'true' || !toplevel || !gitDir || !commonDir) {
     return { ok: false, message: 'not a git repository: the folder is not in a Git work tree (a bare repository or inside .git); the git tools need one.' };
   }
   let realTop: string;
@@ -306,6 +318,11 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
   if (!isSameOrInside(realTop, cwd)) {
     return { ok: false, message: "not a git repository the tools can use: the repository's configured work tree does not contain this folder." };
   }
+  const ownership = await checkGitDirOwnership(
+    { toplevel: path.resolve(toplevel), gitDir: path.resolve(gitDir), commonDir: path.resolve(cwd, commonDir) },
+    (file, key) => readConfigValue(cwd, file, key, signal),
+  );
+  if (!ownership.ok) return { ok: false, message: ownership.message };
   const config = await filterOverrides(cwd, signal);
   if (!config) return { ok: false, message: "the repository's config could not be read, so the git tools cannot be run safely." };
   return { ok: true, repo: { cwd, shallow: shallow === 'true', config } };

@@ -280,6 +280,98 @@ describe('git tools', function () {
       }
     });
 
+    describe('a .git that leads outside the folder', () => {
+      let layoutBase: string;
+      let other: string;
+      before(() => {
+        layoutBase = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-git-dotgit-')));
+        // Another repository on the machine, whose messages and files must never be shown.
+        other = path.join(layoutBase, 'other');
+        fs.mkdirSync(other);
+        git(other, 'init', '-q', '-b', 'main');
+        writeTree(other, { 'a.txt': `${OUTSIDE_MARKER} file\n`, 'b.txt': 'b\n' });
+        commitAll(other, `Other repository ${OUTSIDE_MARKER}`);
+      });
+      after(() => fs.rmSync(layoutBase, { recursive: true, force: true }));
+
+      /** A folder with one file and the given `.git` entry. */
+      function planted(name: string, makeDotGit: (dotGit: string) => void): string {
+        const folder = path.join(layoutBase, name);
+        writeTree(folder, { 'a.txt': 'planted\n' });
+        makeDotGit(path.join(folder, '.git'));
+        return folder;
+      }
+
+      async function assertAllRefused(folder: string): Promise<void> {
+        const b = await ReadBoundary.create(folder);
+        for (const outcome of [gitDiff(b, {}), gitLog(b, {}), gitShow(b, { commit: 'HEAD' }), gitBlame(b, { path: 'a.txt', start_line: 1, end_line: 1 })]) {
+          const output = await refused(outcome);
+          assert.match(output, /the \.git file here points to a git directory that does not belong to this folder; the git tools are off for it/);
+          assert.doesNotMatch(output, /Other repository|b\.txt/);
+        }
+      }
+
+      it('a worktree made with `git worktree add` works, with its own branch\'s history', async () => {
+        const linked = path.join(layoutBase, 'linked');
+        git(repo, 'worktree', 'add', '-q', linked, 'main');
+        try {
+          const b = await ReadBoundary.create(linked, ['private/**']);
+          assert.match(await ok(gitLog(b, {})), /Add a file with a hostile name[\s\S]*First commit/);
+          assert.match(await ok(gitShow(b, { commit: 'HEAD~1' })), /Fix the answer/);
+          assert.match(await ok(gitDiff(b, {})), /^No uncommitted changes/);
+          assert.match(await ok(gitBlame(b, { path: 'sub/inner.ts', start_line: 1, end_line: 1 })), /1: export const inner = 2;/);
+        } finally {
+          git(repo, 'worktree', 'remove', '--force', linked);
+        }
+      });
+
+      it('a submodule layout (gitdir under the superproject\'s .git/modules, core.worktree pointing back) works', async () => {
+        const superproject = path.join(layoutBase, 'super');
+        fs.mkdirSync(superproject);
+        git(superproject, 'init', '-q', '-b', 'main');
+        const child = path.join(superproject, 'child');
+        fs.mkdirSync(child);
+        const modules = path.join(superproject, '.git', 'modules', 'child');
+        fs.mkdirSync(path.dirname(modules), { recursive: true });
+        git(child, 'init', '-q', '-b', 'main', `--separate-git-dir=${modules}`);
+        // As `git submodule` writes them: relative pointers both ways.
+        fs.writeFileSync(path.join(child, '.git'), 'gitdir: ../.git/modules/child\n');
+        git(child, 'config', 'core.worktree', '../../../child');
+        writeTree(child, { 'a.txt': 'child\n' });
+        commitAll(child, 'Child commit');
+        const b = await ReadBoundary.create(child);
+        assert.match(await ok(gitLog(b, {})), /Ada: Child commit/);
+        assert.match(await ok(gitBlame(b, { path: 'a.txt', start_line: 1, end_line: 1 })), /1: child/);
+      });
+
+      it('refuses a planted .git file pointing at another repository, and shows none of its commits or files', async () => {
+        await assertAllRefused(planted('planted-file', (dotGit) => fs.writeFileSync(dotGit, `gitdir: ${path.join(other, '.git')}\n`)));
+      });
+
+      it("refuses a planted .git file pointing at another repository's linked worktree whose back-pointer names someone else", async () => {
+        const elsewhere = path.join(layoutBase, 'other-linked');
+        git(other, 'worktree', 'add', '-q', '-b', 'side', elsewhere);
+        await assertAllRefused(planted('planted-worktree', (dotGit) => fs.writeFileSync(dotGit, `gitdir: ${path.join(other, '.git', 'worktrees', 'other-linked')}\n`)));
+      });
+
+      it('refuses a planted .git symlink to another repository\'s git directory', async () => {
+        await assertAllRefused(planted('planted-link', (dotGit) => fs.symlinkSync(path.join(other, '.git'), dotGit)));
+      });
+
+      it("refuses a .git directory of the folder's own whose commondir or alternates lead to another repository", async () => {
+        await assertAllRefused(planted('planted-commondir', (dotGit) => {
+          git(path.dirname(dotGit), 'init', '-q', '-b', 'main');
+          fs.writeFileSync(path.join(dotGit, 'commondir'), `${path.join(other, '.git')}\n`);
+        }));
+        await assertAllRefused(planted('planted-alternates', (dotGit) => {
+          const folder = path.dirname(dotGit);
+          git(folder, 'init', '-q', '-b', 'main');
+          fs.writeFileSync(path.join(dotGit, 'objects', 'info', 'alternates'), `${path.join(other, '.git', 'objects')}\n`);
+          git(folder, 'update-ref', 'refs/heads/main', git(other, 'rev-parse', 'HEAD').trim());
+        }));
+      });
+    });
+
     it('answers clearly when git is not on the PATH', async () => {
       const saved = process.env.PATH;
       process.env.PATH = path.join(base, 'no-bin');
