@@ -39,6 +39,8 @@ export type MapBuilder = (root: string, denyRead: readonly string[]) => Promise<
 export interface BuiltMap {
   ranked: RankedFile[];
   files: ReadonlyMap<string, FileIndex>;
+  /** Built from an index that stopped at its time limit: rebuilt at the next start rather than after refreshAfterMs. */
+  partial?: boolean;
 }
 
 /** Tokens, estimated cheaply: a token covers about four bytes of code. */
@@ -60,7 +62,7 @@ export const buildFromIndex: MapBuilder = async (root, denyRead) => {
   if (!indexed.ok) return undefined;
   const index = indexed.result;
   const ranked = await rankForMap(mapInputs(index), REPO_MAP_LIMITS.rankTimeMs, REPO_MAP_LIMITS.maxRanked);
-  return ranked.ok ? { ranked: ranked.result.ranked, files: index.files } : undefined;
+  return ranked.ok ? { ranked: ranked.result.ranked, files: index.files, partial: !index.status.complete } : undefined;
 };
 
 /** One top-level definition: its kind, then its line from the name on ("createToolbox(root: string, …"), cut short. */
@@ -124,7 +126,7 @@ export class RepoMaps {
           (built) => {
             if (!built) return;
             cached.built = built;
-            cached.builtAt = this.now();
+            cached.builtAt = built.partial ? 0 : this.now();
             cached.texts.clear();
           },
           (error: unknown) => this.log?.(`repository map of ${root} not built: ${error instanceof Error ? error.message : String(error)}`),
