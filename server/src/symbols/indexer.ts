@@ -6,6 +6,7 @@ import { ReadBoundary } from '../access/boundary';
 import { walkFiles } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
+import { MapFileInput, RankedFile, rankFiles } from './mapRanking';
 
 /**
  * The worker side of the symbol index: walks the folder, parses each source
@@ -53,6 +54,14 @@ export interface FileIndex {
   moreProblems: number;
   imports: ImportBinding[];
   reexports: ImportBinding[];
+  /**
+   * The identifiers the file uses, as "name\tcount" lines (definition sites
+   * included): what the repository map's graph is built from. One string, not
+   * an object per name: the index crosses from the worker to the main thread
+   * by structured clone, and 20,000 files of name objects made that a
+   * main-thread stall.
+   */
+  references?: string;
 }
 
 export interface IndexJob {
@@ -113,8 +122,21 @@ export interface ReferenceJobResult {
   complete: boolean;
 }
 
-export type SymbolJob = IndexJob | ReferenceJob;
-export type SymbolJobResult = IndexJobResult | ReferenceJobResult;
+/** Ranks the index's files for the repository map (mapRanking.ts); reads no file. */
+export interface MapJob {
+  kind: 'map';
+  files: MapFileInput[];
+  timeMs: number;
+  maxResults: number;
+}
+
+export interface MapJobResult {
+  kind: 'map';
+  ranked: RankedFile[];
+}
+
+export type SymbolJob = IndexJob | ReferenceJob | MapJob;
+export type SymbolJobResult = IndexJobResult | ReferenceJobResult | MapJobResult;
 
 export interface SymbolJobControl {
   shouldStop(): boolean;
@@ -278,10 +300,17 @@ function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file:
   const withErrors = tree.rootNode.hasError;
   /** Enclosing definitions: [depth, name]. */
   const containers: Array<[number, string]> = [];
+  const used = new Map<string, number>();
   let depth = 0;
   for (;;) {
     const type = cursor.nodeType;
     let descend = true;
+    if (spec.identifiers.has(type)) {
+      const name = cursor.nodeText;
+      const count = used.get(name);
+      if (count !== undefined) used.set(name, count + 1);
+      else if (used.size < INDEX_LIMITS.maxReferenceNamesPerFile && name.length <= 100) used.set(name, 1);
+    }
     while (containers.length > 0 && containers[containers.length - 1][0] >= depth) containers.pop();
 
     const rule = Object.prototype.hasOwnProperty.call(spec.definitions, type) ? spec.definitions[type] : undefined;
@@ -332,6 +361,7 @@ function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file:
     while (!cursor.gotoNextSibling()) {
       if (!cursor.gotoParent()) {
         cursor.delete();
+        file.references = [...used].map(([name, count]) => `${name}\t${count}`).join('\n');
         return;
       }
       depth -= 1;
@@ -490,6 +520,12 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
   return result;
 }
 
-export function runSymbolJob(job: SymbolJob, control: SymbolJobControl): Promise<SymbolJobResult> {
-  return job.kind === 'index' ? runIndex(job, control) : runReferences(job, control);
+function runMap(job: MapJob): MapJobResult {
+  return { kind: 'map', ranked: rankFiles(job.files, { maxResults: job.maxResults, deadline: performance.now() + job.timeMs }) };
+}
+
+export async function runSymbolJob(job: SymbolJob, control: SymbolJobControl): Promise<SymbolJobResult> {
+  if (job.kind === 'index') return runIndex(job, control);
+  if (job.kind === 'map') return runMap(job);
+  return runReferences(job, control);
 }

@@ -14,4 +14,6 @@ export const INDEX_LIMITS = Object.freeze({
   maxLineChars: 200,
   /** Per file: a generated file with more definitions keeps the first ones (bounds the index's memory). */
   maxSymbolsPerFile: 5000,
+  /** Per file: distinct identifiers kept for the repository map (bounds the index's memory on generated files). */
+  maxReferenceNamesPerFile: 2000,
 });

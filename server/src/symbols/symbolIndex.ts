@@ -2,7 +2,8 @@ import * as path from 'node:path';
 import { ReadBoundary } from '../access/boundary';
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool } from '../search/searchPool';
-import type { FileIndex, IndexedSymbol, IndexJob, IndexJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
+import type { FileIndex, IndexedSymbol, IndexJob, IndexJobResult, MapJob, MapJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
+import type { MapFileInput } from './mapRanking';
 
 /**
  * The main-thread side of the symbol index: one index per folder (and deny
@@ -163,6 +164,18 @@ export function findReferences(boundary: ReadBoundary, symbol: string, files: st
     maxReferences,
   };
   return runJob<ReferenceJobResult>(job, signal);
+}
+
+/** Ranks `files` for the repository map in the symbol thread, within `timeMs`. */
+export function rankForMap(files: MapFileInput[], timeMs: number, maxResults: number, signal?: AbortSignal): Promise<JobOutcome<MapJobResult>> {
+  const job: MapJob = { kind: 'map', files, timeMs, maxResults };
+  return runJob<MapJobResult>(job, signal);
+}
+
+/** Forgets every folder's index and stops the symbol thread: the next query starts cold (the benchmark's cold figures). */
+export async function resetSymbolIndexes(): Promise<void> {
+  folders.clear();
+  await closeSymbolPool();
 }
 
 /** The model-facing note on how complete the index is; empty when it is. */
