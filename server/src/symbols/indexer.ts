@@ -309,7 +309,7 @@ function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file:
       const name = cursor.nodeText;
       const count = used.get(name);
       if (count !== undefined) used.set(name, count + 1);
-      else if (used.size < INDEX_LIMITS.maxReferenceNamesPerFile && name.length <= 100) used.set(name, 1);
+      else if (used.size < INDEX_LIMITS.maxReferenceNamesPerFile && name.length <= INDEX_LIMITS.maxReferenceNameChars) used.set(name, 1);
     }
     while (containers.length > 0 && containers[containers.length - 1][0] >= depth) containers.pop();
 

@@ -262,7 +262,8 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
     const index = await loadIndex(boundary, signal);
     if (isOutcome(index)) return index;
 
-    let files = walkOrder(index);
+    // Only files that use the name (or may, see referenceCandidates) are read: reading all of them took seconds at 20,000 files.
+    let files = sortInWalkOrder(index.referenceCandidates(name));
     const requestedPath = stringArgument(args, 'path');
     let fromFile: FileIndex | undefined;
     if (requestedPath !== undefined && requestedPath !== '') {
