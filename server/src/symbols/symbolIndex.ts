@@ -93,6 +93,8 @@ export class FolderIndex {
   /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
   private readonly unlisted = new Set<string>();
   status: IndexStatus = { complete: false, indexedFiles: 0, sourceFiles: 0, walkStopped: true, fileCapReached: false, leftOut: 0, tooLarge: 0 };
+  /** The distinct definition names with their lower case, for find_symbol's scan; rebuilt after a change. */
+  private lowerNames: Array<[name: string, lower: string]> | undefined;
   /** When the last refresh was applied (the freshness clock), and whether it changed anything. */
   refreshedAt: number | undefined;
   lastRefreshChanged = true;
@@ -120,6 +122,7 @@ export class FolderIndex {
       }
     }
     this.lastRefreshChanged = result.removed.length > 0 || result.updated.length > 0;
+    if (this.lastRefreshChanged) this.lowerNames = undefined;
     this.status = {
       complete: result.walkComplete && result.indexedFiles === result.sourceFiles && !result.fileCapReached,
       indexedFiles: result.indexedFiles,
@@ -147,6 +150,11 @@ export class FolderIndex {
       users.delete(relativePath);
       if (users.size === 0) this.usedBy.delete(name);
     }
+  }
+
+  namesWithLowerCase(): ReadonlyArray<[name: string, lower: string]> {
+    this.lowerNames ??= [...this.byName.keys()].map((name) => [name, name.toLowerCase()]);
+    return this.lowerNames;
   }
 
   /**
