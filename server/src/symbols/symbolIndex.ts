@@ -58,13 +58,10 @@ export interface SymbolRef {
 /**
  * Whether a file's identifier list (FileIndex.references) may lack a name
  * the reference search would find there, so the file must always be searched:
- * no list (unreadable, or the parse gave up), a list cut at the cap, or
- * syntax errors (the indexer does not descend into ERROR nodes, the
- * reference search does).
+ * no list (unreadable, or the parse gave up), or a list cut at the cap.
  */
 function identifiersMayBeMissing(file: FileIndex): boolean {
   if (file.references === undefined) return true;
-  if (file.problems.length > 0 || file.moreProblems > 0) return true;
   let lines = 1;
   for (let at = file.references.indexOf('\n'); at !== -1; at = file.references.indexOf('\n', at + 1)) lines += 1;
   return lines >= INDEX_LIMITS.maxReferenceNamesPerFile;
