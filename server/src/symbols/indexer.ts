@@ -294,6 +294,33 @@ function problemMessage(node: TreeSitterNode): string {
   return snippet === '' ? 'syntax error' : `syntax error: unexpected "${snippet.length > 40 ? `${snippet.slice(0, 40)}…` : snippet}"`;
 }
 
+function countIdentifier(used: Map<string, number>, name: string): void {
+  const count = used.get(name);
+  if (count !== undefined) used.set(name, count + 1);
+  else if (used.size < INDEX_LIMITS.maxReferenceNamesPerFile && name.length <= INDEX_LIMITS.maxReferenceNameChars) used.set(name, 1);
+}
+
+function listIdentifiersUnder(node: TreeSitterNode, spec: LanguageSpec, used: Map<string, number>): void {
+  const cursor = node.walk();
+  let depth = 0;
+  try {
+    for (;;) {
+      if (spec.identifiers.has(cursor.nodeType)) countIdentifier(used, cursor.nodeText);
+      if (cursor.gotoFirstChild()) {
+        depth += 1;
+        continue;
+      }
+      while (depth > 0 && !cursor.gotoNextSibling()) {
+        cursor.gotoParent();
+        depth -= 1;
+      }
+      if (depth === 0) return;
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
 /** One pass over the tree with a cursor (no node objects for the many nodes that define nothing). */
 function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file: FileIndex): void {
   const cursor: TreeCursor = tree.walk();
@@ -305,12 +332,7 @@ function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file:
   for (;;) {
     const type = cursor.nodeType;
     let descend = true;
-    if (spec.identifiers.has(type)) {
-      const name = cursor.nodeText;
-      const count = used.get(name);
-      if (count !== undefined) used.set(name, count + 1);
-      else if (used.size < INDEX_LIMITS.maxReferenceNamesPerFile && name.length <= 100) used.set(name, 1);
-    }
+    if (spec.identifiers.has(type)) countIdentifier(used, cursor.nodeText);
     while (containers.length > 0 && containers[containers.length - 1][0] >= depth) containers.pop();
 
     const rule = Object.prototype.hasOwnProperty.call(spec.definitions, type) ? spec.definitions[type] : undefined;
@@ -321,6 +343,8 @@ function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file:
         if (file.problems.length < INDEX_LIMITS.maxProblemsPerFile) file.problems.push({ line: node.startPosition.row + 1, message: problemMessage(node) });
         else file.moreProblems += 1;
         descend = false;
+        // Still listed: find_references reads only files whose list names the symbol, and it finds uses inside ERROR nodes.
+        listIdentifiersUnder(node, spec, used);
       } else if (type === 'import_statement') {
         jsImports(node, file.imports);
       } else if (type === 'export_statement' && node.childForFieldName('source')) {

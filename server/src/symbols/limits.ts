@@ -16,4 +16,6 @@ export const INDEX_LIMITS = Object.freeze({
   maxSymbolsPerFile: 5000,
   /** Per file: distinct identifiers kept for the repository map (bounds the index's memory on generated files). */
   maxReferenceNamesPerFile: 2000,
+  /** Longer identifiers are not listed (a reference search for one reads every file). */
+  maxReferenceNameChars: 100,
 });

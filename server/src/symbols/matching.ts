@@ -66,6 +66,19 @@ function isSubsequence(lowerQuery: string, lowerName: string): boolean {
   return false;
 }
 
+/**
+ * A cheap test every match passes (each kind matches the query's letters in
+ * order, ignoring case), so a query can skip most names before matchScore,
+ * whose hump match is the costly part.
+ */
+export function mayMatch(lowerQuery: string, lowerName: string): boolean {
+  if (lowerQuery === '') return false;
+  // By UTF-16 unit, not by character: a prefix or substring match of an astral character must pass too.
+  let at = 0;
+  for (let i = 0; i < lowerName.length && at < lowerQuery.length; i++) if (lowerName.charCodeAt(i) === lowerQuery.charCodeAt(at)) at += 1;
+  return at === lowerQuery.length;
+}
+
 export function matchScore(query: string, name: string): number | undefined {
   if (query === '') return undefined;
   if (name === query) return MATCH_SCORES.exact;

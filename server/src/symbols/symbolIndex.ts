@@ -1,8 +1,10 @@
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { ReadBoundary } from '../access/boundary';
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool } from '../search/searchPool';
 import type { FileIndex, IndexedSymbol, IndexJob, IndexJobResult, MapJob, MapJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
+import { INDEX_LIMITS } from './limits';
 import type { MapFileInput } from './mapRanking';
 
 /**
@@ -20,7 +22,20 @@ export const SYMBOL_INDEX_LIMITS = Object.freeze({
   jobTimeoutMs: 40_000,
   /** Indexes of this many folders are kept; the least recently used one goes. */
   maxFolders: 8,
+  /**
+   * A complete index whose last refresh found nothing changed and finished
+   * less than this long ago is used without walking again: at 20,000 files
+   * the walk cost every query about 170 ms. An edit shows up once this has passed.
+   */
+  freshForMs: 2_000,
 });
+
+let clock: () => number = () => performance.now();
+
+/** Replaces the clock the freshness interval is measured with (tests); without an argument, the real one again. */
+export function setSymbolIndexClock(now?: () => number): void {
+  clock = now ?? (() => performance.now());
+}
 
 export interface IndexStatus {
   /** Every source file found was indexed. */
@@ -40,11 +55,46 @@ export interface SymbolRef {
   symbol: IndexedSymbol;
 }
 
+/**
+ * Whether a file's identifier list (FileIndex.references) may lack a name
+ * the reference search would find there, so the file must always be searched:
+ * no list (unreadable, or the parse gave up), or a list cut at the cap.
+ */
+function identifiersMayBeMissing(file: FileIndex): boolean {
+  if (file.references === undefined) return true;
+  let lines = 1;
+  for (let at = file.references.indexOf('\n'); at !== -1; at = file.references.indexOf('\n', at + 1)) lines += 1;
+  return lines >= INDEX_LIMITS.maxReferenceNamesPerFile;
+}
+
+function* usedNames(file: FileIndex): Generator<string> {
+  const text = file.references;
+  if (!text) return;
+  let start = 0;
+  while (start < text.length) {
+    const end = text.indexOf('\n', start);
+    const line = end === -1 ? text.slice(start) : text.slice(start, end);
+    const tab = line.lastIndexOf('\t');
+    yield tab === -1 ? line : line.slice(0, tab);
+    if (end === -1) break;
+    start = end + 1;
+  }
+}
+
 export class FolderIndex {
   readonly files = new Map<string, FileIndex>();
   /** Definitions by exact name, kept in step with `files`, so a query looks at each distinct name once. */
   readonly byName = new Map<string, SymbolRef[]>();
+  /** Identifier -> the files that use it, kept in step with `files`: a reference search reads only these. */
+  private readonly usedBy = new Map<string, Set<string>>();
+  /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
+  private readonly unlisted = new Set<string>();
   status: IndexStatus = { complete: false, indexedFiles: 0, sourceFiles: 0, walkStopped: true, fileCapReached: false, leftOut: 0, tooLarge: 0 };
+  /** The distinct definition names with their lower case, for find_symbol's scan; rebuilt after a change. */
+  private lowerNames: Array<[name: string, lower: string]> | undefined;
+  /** When the last refresh was applied (the freshness clock), and whether it changed anything. */
+  refreshedAt: number | undefined;
+  lastRefreshChanged = true;
 
   constructor(
     readonly root: string,
@@ -61,7 +111,15 @@ export class FolderIndex {
         if (refs) refs.push({ file, symbol });
         else this.byName.set(symbol.name, [{ file, symbol }]);
       }
+      if (identifiersMayBeMissing(file)) this.unlisted.add(file.relativePath);
+      for (const name of usedNames(file)) {
+        const users = this.usedBy.get(name);
+        if (users) users.add(file.relativePath);
+        else this.usedBy.set(name, new Set([file.relativePath]));
+      }
     }
+    this.lastRefreshChanged = result.removed.length > 0 || result.updated.length > 0;
+    if (this.lastRefreshChanged) this.lowerNames = undefined;
     this.status = {
       complete: result.walkComplete && result.indexedFiles === result.sourceFiles && !result.fileCapReached,
       indexedFiles: result.indexedFiles,
@@ -82,6 +140,28 @@ export class FolderIndex {
       if (kept.length > 0) this.byName.set(name, kept);
       else this.byName.delete(name);
     }
+    this.unlisted.delete(relativePath);
+    for (const name of usedNames(old)) {
+      const users = this.usedBy.get(name);
+      if (!users) continue;
+      users.delete(relativePath);
+      if (users.size === 0) this.usedBy.delete(name);
+    }
+  }
+
+  namesWithLowerCase(): ReadonlyArray<[name: string, lower: string]> {
+    this.lowerNames ??= [...this.byName.keys()].map((name) => [name, name.toLowerCase()]);
+    return this.lowerNames;
+  }
+
+  /**
+   * The indexed files a reference search for `name` must read: those whose
+   * identifier list names it, plus those whose list may be incomplete. Every
+   * file when the name is longer than the indexer records.
+   */
+  referenceCandidates(name: string): string[] {
+    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return [...this.files.keys()];
+    return [...new Set([...(this.usedBy.get(name) ?? []), ...this.unlisted])];
   }
 
   known(): Record<string, string> {
@@ -129,6 +209,11 @@ function keyOf(boundary: ReadBoundary): string {
   return [boundary.root, ...boundary.denyRules.policyGlobs].join('\0');
 }
 
+/** A refresh would almost surely find nothing: the index is complete, and the last refresh, a moment ago, changed nothing. */
+function isFresh(index: FolderIndex): boolean {
+  return index.status.complete && !index.lastRefreshChanged && index.refreshedAt !== undefined && clock() - index.refreshedAt < SYMBOL_INDEX_LIMITS.freshForMs;
+}
+
 /** The folder's index, brought up to date (as far as the time limit allows). */
 export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
   const key = keyOf(boundary);
@@ -139,6 +224,7 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal): Prom
   index ??= new FolderIndex(boundary.root, boundary.denyRules.policyGlobs);
   folders.set(key, index);
   while (folders.size > SYMBOL_INDEX_LIMITS.maxFolders) folders.delete(folders.keys().next().value as string);
+  if (isFresh(index)) return Promise.resolve({ ok: true, result: index });
 
   const folder = index;
   const job: IndexJob = { kind: 'index', root: folder.root, denyRead: folder.denyRead, known: folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
@@ -146,6 +232,7 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal): Prom
     .then((outcome): JobOutcome<FolderIndex> => {
       if (!outcome.ok) return outcome;
       folder.apply(outcome.result);
+      folder.refreshedAt = clock();
       return { ok: true, result: folder };
     })
     .finally(() => refreshing.delete(key));

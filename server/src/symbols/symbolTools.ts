@@ -6,7 +6,7 @@ import { sortInWalkOrder } from '../search/walk';
 import type { FileIndex, IndexedSymbol } from './indexer';
 import { INDEX_LIMITS } from './limits';
 import { KIND_ALIASES, languageOf, SymbolKind } from './languages';
-import { matchScore } from './matching';
+import { matchScore, mayMatch } from './matching';
 import { findReferencesFromIde, findSymbolFromIde, getDiagnosticsFromIde, goToDefinitionFromIde, ideFirst, listSymbolsFromIde } from './ideAnswers';
 import { findReferences as searchReferences, FolderIndex, statusNotes, SymbolRef } from './symbolIndex';
 import { Args, failed, isOutcome, loadIndex, ok, readLines, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
@@ -75,10 +75,12 @@ export async function findSymbol(boundary: ReadBoundary, args: Args, signal?: Ab
     if (isOutcome(index)) return index;
 
     const matches: Array<{ ref: SymbolRef; score: number }> = [];
-    for (const [name, refs] of index.byName) {
+    const lowerQuery = (query as string).toLowerCase();
+    for (const [name, lower] of index.namesWithLowerCase()) {
+      if (!mayMatch(lowerQuery, lower)) continue;
       const score = matchScore(query as string, name);
       if (score === undefined) continue;
-      for (const ref of refs) if (!kinds || kinds.has(ref.symbol.kind)) matches.push({ ref, score });
+      for (const ref of index.byName.get(name) ?? []) if (!kinds || kinds.has(ref.symbol.kind)) matches.push({ ref, score });
     }
     matches.sort(
       (a, b) =>
@@ -262,7 +264,8 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
     const index = await loadIndex(boundary, signal);
     if (isOutcome(index)) return index;
 
-    let files = walkOrder(index);
+    // Only files that use the name (or may, see referenceCandidates) are read: reading all of them took seconds at 20,000 files.
+    let files = sortInWalkOrder(index.referenceCandidates(name));
     const requestedPath = stringArgument(args, 'path');
     let fromFile: FileIndex | undefined;
     if (requestedPath !== undefined && requestedPath !== '') {

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
-import { closeSymbolPool } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolPool, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { matchScore } from '../../../server/src/symbols/matching';
 import { SYMBOL_LIMITS } from '../../../server/src/symbols/symbolTools';
 import { expectFailure, expectOk, OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
@@ -70,8 +70,12 @@ describe('symbol tools (tree-sitter index)', function () {
     base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-symbols-')));
     ({ repo } = writeProject(base));
     toolbox = await createToolbox(repo, { denyTools: [], denyRead: ['src/private/**', 'src/keys.ts'] });
+    // These tests edit files and query at once: each reading of the clock is one freshness interval later, so every query refreshes.
+    let now = 0;
+    setSymbolIndexClock(() => (now += SYMBOL_INDEX_LIMITS.freshForMs));
   });
   after(async () => {
+    setSymbolIndexClock();
     await closeSymbolPool();
     fs.rmSync(base, { recursive: true, force: true });
   });
