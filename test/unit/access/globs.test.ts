@@ -122,13 +122,13 @@ describe('read policy limits', () => {
 
   it('accepts legitimate complex rules and every tool name the toolbox has', () => {
     const policy = parsePolicy(JSON.stringify({ denyTools: DENIABLE_TOOL_NAMES, denyRead: ['src/**/*.{ts,tsx}', '**/test/**', '*.min.js', 'secrets/'] }), SOURCE);
-    assert.deepEqual(policy.denyTools, [...READ_TOOL_NAMES, 'prepare_coding_task']);
+    assert.deepEqual(policy.denyTools, [...READ_TOOL_NAMES, 'prepare_coding_task', 'record_decision']);
     assert.equal(policy.denyRead.length, 4);
   });
 
   it('refuses a denyTools name no tool has, listing the tools and suggesting the right case', () => {
     const miscased = policyError('{"denyTools": ["grep_files", "READ_FILE"]}');
-    assert.match(miscased.message, /"denyTools"\[1\] names no tool: "READ_FILE" \(did you mean "read_file"\?\); the tools are "read_file", "list_dir", "find_files", "grep_files", "prepare_coding_task"/);
+    assert.match(miscased.message, /"denyTools"\[1\] names no tool: "READ_FILE" \(did you mean "read_file"\?\); the tools are "read_file", "list_dir", "find_files", "grep_files", .*"prepare_coding_task", "record_decision"\./);
     assert.match(policyError('{"denyTools": ["Find-Files"]}').message, /did you mean "find_files"\?/);
     const unknown = policyError('{"denyTools": ["run_command"]}');
     assert.match(unknown.message, /"denyTools"\[0\] names no tool: "run_command"; the tools are/);
