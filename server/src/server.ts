@@ -20,6 +20,9 @@ import {
   ConsumeTaskRequest,
   DeleteRequest,
   ExportRequest,
+  DecisionsRequest,
+  EditDecisionRequest,
+  DeleteDecisionRequest,
   EventNotification,
   ListRequest,
   ModelsRequest,
@@ -138,7 +141,10 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   bindRequest(connection, ListRequest.method, (p) => ready().list(p));
   bindRequest(connection, ModelsRequest.method, async () => ({ models: await ready().models() }));
   bindRequest(connection, RenameRequest.method, (p) => (ready().rename(p.discussionId, p.title), ok));
-  bindRequest(connection, ConsumeTaskRequest.method, (p) => ({ ok: true, handoff: ready().consumeTask(p.discussionId, p.target, p.task) }));
+  bindRequest(connection, ConsumeTaskRequest.method, async (p) => ({ ok: true, handoff: await ready().consumeTask(p.discussionId, p.target, p.task) }));
+  bindRequest(connection, DecisionsRequest.method, (p) => ({ decisions: ready().decisions(p.discussionId) }));
+  bindRequest(connection, EditDecisionRequest.method, (p) => ({ decision: ready().editDecision(p.discussionId, p.id, { text: p.text, kind: p.kind }) }));
+  bindRequest(connection, DeleteDecisionRequest.method, (p) => (ready().deleteDecision(p.discussionId, p.id), ok));
   bindRequest(connection, DeleteRequest.method, async (p) => (await ready().delete(p.discussionId), ok));
   bindRequest(connection, ExportRequest.method, (p) => ready().export(p.discussionId, p.format ?? 'markdown'));
   bindRequest(connection, ConfigureRequest.method, (p) => (settings.configure(p), ok));

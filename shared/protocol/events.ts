@@ -1,4 +1,5 @@
 import type { PreparedTask } from './task';
+import type { Decision } from './decisions';
 
 /** Fields every event carries. */
 export interface EventBase {
@@ -21,7 +22,11 @@ export type DiscussionEventBody =
   /** The model's reasoning, streamed; shown collapsed and never part of the answer. */
   | { type: 'reasoning_delta'; text: string }
   /** Tokens one turn used, when the endpoint reports them. */
-  | { type: 'usage'; promptTokens: number; completionTokens: number };
+  | { type: 'usage'; promptTokens: number; completionTokens: number }
+  /** An entry of the decision log was recorded or edited (same id: the edit replaces it). */
+  | { type: 'decision_recorded'; decision: Decision }
+  /** The user deleted an entry of the decision log. */
+  | { type: 'decision_deleted'; id: string };
 
 export type DiscussionEvent = EventBase & DiscussionEventBody;
 export type DiscussionEventType = DiscussionEventBody['type'];

@@ -11,6 +11,7 @@
  */
 export * from './config';
 export * from './task';
+export * from './decisions';
 export * from './events';
 export * from './requests';
 export * from './webview';

@@ -1,5 +1,6 @@
 import type { ModelConfig } from './config';
 import type { Handoff, PreparedTask } from './task';
+import type { Decision, DecisionKind } from './decisions';
 
 /** Client → server: open a discussion of a folder (or resume a saved one). */
 export namespace StartRequest {
@@ -191,6 +192,43 @@ export namespace ExportRequest {
   }
 }
 
+/** Client → server: the discussion's current decision log (superseded entries left out). */
+export namespace DecisionsRequest {
+  export const method = 'discuss/decisions';
+  export interface Params {
+    discussionId: string;
+  }
+  export interface Result {
+    decisions: Decision[];
+  }
+}
+
+/** Client → server: the user edits an entry of the decision log; the model sees it on its next call. */
+export namespace EditDecisionRequest {
+  export const method = 'discuss/editDecision';
+  export interface Params {
+    discussionId: string;
+    id: string;
+    text?: string;
+    kind?: DecisionKind;
+  }
+  export interface Result {
+    decision: Decision;
+  }
+}
+
+/** Client → server: the user deletes an entry of the decision log. */
+export namespace DeleteDecisionRequest {
+  export const method = 'discuss/deleteDecision';
+  export interface Params {
+    discussionId: string;
+    id: string;
+  }
+  export interface Result {
+    ok: true;
+  }
+}
+
 /**
  * Every client → server request, by method: `[params, result]`. Both sides
  * type their calls through it (`RequestChannel.request` in the clients,
@@ -212,6 +250,9 @@ export interface DiscussRequests {
   [ConsumeTaskRequest.method]: [ConsumeTaskRequest.Params, ConsumeTaskRequest.Result];
   [DeleteRequest.method]: [DeleteRequest.Params, DeleteRequest.Result];
   [ExportRequest.method]: [ExportRequest.Params, ExportRequest.Result];
+  [DecisionsRequest.method]: [DecisionsRequest.Params, DecisionsRequest.Result];
+  [EditDecisionRequest.method]: [EditDecisionRequest.Params, EditDecisionRequest.Result];
+  [DeleteDecisionRequest.method]: [DeleteDecisionRequest.Params, DeleteDecisionRequest.Result];
 }
 
 export type DiscussMethod = keyof DiscussRequests;

@@ -8,6 +8,7 @@ import { DiscussionService } from '../../server/src/core/service';
 import type { DiscussionStore } from '../../server/src/store/types';
 import type { Toolbox, ToolOutcome } from '../../server/src/read/types';
 import { ScriptedModel, type ScriptStep } from './scriptedModel';
+import { createToolbox } from '../../server/src/read/toolbox';
 
 /** A clock tests move by hand, so idle reaping needs no waiting. */
 export class ManualClock implements Clock {
@@ -67,7 +68,7 @@ export function makeTempFolder(prefix = 'rd-core-'): string {
 
 export function harness(
   steps: ScriptStep[] = [],
-  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; bindError?: Error; contextTokens?: number; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }> } = {},
+  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; bindError?: Error; contextTokens?: number; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }>; realReads?: boolean } = {},
 ): Harness {
   const folder = options.folder ?? makeTempFolder();
   const model = new ScriptedModel(steps);
@@ -79,7 +80,9 @@ export function harness(
       h.binds!++;
       if (options.bindGate) await options.bindGate;
       if (options.bindError) throw options.bindError;
-      return { toolbox, summary: options.summary ?? 'a small test folder', instructions: options.instructions?.() ?? [] };
+      // The real read tools (boundary, secrets, git) where a test needs what they check.
+      const bound = options.realReads ? await createToolbox(folder, { denyTools: options.denied ?? [], denyRead: [] }) : toolbox;
+      return { toolbox: bound, summary: options.summary ?? 'a small test folder', instructions: options.instructions?.() ?? [] };
     },
   };
   h.service = new DiscussionService(

@@ -1,11 +1,12 @@
-import type { DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
+import type { Decision, DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
 import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
 import { DiscussError } from './errors';
 import { EventStream } from './eventStream';
 import { MESSAGE_MAX_BYTES, TITLE_MAX_CHARS, TRANSCRIPT_MAX_TURNS } from './limits';
-import { PREPARE_TASK_TOOL, repoMapSection } from './prompt';
+import { PREPARE_TASK_TOOL, RECORD_DECISION_TOOL, repoMapSection } from './prompt';
+import { DecisionLog, type Cite } from './decisions';
 import { distill } from './distill';
 import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, fitToBudget, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
@@ -38,6 +39,9 @@ export interface DiscussionSnapshot {
   nextSeq: number;
   /** Seqs below this may have been handed out (see EventStream's `reserve`). */
   seqCeiling?: number;
+  /** The current decision log (absent in discussions saved before it existed). */
+  decisions?: Decision[];
+  nextDecisionId?: number;
 }
 
 export interface DiscussionInit {
@@ -88,6 +92,7 @@ export class Discussion {
   private transcript: TranscriptTurn[];
   private preparedTask: PreparedTask | null;
   private handoffs: Handoff[];
+  readonly decisions: DecisionLog;
   private turnCount: number;
   private updatedAt: number;
   private lastActive: number;
@@ -135,6 +140,7 @@ export class Discussion {
     this.transcript = saved ? [...saved.transcript] : [];
     this.preparedTask = saved?.preparedTask ?? null;
     this.handoffs = saved?.handoffs ? [...saved.handoffs] : [];
+    this.decisions = new DecisionLog(saved);
     this.turnCount = saved?.turns ?? 0;
     this.stream = new EventStream({
       discussionId: this.id,
@@ -213,6 +219,7 @@ export class Discussion {
       handoffs: [...this.handoffs],
       nextSeq: this.stream.seqNext,
       seqCeiling: this.stream.reservedCeiling,
+      ...this.decisions.state(),
     };
   }
 
@@ -221,8 +228,11 @@ export class Discussion {
     // One object while the prompt is unchanged: the token budget counts each
     // message object once, and re-counting a long system prompt on every
     // model call was a measurable share of a turn.
-    // The map is built in the background: it joins from the first call after it is ready.
-    const content = this.systemPrompt + repoMapSection(this.repoMap?.(repoMapTokensFor(this.contextWindow()))) + handoffNote(this.handoffs);
+    // The map is built in the background: it joins from the first call after
+    // it is ready. The decision log rides in the system message too, which no
+    // trimming ever drops.
+    const content =
+      this.systemPrompt + repoMapSection(this.repoMap?.(repoMapTokensFor(this.contextWindow()))) + handoffNote(this.handoffs) + this.decisions.promptSection();
     if (this.systemMessage?.content !== content) this.systemMessage = { role: 'system', content };
     return [this.systemMessage, ...this.history];
   }
@@ -237,7 +247,7 @@ export class Discussion {
    * Records that the prepared task (as the user edited it) went to a coding
    * agent. The only step that leads to work, and it is the user's.
    */
-  consumeTask(target: unknown, edited?: unknown): Handoff {
+  async consumeTask(target: unknown, edited?: unknown): Promise<Handoff> {
     this.assertOpen();
     const task = edited === undefined || edited === null ? this.preparedTask : validTask(edited);
     if (!task) {
@@ -249,11 +259,20 @@ export class Discussion {
     if (target !== undefined && target !== null && (typeof target !== 'string' || target.length > TASK_LIMITS.targetChars)) {
       throw new DiscussError('InvalidParams', `"target" must be a short name such as chat, markdown or clipboard (at most ${TASK_LIMITS.targetChars} characters).`);
     }
+    // Evidence is re-checked at hand-off: the agent is told which agreed
+    // constraints cite code that changed since they were agreed.
+    const checked = await this.decisions.recheck(task, this.cite);
+    this.assertOpen();
+    const commit = await this.headCommit();
+    this.assertOpen();
     const handoff: Handoff = {
       at: this.clock.now(),
       target: typeof target === 'string' && target.trim() ? target.trim() : 'unspecified',
       intent: task.intent,
       constraints: task.constraints,
+      ...(checked.constraintSources ? { constraintSources: checked.constraintSources } : {}),
+      ...(checked.openQuestions?.length ? { openQuestions: checked.openQuestions } : {}),
+      ...(commit ? { commit } : {}),
     };
     this.handoffs.push(handoff);
     this.clearTask();
@@ -270,6 +289,35 @@ export class Discussion {
     if (!this.preparedTask) return;
     this.preparedTask = null;
     this.stream.drop((e) => e.type === 'task_prepared');
+  }
+
+  /** The user's edit of a log entry; the model reads the new text on its next call. */
+  editDecision(id: unknown, change: { text?: unknown; kind?: unknown }): Decision {
+    this.assertOpen();
+    const decision = this.decisions.edit(id, change, this.clock.now());
+    this.stream.emit({ type: 'decision_recorded', decision });
+    this.touch();
+    this.changed();
+    return decision;
+  }
+
+  deleteDecision(id: unknown): void {
+    this.assertOpen();
+    const found = this.decisions.find(id);
+    this.decisions.delete(id);
+    this.stream.emit({ type: 'decision_deleted', id: found!.id });
+    this.touch();
+    this.changed();
+  }
+
+  /** Reads cited lines through the folder's read boundary. */
+  private get cite(): Cite | undefined {
+    const toolbox = this.toolbox;
+    return toolbox.cite ? (path, line, signal) => toolbox.cite!(path, line, signal) : undefined;
+  }
+
+  private async headCommit(): Promise<string | undefined> {
+    return (await this.toolbox.headCommit?.().catch(() => undefined)) ?? undefined;
   }
 
   rename(title: string): void {
@@ -413,16 +461,21 @@ export class Discussion {
         `Discussion ${this.id} moved on while the task was being prepared — prepare it again once the reply finishes.`,
       );
     }
+    const offered = await this.decisions.recheck(this.decisions.taskFrom(task), this.cite, abort.signal);
+    this.assertOpen();
+    if (generation !== this.generation) {
+      throw new DiscussError('Busy', `Discussion ${this.id} moved on while the task was being prepared — prepare it again once the reply finishes.`);
+    }
     this.touch();
-    this.setTask(task);
-    return task;
+    this.setTask(offered);
+    return offered;
   }
 
   private setTask(task: PreparedTask): void {
     // Only the newest card is worth replaying.
     this.stream.drop((e) => e.type === 'task_prepared');
     this.preparedTask = task;
-    this.stream.emit({ type: 'task_prepared', intent: task.intent, constraints: task.constraints });
+    this.stream.emit({ type: 'task_prepared', ...task });
     this.changed();
   }
 
@@ -464,6 +517,7 @@ export class Discussion {
     if (!this.toolSet) {
       const tools = this.toolbox.definitions();
       if (!this.toolbox.isDenied(PREPARE_TASK_TOOL.name)) tools.push(PREPARE_TASK_TOOL);
+      if (!this.toolbox.isDenied(RECORD_DECISION_TOOL.name)) tools.push(RECORD_DECISION_TOOL);
       this.toolSet = tools;
     }
     return this.toolSet;
@@ -526,18 +580,33 @@ export class Discussion {
 
   private runTool(toolCall: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
     if (toolCall.name === PREPARE_TASK_TOOL.name && !this.toolbox.isDenied(toolCall.name)) {
-      return Promise.resolve(this.prepareTask(toolCall.arguments));
+      return this.prepareTask(toolCall.arguments, signal);
+    }
+    if (toolCall.name === RECORD_DECISION_TOOL.name && !this.toolbox.isDenied(toolCall.name)) {
+      return this.recordDecision(toolCall.arguments, signal);
     }
     // Everything else, mutating and invented names included, goes through
     // the toolbox, which runs only its read tools and refuses the rest.
     return this.toolbox.run(toolCall.name, toolCall.arguments, signal);
   }
 
-  private prepareTask(rawArguments: string): { ok: boolean; output: string } {
+  private async prepareTask(rawArguments: string, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
     const prepared = taskFromToolCall(rawArguments);
     if ('problem' in prepared) return { ok: false, output: prepared.problem };
-    this.setTask(prepared.task);
+    const offered = await this.decisions.recheck(this.decisions.taskFrom(prepared.task), this.cite, signal);
+    if (this.closed || signal.aborted) return { ok: false, output: 'Cancelled.' };
+    this.setTask(offered);
     return { ok: true, output: TASK_PREPARED_ANSWER };
+  }
+
+  private async recordDecision(rawArguments: string, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
+    const recorded = await this.decisions.recordFromToolCall(rawArguments, this.cite, this.clock.now(), signal);
+    if ('problem' in recorded) return { ok: false, output: recorded.problem };
+    if (this.closed) return { ok: false, output: 'Cancelled.' };
+    this.stream.emit({ type: 'decision_recorded', decision: recorded.decision });
+    this.changed();
+    const replaced = recorded.decision.replaces ? `, replacing ${recorded.decision.replaces}` : '';
+    return { ok: true, output: `Recorded as ${recorded.decision.id}${replaced}. It stays in the decision log you see on every call.` };
   }
 }
 

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type {
+  Decision,
   DiscussionEvent,
   DiscussionSummary,
   Handoff,
@@ -178,11 +179,23 @@ export class DiscussionService {
   async promote(discussionId: unknown): Promise<PromoteRequest.Result> {
     const discussion = this.get(discussionId);
     const task: PreparedTask = await discussion.promote();
-    return { discussionId: discussion.id, intent: task.intent, constraints: task.constraints };
+    return { discussionId: discussion.id, ...task };
   }
 
-  consumeTask(discussionId: unknown, target?: unknown, task?: unknown): Handoff {
+  consumeTask(discussionId: unknown, target?: unknown, task?: unknown): Promise<Handoff> {
     return this.get(discussionId).consumeTask(target, task);
+  }
+
+  decisions(discussionId: unknown): Decision[] {
+    return [...this.get(discussionId).decisions.current];
+  }
+
+  editDecision(discussionId: unknown, id: unknown, change: { text?: unknown; kind?: unknown }): Decision {
+    return this.get(discussionId).editDecision(id, change);
+  }
+
+  deleteDecision(discussionId: unknown, id: unknown): void {
+    this.get(discussionId).deleteDecision(id);
   }
 
   /** Deletes a saved discussion, closing it first if it is open here. */

@@ -29,4 +29,16 @@ export interface Toolbox {
   run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome>;
   /** A search is likely soon: gets a search thread ready in the background. */
   warm?(): void;
+  /**
+   * Reads one cited place (a line, or the whole file) through the same
+   * boundary as read_file, for the decision log's evidence.
+   */
+  cite?(path: string, line: number | undefined, signal?: AbortSignal): Promise<Citation>;
+  /** HEAD of the repository the folder is in, when it is one. */
+  headCommit?(signal?: AbortSignal): Promise<string | undefined>;
 }
+
+/** A cited place as it reads now, or why it cannot be read. */
+export type Citation =
+  | { ok: true; path: string; text: string; commit?: string }
+  | { ok: false; problem: string };
