@@ -127,7 +127,9 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
   bindRequest(connection, StartRequest.method, (p) => ready().start(p));
-  bindRequest(connection, SendRequest.method, (p) => ready().send(p.discussionId, p.text));
+  bindRequest(connection, SendRequest.method, (p) =>
+    p.attachments === undefined ? ready().send(p.discussionId, p.text) : ready().sendWithAttachments(p.discussionId, p.text, p.attachments),
+  );
   bindRequest(connection, SubscribeRequest.method, (p) => ({
     eventsReplayed: ready().subscribe(p.discussionId, CONNECTION_SUBSCRIBER, eventSink, p.fromSeq),
   }));

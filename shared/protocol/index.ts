@@ -12,6 +12,7 @@
 export * from './config';
 export * from './task';
 export * from './events';
+export * from './attachments';
 export * from './requests';
 export * from './webview';
 export * from './errors';

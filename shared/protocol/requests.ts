@@ -1,5 +1,6 @@
 import type { ModelConfig } from './config';
 import type { Handoff, PreparedTask } from './task';
+import type { Attachment } from './attachments';
 
 /** Client → server: open a discussion of a folder (or resume a saved one). */
 export namespace StartRequest {
@@ -27,7 +28,10 @@ export namespace SendRequest {
   export const method = 'discuss/send';
   export interface Params {
     discussionId: string;
+    /** The typed text; the 64 KiB message cap applies to it alone. */
     text: string;
+    /** Code the user points at; each is read through the read boundary, with its own caps. */
+    attachments?: Attachment[];
   }
   export interface Result {
     ok: true;

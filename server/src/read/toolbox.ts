@@ -6,6 +6,8 @@ import { grepFiles } from './grepFiles';
 import { READ_LIMITS } from './limits';
 import { listDir } from './listDir';
 import { readFile } from './readFile';
+import { readAttachments, type ReadAttachment } from './attachments';
+import type { Attachment } from '../../../shared/protocol';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { GIT_TOOLS } from '../git/gitTools';
 import type { IdeQueries } from '../symbols/ideSource';
@@ -230,6 +232,10 @@ class ReadOnlyToolbox implements Toolbox {
 
   warm(): void {
     this.search.warm();
+  }
+
+  attach(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]> {
+    return readAttachments(this.boundary, attachments, signal);
   }
 
   async run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome> {

@@ -1,9 +1,13 @@
 import type { ToolSpec } from '../model/types';
+import type { Attachment } from '../../../shared/protocol';
+import type { ReadAttachment } from './attachments';
 
 /** What one tool call produced. `output` goes back to the model verbatim. */
 export interface ToolOutcome {
   ok: boolean;
   output: string;
+  /** Set on a refusal whose reason a caller other than the model needs (an attachment's chip). */
+  refusal?: 'binary';
 }
 
 /** Narrowing rules: a project policy file and user settings can only add to these. */
@@ -29,4 +33,6 @@ export interface Toolbox {
   run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome>;
   /** A search is likely soon: gets a search thread ready in the background. */
   warm?(): void;
+  /** Reads a message's attachments through the read boundary (see attachments.ts). Never throws. */
+  attach?(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]>;
 }
