@@ -28,6 +28,7 @@ import {
   SendRequest,
   StartRequest,
   SubscribeRequest,
+  FilesRequest,
   UnsubscribeRequest,
   type DiscussionEvent,
   type InitializationOptions,
@@ -130,6 +131,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   bindRequest(connection, SendRequest.method, (p) =>
     p.attachments === undefined ? ready().send(p.discussionId, p.text) : ready().sendWithAttachments(p.discussionId, p.text, p.attachments),
   );
+  bindRequest(connection, FilesRequest.method, (p) => ready().files(p.discussionId, p.query ?? ''));
   bindRequest(connection, SubscribeRequest.method, (p) => ({
     eventsReplayed: ready().subscribe(p.discussionId, CONNECTION_SUBSCRIBER, eventSink, p.fromSeq),
   }));

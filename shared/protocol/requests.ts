@@ -40,6 +40,23 @@ export namespace SendRequest {
   }
 }
 
+/**
+ * Client → server: the folder's files for `@` completion, fuzzy-matched on
+ * `query` and best first (at most 50). The walk find_files uses, through the
+ * same read boundary: ignored, denied and secret files are never listed.
+ */
+export namespace FilesRequest {
+  export const method = 'discuss/files';
+  export interface Params {
+    discussionId: string;
+    query?: string;
+  }
+  export interface Result {
+    /** Folder-relative paths, `/`-separated. */
+    files: string[];
+  }
+}
+
 /** Client → server: replay buffered events from a cursor, then stream live ones. */
 export namespace SubscribeRequest {
   export const method = 'discuss/subscribe';
@@ -204,6 +221,7 @@ export namespace ExportRequest {
 export interface DiscussRequests {
   [StartRequest.method]: [StartRequest.Params, StartRequest.Result];
   [SendRequest.method]: [SendRequest.Params, SendRequest.Result];
+  [FilesRequest.method]: [FilesRequest.Params, FilesRequest.Result];
   [SubscribeRequest.method]: [SubscribeRequest.Params, SubscribeRequest.Result];
   [UnsubscribeRequest.method]: [UnsubscribeRequest.Params, UnsubscribeRequest.Result];
   [CancelRequest.method]: [CancelRequest.Params, CancelRequest.Result];

@@ -325,6 +325,13 @@ export class Discussion {
     return this.send(text, read);
   }
 
+  /** Folder files for the panel's `@` completion (through the read boundary; none denied). */
+  async files(query: unknown): Promise<string[]> {
+    this.assertOpen();
+    if (typeof query !== 'string') throw new DiscussError('InvalidParams', 'query must be a string.');
+    return this.toolbox.files ? this.toolbox.files(query) : [];
+  }
+
   private checkSendable(text: unknown): void {
     this.assertOpen();
     if (typeof text !== 'string' || text.trim() === '') {

@@ -166,6 +166,10 @@ export class DiscussionService {
     return { ok: true, seq };
   }
 
+  async files(discussionId: unknown, query: unknown): Promise<{ files: string[] }> {
+    return { files: await this.get(discussionId).files(query) };
+  }
+
   subscribe(discussionId: unknown, subscriberId: string, sink: EventSink, fromSeq?: unknown): number {
     const discussion = this.get(discussionId);
     const from = typeof fromSeq === 'number' && Number.isFinite(fromSeq) && fromSeq > 0 ? Math.floor(fromSeq) : 0;

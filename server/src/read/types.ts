@@ -35,4 +35,6 @@ export interface Toolbox {
   warm?(): void;
   /** Reads a message's attachments through the read boundary (see attachments.ts). Never throws. */
   attach?(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]>;
+  /** Folder files matching `query` for `@` completion, best first, none denied (see fileList.ts). Never throws. */
+  files?(query: string, signal?: AbortSignal): Promise<string[]>;
 }
