@@ -31,6 +31,7 @@ import {
   SendRequest,
   StartRequest,
   SubscribeRequest,
+  FilesRequest,
   UnsubscribeRequest,
   type DiscussionEvent,
   type InitializationOptions,
@@ -130,7 +131,10 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
   bindRequest(connection, StartRequest.method, (p) => ready().start(p));
-  bindRequest(connection, SendRequest.method, (p) => ready().send(p.discussionId, p.text));
+  bindRequest(connection, SendRequest.method, (p) =>
+    p.attachments === undefined ? ready().send(p.discussionId, p.text) : ready().sendWithAttachments(p.discussionId, p.text, p.attachments),
+  );
+  bindRequest(connection, FilesRequest.method, (p) => ready().files(p.discussionId, p.query ?? ''));
   bindRequest(connection, SubscribeRequest.method, (p) => ({
     eventsReplayed: ready().subscribe(p.discussionId, CONNECTION_SUBSCRIBER, eventSink, p.fromSeq),
   }));

@@ -1,5 +1,6 @@
 import type { PreparedTask } from './task';
 import type { Decision } from './decisions';
+import type { AttachmentOutcome } from './attachments';
 
 /** Fields every event carries. */
 export interface EventBase {
@@ -11,7 +12,8 @@ export interface EventBase {
 }
 
 export type DiscussionEventBody =
-  | { type: 'user_message'; text: string }
+  /** `attachments`: what was attached and how each fared, paths and ranges only, never contents. */
+  | { type: 'user_message'; text: string; attachments?: AttachmentOutcome[] }
   | { type: 'assistant_delta'; text: string }
   | { type: 'assistant_message'; text: string }
   | { type: 'tool_call'; tool: string; paramsPreview: string }

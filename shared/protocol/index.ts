@@ -13,6 +13,7 @@ export * from './config';
 export * from './task';
 export * from './decisions';
 export * from './events';
+export * from './attachments';
 export * from './requests';
 export * from './webview';
 export * from './errors';

@@ -1,6 +1,7 @@
 import type { ModelConfig } from './config';
 import type { Handoff, PreparedTask } from './task';
 import type { Decision, DecisionKind } from './decisions';
+import type { Attachment } from './attachments';
 
 /** Client → server: open a discussion of a folder (or resume a saved one). */
 export namespace StartRequest {
@@ -28,12 +29,32 @@ export namespace SendRequest {
   export const method = 'discuss/send';
   export interface Params {
     discussionId: string;
+    /** The typed text; the 64 KiB message cap applies to it alone. */
     text: string;
+    /** Code the user points at; each is read through the read boundary, with its own caps. */
+    attachments?: Attachment[];
   }
   export interface Result {
     ok: true;
     /** Seq of this turn's `user_message` event: subscribe from here to miss nothing. */
     seq: number;
+  }
+}
+
+/**
+ * Client → server: the folder's files for `@` completion, fuzzy-matched on
+ * `query` and best first (at most 50). The walk find_files uses, through the
+ * same read boundary: ignored, denied and secret files are never listed.
+ */
+export namespace FilesRequest {
+  export const method = 'discuss/files';
+  export interface Params {
+    discussionId: string;
+    query?: string;
+  }
+  export interface Result {
+    /** Folder-relative paths, `/`-separated. */
+    files: string[];
   }
 }
 
@@ -238,6 +259,7 @@ export namespace DeleteDecisionRequest {
 export interface DiscussRequests {
   [StartRequest.method]: [StartRequest.Params, StartRequest.Result];
   [SendRequest.method]: [SendRequest.Params, SendRequest.Result];
+  [FilesRequest.method]: [FilesRequest.Params, FilesRequest.Result];
   [SubscribeRequest.method]: [SubscribeRequest.Params, SubscribeRequest.Result];
   [UnsubscribeRequest.method]: [UnsubscribeRequest.Params, UnsubscribeRequest.Result];
   [CancelRequest.method]: [CancelRequest.Params, CancelRequest.Result];

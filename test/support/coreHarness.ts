@@ -28,7 +28,7 @@ export class FakeToolbox implements Toolbox {
   warmed = 0;
   constructor(
     readonly root: string,
-    private readonly files: Record<string, string> = {},
+    private readonly contents: Record<string, string> = {},
     private readonly denied: string[] = [],
   ) {}
   definitions() {
@@ -46,7 +46,7 @@ export class FakeToolbox implements Toolbox {
     this.calls.push({ name, args });
     if (name === 'read_file' && !this.denied.includes(name)) {
       const p = (JSON.parse(args) as { path: string }).path;
-      return p in this.files ? { ok: true, output: this.files[p] } : { ok: false, output: `no such file: ${p}` };
+      return p in this.contents ? { ok: true, output: this.contents[p] } : { ok: false, output: `no such file: ${p}` };
     }
     return { ok: false, output: 'refused: this conversation is read-only' };
   }

@@ -1,6 +1,9 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   DeleteRequest,
+  FilesRequest,
+  type Attachment,
   ExportRequest,
   ModelsRequest,
   RenameRequest,
@@ -79,9 +82,13 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     return this.startDiscussion();
   }
 
-  async send(discussion: ClientDiscussion, text: string): Promise<void> {
+  async send(discussion: ClientDiscussion, text: string, attachments: Attachment[] = []): Promise<void> {
     await this.server.ensureStarted();
-    await this.hub.send(discussion.id, text);
+    await this.hub.send(discussion.id, text, attachments);
+  }
+
+  async files(discussion: ClientDiscussion, query: string): Promise<string[]> {
+    return (await this.hub.request(FilesRequest.method, { discussionId: discussion.id, query })).files;
   }
 
   async cancel(discussion: ClientDiscussion): Promise<void> {
@@ -220,6 +227,15 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     if (!discussion || discussion.repo !== folder.uri.fsPath) discussion = await this.startDiscussion(folder);
     if (!discussion) return;
     await this.reveal();
+    if (!promote) {
+      // The selection becomes a chip in the input, read through the read
+      // boundary when the user sends; the question is theirs to type.
+      const attachment = selectionAttachment(where, discussion.repo);
+      if (attachment) {
+        for (const controller of this.controllers) if (controller.current === discussion) controller.post({ type: 'addAttachment', attachment });
+        return;
+      }
+    }
     const text = locationMessage(where, discussion.repo, promote);
     await this.send(discussion, text);
   }
@@ -367,4 +383,15 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     this.controllers.clear();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
   }
+}
+
+/** A code action's location as a selection chip, folder-relative; undefined outside the folder. */
+function selectionAttachment(where: CodeLocation, repo: string): Attachment | undefined {
+  const file = vscode.Uri.parse(where.uri);
+  if (file.scheme !== 'file') return undefined;
+  const relative = path.relative(repo, file.fsPath);
+  if (!relative || relative.startsWith('..') || path.isAbsolute(relative)) return undefined;
+  const { start, end } = where.range;
+  const endLine = end.character === 0 && end.line > start.line ? end.line : end.line + 1;
+  return { kind: 'selection', path: relative.split(path.sep).join('/'), startLine: start.line + 1, endLine };
 }

@@ -14,6 +14,8 @@ import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from '
 import { bound, firstLine } from './text';
 import { answerUnansweredCalls, runTurn, type TurnHost } from './turn';
 import { errorText } from '../../../shared/errorText';
+import type { ReadAttachment } from '../read/attachments';
+import { unreadable, validAttachments, withAttachments } from './attachments';
 
 export type TranscriptRole = 'User' | 'Assistant';
 export interface TranscriptTurn {
@@ -341,7 +343,53 @@ export class Discussion {
    * one model thread interleave and the later one silently overwrites the
    * earlier exchange.
    */
-  send(text: unknown): number {
+  send(text: unknown, attachments: readonly ReadAttachment[] = []): number {
+    this.checkSendable(text);
+    const message = text as string;
+    const abort = new AbortController();
+    this.touch();
+    // A new turn moves the conversation on: a task prepared before it no
+    // longer says what was agreed.
+    this.clearTask();
+    this.generation++;
+    if (!this.title) this.title = bound(firstLine(message), TITLE_MAX_CHARS);
+    this.history.push({ role: 'user', content: withAttachments(message, attachments) });
+    const outcomes = attachments.map((a) => a.outcome);
+    this.recordTranscript('User', outcomes.length ? `${message}\n(attached: ${outcomes.filter((o) => o.status !== 'refused').map(attachmentLabel).join(', ') || 'none readable'})` : message);
+    // Paths, ranges and reasons only: the event is replayed, saved and shown, and must never carry file contents.
+    const seq = this.stream.emit(outcomes.length ? { type: 'user_message', text: message, attachments: outcomes } : { type: 'user_message', text: message }).seq;
+    // The model may search as soon as it answers: get a search thread ready
+    // now, while the request is out, rather than at the start, where starting
+    // a thread competed with the replay for the CPU.
+    this.toolbox.warm?.();
+    const done = runTurn(this.makeTurnHost(), abort.signal);
+    this.turn = { abort, done };
+    this.changed();
+    return seq;
+  }
+
+  /**
+   * A send with attachments: the text and the attachments are checked, then
+   * the attachments are read through the toolbox's read boundary, then `send`
+   * runs its checks again and starts the turn in one synchronous step (a
+   * close or another send during the read is seen there).
+   */
+  async sendWithAttachments(text: unknown, rawAttachments: unknown): Promise<number> {
+    const attachments = validAttachments(rawAttachments);
+    this.checkSendable(text);
+    if (attachments.length === 0) return this.send(text);
+    const read = this.toolbox.attach ? await this.toolbox.attach(attachments) : unreadable(attachments);
+    return this.send(text, read);
+  }
+
+  /** Folder files for the panel's `@` completion (through the read boundary; none denied). */
+  async files(query: unknown): Promise<string[]> {
+    this.assertOpen();
+    if (typeof query !== 'string') throw new DiscussError('InvalidParams', 'query must be a string.');
+    return this.toolbox.files ? this.toolbox.files(query) : [];
+  }
+
+  private checkSendable(text: unknown): void {
     this.assertOpen();
     if (typeof text !== 'string' || text.trim() === '') {
       throw new DiscussError('InvalidParams', 'The message is empty — type a question or a request first.');
@@ -360,25 +408,6 @@ export class Discussion {
         `Discussion ${this.id} is still answering the previous message — wait for it to finish, or cancel it, before sending another.`,
       );
     }
-
-    const abort = new AbortController();
-    this.touch();
-    // A new turn moves the conversation on: a task prepared before it no
-    // longer says what was agreed.
-    this.clearTask();
-    this.generation++;
-    if (!this.title) this.title = bound(firstLine(text), TITLE_MAX_CHARS);
-    this.history.push({ role: 'user', content: text });
-    this.recordTranscript('User', text);
-    const seq = this.stream.emit({ type: 'user_message', text }).seq;
-    // The model may search as soon as it answers: get a search thread ready
-    // now, while the request is out, rather than at the start, where starting
-    // a thread competed with the replay for the CPU.
-    this.toolbox.warm?.();
-    const done = runTurn(this.makeTurnHost(), abort.signal);
-    this.turn = { abort, done };
-    this.changed();
-    return seq;
   }
 
   /** Stops the running turn; it still ends with `turn_complete`. */
@@ -608,6 +637,10 @@ export class Discussion {
     const replaced = recorded.decision.replaces ? `, replacing ${recorded.decision.replaces}` : '';
     return { ok: true, output: `Recorded as ${recorded.decision.id}${replaced}. It stays in the decision log you see on every call.` };
   }
+}
+
+function attachmentLabel(outcome: { path: string; shownStart?: number; shownEnd?: number }): string {
+  return outcome.shownStart !== undefined ? `${outcome.path}:${outcome.shownStart}-${outcome.shownEnd}` : outcome.path;
 }
 
 /** How long a close waits for a running turn to unwind before letting go of it. */

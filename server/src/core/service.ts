@@ -162,6 +162,16 @@ export class DiscussionService {
     return { ok: true, seq };
   }
 
+  /** A send that may carry attachments (read through the discussion's read boundary first). */
+  async sendWithAttachments(discussionId: unknown, text: unknown, attachments: unknown): Promise<{ ok: true; seq: number }> {
+    const seq = await this.get(discussionId).sendWithAttachments(text, attachments);
+    return { ok: true, seq };
+  }
+
+  async files(discussionId: unknown, query: unknown): Promise<{ files: string[] }> {
+    return { files: await this.get(discussionId).files(query) };
+  }
+
   subscribe(discussionId: unknown, subscriberId: string, sink: EventSink, fromSeq?: unknown): number {
     const discussion = this.get(discussionId);
     const from = typeof fromSeq === 'number' && Number.isFinite(fromSeq) && fromSeq > 0 ? Math.floor(fromSeq) : 0;

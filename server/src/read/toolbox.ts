@@ -7,6 +7,9 @@ import { grepFiles } from './grepFiles';
 import { READ_LIMITS } from './limits';
 import { listDir } from './listDir';
 import { readFile } from './readFile';
+import { readAttachments, type ReadAttachment } from './attachments';
+import { listFiles } from './fileList';
+import type { Attachment } from '../../../shared/protocol';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { GIT_TOOLS, headCommitOf } from '../git/gitTools';
 import type { IdeQueries } from '../symbols/ideSource';
@@ -245,6 +248,14 @@ class ReadOnlyToolbox implements Toolbox {
 
   headCommit(signal?: AbortSignal): Promise<string | undefined> {
     return headCommitOf(this.boundary, signal).catch(() => undefined);
+  }
+
+  attach(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]> {
+    return readAttachments(this.boundary, attachments, signal);
+  }
+
+  files(query: string, signal?: AbortSignal): Promise<string[]> {
+    return listFiles(this.boundary, query, this.search, signal).catch(() => []);
   }
 
   async run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome> {

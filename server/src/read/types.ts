@@ -1,9 +1,13 @@
 import type { ToolSpec } from '../model/types';
+import type { Attachment } from '../../../shared/protocol';
+import type { ReadAttachment } from './attachments';
 
 /** What one tool call produced. `output` goes back to the model verbatim. */
 export interface ToolOutcome {
   ok: boolean;
   output: string;
+  /** Set on a refusal whose reason a caller other than the model needs (an attachment's chip). */
+  refusal?: 'binary';
 }
 
 /** Narrowing rules: a project policy file and user settings can only add to these. */
@@ -36,6 +40,10 @@ export interface Toolbox {
   cite?(path: string, line: number | undefined, signal?: AbortSignal): Promise<Citation>;
   /** HEAD of the repository the folder is in, when it is one. */
   headCommit?(signal?: AbortSignal): Promise<string | undefined>;
+  /** Reads a message's attachments through the read boundary (see attachments.ts). Never throws. */
+  attach?(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]>;
+  /** Folder files matching `query` for `@` completion, best first, none denied (see fileList.ts). Never throws. */
+  files?(query: string, signal?: AbortSignal): Promise<string[]>;
 }
 
 /** A cited place as it reads now, or why it cannot be read. */
