@@ -17,3 +17,4 @@ export * from './webview';
 export * from './errors';
 export * from './codeActions';
 export * from './ide';
+export * from './languageModels';

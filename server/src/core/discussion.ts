@@ -500,7 +500,9 @@ export class Discussion {
     const messages = this.modelMessages();
     let latestUser = messages.length - 1;
     while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
-    const contextTokens = contextWindowFor(this.effectiveModel ?? '', this.contextTokens() || undefined);
+    const modelId = this.effectiveModel ?? '';
+    // A source that knows the model's window (VS Code's maxInputTokens) is believed over the endpoint setting.
+    const contextTokens = this.model.contextWindow?.(modelId) ?? contextWindowFor(modelId, this.contextTokens() || undefined);
     const fitted = fitToBudget(messages, {
       contextTokens,
       reserveForReply: reserveForReplyFor(contextTokens),
