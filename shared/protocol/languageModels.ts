@@ -9,6 +9,9 @@
 /** A discussion's model id names a VS Code language model when it starts with this. */
 export const VSCODE_MODEL_PREFIX = 'vscode-lm:';
 
+/** What to do when VS Code offers no language models (said by the server and the extension alike). */
+export const NO_VSCODE_MODELS_REMEDY = 'Install or sign in to an extension that provides language models, or pick an OpenAI-compatible endpoint';
+
 /** One message of the conversation as the server holds it; the client maps it to `LanguageModelChatMessage` parts. */
 export type LmChatMessage =
   | { role: 'system'; content: string }

@@ -3,10 +3,10 @@
  * ModelError that says what to do next. The remedies live here, not in the
  * client, so every client that runs these requests words them alike.
  */
-import type { LmFailure } from '../../../../shared/protocol';
+import { NO_VSCODE_MODELS_REMEDY, type LmFailure } from '../../../../shared/protocol';
 import { ModelError } from '../types';
 
-export const NO_MODELS_REMEDY = 'Install or sign in to an extension that provides language models, or pick an OpenAI-compatible endpoint';
+export const NO_MODELS_REMEDY = NO_VSCODE_MODELS_REMEDY;
 
 export function modelErrorFrom(failure: LmFailure, modelName: string): ModelError {
   const detail = failure.detail ? ` (${oneLine(failure.detail)})` : '';
