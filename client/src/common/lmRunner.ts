@@ -50,9 +50,22 @@ export async function runLmRequest(
       ...(Object.keys(modelOptions).length ? { modelOptions } : {}),
     };
     const stream = await model.sendRequest(toLmMessages(params.messages ?? []), options, signal);
-    for await (const part of stream) {
-      if (signal.aborted) break;
-      sendDelta({ requestId: params.requestId, parts: [part] });
+    const parts = stream[Symbol.asyncIterator]();
+    // Not `for await`: in VS Code 1.100 a cancelled request's stream may never
+    // end (the token stops at the first RPC hop, so a provider that waits for
+    // more keeps waiting), and the request would stay pending for good.
+    const aborted = new Promise<'aborted'>((resolve) => {
+      if (signal.aborted) resolve('aborted');
+      signal.addEventListener('abort', () => resolve('aborted'), { once: true });
+    });
+    for (;;) {
+      const next = await Promise.race([parts.next(), aborted]);
+      if (next === 'aborted') {
+        void Promise.resolve(parts.return?.()).catch(() => undefined);
+        break;
+      }
+      if (next.done) break;
+      sendDelta({ requestId: params.requestId, parts: [next.value] });
     }
     return signal.aborted ? { error: { kind: 'cancelled' } } : {};
   } catch (err) {
