@@ -16,6 +16,9 @@ import {
   CancelRequest,
   CloseRequest,
   IdeQueryRequest,
+  LmDeltaNotification,
+  LmModelsRequest,
+  LmRequest,
   ConfigureRequest,
   ConsumeTaskRequest,
   DeleteRequest,
@@ -37,6 +40,8 @@ import {
   type InitializationOptions,
 } from '../../shared/protocol';
 import type { ChatModel, ModelSettings } from './model/types';
+import { ProxiedChatModel, type LmClient } from './model/proxied/chatModel';
+import { modelSources } from './model/sources';
 import type { IdeSource } from './symbols/ideSource';
 import type { Clock, Logger, RepoAccess } from './core/deps';
 import { DiscussError } from './core/errors';
@@ -102,7 +107,8 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     }
     const store = await deps.openStore(options.storageDir);
     repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath, ...(options.ideQueries === true ? { ide: ideOver(connection) } : {}) });
-    const model = deps.createModel(settings.modelSettings);
+    // VS Code's language models only for a client that runs them; elsewhere their ids are explained, not sent.
+    const model = modelSources(deps.createModel(settings.modelSettings), options.languageModels === true ? new ProxiedChatModel(lmClientOver(connection)) : undefined);
     service = new DiscussionService(
       {
         model,
@@ -216,6 +222,35 @@ function ideOver(connection: Connection): IdeSource {
         cancellation.dispose();
       }
     },
+  };
+}
+
+/** The client's language models over this connection (see model/proxied/). */
+function lmClientOver(connection: Connection): LmClient {
+  const withCancellation = async <R>(method: string, params: unknown, signal: AbortSignal | undefined): Promise<R> => {
+    const cancellation = new CancellationTokenSource();
+    let onAbort = (): void => {};
+    // Given up at once on abort (Stop, close): waiting for the client's answer to the cancel would hold the turn.
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        cancellation.cancel();
+        reject(new Error('cancelled'));
+      };
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    aborted.catch(() => {});
+    try {
+      return await Promise.race([connection.sendRequest<R>(method, params, cancellation.token), aborted]);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      cancellation.dispose();
+    }
+  };
+  return {
+    request: (params, signal) => withCancellation<LmRequest.Result>(LmRequest.method, params, signal),
+    models: (signal) => withCancellation<LmModelsRequest.Result>(LmModelsRequest.method, {}, signal),
+    onDelta: (listener) => void connection.onNotification(LmDeltaNotification.method, listener),
   };
 }
 

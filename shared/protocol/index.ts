@@ -19,3 +19,4 @@ export * from './webview';
 export * from './errors';
 export * from './codeActions';
 export * from './ide';
+export * from './languageModels';

@@ -9,6 +9,19 @@ import type { DiscussionStore } from '../../server/src/store/types';
 import type { Toolbox, ToolOutcome } from '../../server/src/read/types';
 import { ScriptedModel, type ScriptStep } from './scriptedModel';
 import { createToolbox } from '../../server/src/read/toolbox';
+import type { ChatModel } from '../../server/src/model/types';
+import { ProxiedChatModel } from '../../server/src/model/proxied/chatModel';
+import { FakeLanguageModels } from './fakeLanguageModels';
+
+/**
+ * Which model the core talks to: the scripted one itself, or the proxied one
+ * (VS Code language models through the client) in front of fake `vscode.lm`
+ * models that answer from the same script. The core suites run under both.
+ */
+let modelSource: 'scripted' | 'proxied' = 'scripted';
+export function useModelSource(source: 'scripted' | 'proxied'): void {
+  modelSource = source;
+}
 
 /** A clock tests move by hand, so idle reaping needs no waiting. */
 export class ManualClock implements Clock {
@@ -75,6 +88,7 @@ export function harness(
   const clock = new ManualClock();
   const toolbox = new FakeToolbox(folder, options.files, options.denied);
   const h: Partial<Harness> = { model, clock, folder, toolbox, binds: 0 };
+  const served: ChatModel = modelSource === 'proxied' ? new ProxiedChatModel(new FakeLanguageModels(model)) : model;
   const repos: RepoAccess = {
     async bind(): Promise<RepoBinding> {
       h.binds!++;
@@ -86,7 +100,7 @@ export function harness(
     },
   };
   h.service = new DiscussionService(
-    { model, repos, clock, logger: silentLogger, defaultModel: () => undefined, denyRead: () => [], contextTokens: () => options.contextTokens },
+    { model: served, repos, clock, logger: silentLogger, defaultModel: () => undefined, denyRead: () => [], contextTokens: () => options.contextTokens },
     options.store,
   );
   h.cleanup = () => fs.rmSync(folder, { recursive: true, force: true });

@@ -242,7 +242,9 @@ export class Discussion {
   private systemMessage: { role: 'system'; content: string } | undefined;
 
   private contextWindow(): number {
-    return contextWindowFor(this.effectiveModel ?? '', this.contextTokens() || undefined);
+    const modelId = this.effectiveModel ?? '';
+    // A source that knows the model's window (VS Code's maxInputTokens) is believed over the endpoint setting.
+    return this.model.contextWindow?.(modelId) ?? contextWindowFor(modelId, this.contextTokens() || undefined);
   }
 
   /**

@@ -24,6 +24,7 @@ import { discussionIdOf, optionalString, quote } from './inputs';
 import type { DiscussionStore } from '../store/types';
 import { memoryStore } from '../store/memoryStore';
 import { errorText } from '../../../shared/errorText';
+import { ModelError } from '../model/types';
 
 /**
  * The discussions this server holds, and every operation on them. Knows
@@ -286,8 +287,10 @@ export class DiscussionService {
   private async assertModelOffered(modelId: string): Promise<void> {
     let offered: string[];
     try {
-      offered = await this.deps.model.listModels();
-    } catch {
+      offered = await this.deps.model.listModels(undefined, modelId);
+    } catch (err) {
+      // A source that cannot be reached from this client (a VS Code model in the terminal) is said so now, not at the first send.
+      if (err instanceof ModelError && err.kind === 'unknown_model') throw new DiscussError('InvalidParams', err.message);
       return;
     }
     if (offered.length === 0 || offered.includes(modelId)) return;
