@@ -3,8 +3,9 @@
 // it starts the server (dist/languageClient.js, kept out of extension.js so
 // activation does not load it), the server process (dist/server.js, which the
 // client prefers when present) and the server's search worker
-// (dist/searchWorker.js). Self-contained files, so the .vsix needs no
-// node_modules and holds no sources.
+// (dist/searchWorker.js) and symbol worker (dist/symbolWorker.js, with the
+// tree-sitter runtime and grammars it loads copied to dist/tree-sitter/).
+// Self-contained files, so the .vsix needs no node_modules and holds no sources.
 //
 //   node client/bundle.mjs                development build, with source maps
 //   node client/bundle.mjs --production   minified, no maps (for the .vsix)
@@ -13,7 +14,8 @@
 //                                         benchmark builds the shipped bundle aside)
 //
 // esbuild only strips types: `tsc -p .` (in `npm run build`) does the checking.
-import { rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -51,7 +53,19 @@ const builds = [
   // The server's searches run in worker threads loaded from `__dirname/searchWorker.js`
   // (server/src/search/searchPool.ts): the bundle needs that file beside it.
   { ...common, entryPoints: [join(root, 'server', 'src', 'search', 'searchWorker.ts')], outfile: join(outDir, 'searchWorker.js') },
+  // The symbol index parses in its own thread, loaded from `__dirname/symbolWorker.js` (server/src/symbols/symbolIndex.ts).
+  { ...common, entryPoints: [join(root, 'server', 'src', 'symbols', 'symbolWorker.ts')], outfile: join(outDir, 'symbolWorker.js') },
 ];
+
+// The symbol worker finds its .wasm files in `__dirname/tree-sitter/` when bundled (server/src/symbols/indexer.ts
+// grammarDirectory): only the runtime and the grammars languages.ts uses, not the package's others.
+const GRAMMARS = ['tree-sitter.wasm', 'tree-sitter-typescript.wasm', 'tree-sitter-tsx.wasm', 'tree-sitter-javascript.wasm', 'tree-sitter-python.wasm',
+  'tree-sitter-go.wasm', 'tree-sitter-rust.wasm', 'tree-sitter-java.wasm', 'tree-sitter-cpp.wasm', 'tree-sitter-c-sharp.wasm', 'tree-sitter-ruby.wasm'];
+const grammarSource = dirname(createRequire(import.meta.url).resolve('@vscode/tree-sitter-wasm/wasm/tree-sitter.wasm'));
+const grammarTarget = join(outDir, 'tree-sitter');
+rmSync(grammarTarget, { recursive: true, force: true });
+mkdirSync(grammarTarget, { recursive: true });
+for (const file of GRAMMARS) copyFileSync(join(grammarSource, file), join(grammarTarget, file));
 
 // A production build has no maps: leave none from an earlier build to be packaged.
 for (const stale of builds.flatMap((b) => [b.outfile, `${b.outfile}.map`])) rmSync(stale, { force: true });

@@ -1,4 +1,5 @@
 import {
+  CancellationTokenSource,
   CodeActionKind,
   MessageType,
   ShowMessageNotification,
@@ -14,6 +15,7 @@ import { codeActionsFor } from './codeActions';
 import {
   CancelRequest,
   CloseRequest,
+  IdeQueryRequest,
   ConfigureRequest,
   ConsumeTaskRequest,
   DeleteRequest,
@@ -31,6 +33,7 @@ import {
   type InitializationOptions,
 } from '../../shared/protocol';
 import type { ChatModel, ModelSettings } from './model/types';
+import type { IdeSource } from './symbols/ideSource';
 import type { Clock, Logger, RepoAccess } from './core/deps';
 import { DiscussError } from './core/errors';
 import { DiscussionService } from './core/service';
@@ -42,7 +45,7 @@ import { ServerSettings } from './settings';
 /** The real-world collaborators, built by the entry point (or by a test). */
 export interface ServerDeps {
   createModel(settings: () => ModelSettings): ChatModel;
-  createRepoAccess(options: { ripgrepPath?: string | null }): RepoAccess;
+  createRepoAccess(options: { ripgrepPath?: string | null; ide?: IdeSource }): RepoAccess;
   openStore(storageDir: string | undefined): Promise<DiscussionStore>;
   clock: Clock;
   /** Environment fallbacks for the model settings (OPENAI_BASE_URL and friends). */
@@ -94,7 +97,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       throw asResponseError(err);
     }
     const store = await deps.openStore(options.storageDir);
-    repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath });
+    repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath, ...(options.ideQueries === true ? { ide: ideOver(connection) } : {}) });
     const model = deps.createModel(settings.modelSettings);
     service = new DiscussionService(
       {
@@ -187,6 +190,23 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   });
 
   connection.listen();
+}
+
+/** The editor's language service over this connection: the one place the symbol tools' questions meet JSON-RPC. */
+function ideOver(connection: Connection): IdeSource {
+  return {
+    query: async (params, signal) => {
+      const cancellation = new CancellationTokenSource();
+      const cancel = (): void => cancellation.cancel();
+      signal.addEventListener('abort', cancel, { once: true });
+      try {
+        return await connection.sendRequest<IdeQueryRequest.Result>(IdeQueryRequest.method, params, cancellation.token);
+      } finally {
+        signal.removeEventListener('abort', cancel);
+        cancellation.dispose();
+      }
+    },
+  };
 }
 
 function safePath(uri: string): string[] {

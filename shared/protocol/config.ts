@@ -23,4 +23,9 @@ export interface InitializationOptions {
    * does). Otherwise the server offers them through `workspace/executeCommand`.
    */
   clientCommands?: boolean;
+  /**
+   * The client answers `discuss/ideQuery` from its own language providers
+   * (the VS Code extension does); the symbol tools then ask it first.
+   */
+  ideQueries?: boolean;
 }

@@ -16,3 +16,4 @@ export * from './requests';
 export * from './webview';
 export * from './errors';
 export * from './codeActions';
+export * from './ide';

@@ -10,12 +10,12 @@ import * as path from 'node:path';
 import type { FakeStep } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { SECRET_SAMPLES } from '../support/secretSamples';
-import { INSIDE_MARKER, Lab, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, startSwapper, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
+import { INSIDE_MARKER, Lab, SENTINEL, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, startSwapper, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
 
 type Expect = 'refused' | 'contained';
 
 interface Attempt {
-  tool: 'read_file' | 'list_dir' | 'find_files' | 'grep_files';
+  tool: 'read_file' | 'list_dir' | 'find_files' | 'grep_files' | 'find_symbol' | 'go_to_definition' | 'find_references' | 'list_symbols' | 'get_diagnostics';
   /** A string is sent verbatim as the argument text (it may be deliberately odd JSON). */
   args: Record<string, unknown> | string;
   /**
@@ -527,6 +527,102 @@ describe('adversarial: a file or directory swapped for a link while it is read',
       assert.ok(control.every((o) => o.ok && o.output.includes('inside-1.txt')), `the control search shows the inside directory (the check is looking at real output): ${JSON.stringify(control)}`);
       assert.deepEqual(outsideNames, [], 'outside names were shown');
       assertNoLeak(leaks);
+    });
+  }
+});
+
+/**
+ * The symbol tools read files too: through the tree-sitter index (built by a
+ * walk) and through paths the model names. Source files outside the folder,
+ * reached by links, secret or policy-denied, each hold the sentinel on a
+ * definition's line; no answer may show it, and named paths are refused.
+ */
+describe('adversarial: escapes through the symbol tools', function () {
+  this.timeout(120_000);
+  const figures: Record<string, unknown> = {};
+  let lab: Lab;
+
+  before(async () => {
+    lab = await Lab.create({
+      build: (l) => {
+        const leak = `export class SentinelHolder { value = '${SENTINEL}'; }\nexport function sentinelFunction() { return '${SENTINEL}'; }\n`;
+        fs.writeFileSync(path.join(l.outside, 'leak.ts'), leak);
+        fs.writeFileSync(path.join(l.outside, 'leak.py'), `class SentinelHolder:\n    value = '${SENTINEL}'\n`);
+        l.link('src/linked.ts', path.join(l.outside, 'leak.ts'));
+        l.link('src/linked-rel.py', '../../outside/leak.py');
+        l.link('src/linked-dir', l.outside);
+        l.write('private/keys.ts', leak);
+        l.write('.env.ts', leak);
+        l.link('src/env-link.ts', '../.env');
+        l.write('src/use.ts', "import { greet } from './app';\n\nexport const welcome = greet('you');\n");
+      },
+    });
+  });
+  after(async () => {
+    await lab.dispose();
+    recordFigures('symbolEscapes', figures);
+  });
+
+  function symbolAttempts(): Attempt[] {
+    const O = lab.outside;
+    const out: Attempt[] = [];
+    const add = (tool: Attempt['tool'], args: Record<string, unknown>, expect: Expect) => out.push({ tool, args, expect });
+    for (const query of ['SentinelHolder', 'sentinelFunction', 'sH', 'value', 'Sentinel', 's']) {
+      add('find_symbol', { query }, 'contained');
+      add('go_to_definition', { symbol: query }, 'contained');
+      add('find_references', { symbol: query }, 'contained');
+    }
+    add('get_diagnostics', {}, 'contained');
+    add('get_diagnostics', { path: 'src' }, 'contained');
+    for (const p of [
+      '../outside/leak.ts', path.join(O, 'leak.ts'), `file://${O}/leak.ts`, 'src/linked.ts', 'src/linked-rel.py', 'src/linked-dir/leak.ts',
+      'link-dir/leak.ts', 'private/keys.ts', '.env.ts', 'src/env-link.ts', '.env', 'src/deep/inner/leak.ts', '/proc/self/root' + O + '/leak.ts',
+    ]) {
+      add('list_symbols', { path: p }, 'refused');
+      add('get_diagnostics', { path: p }, 'refused');
+      add('go_to_definition', { symbol: 'SentinelHolder', path: p, line: 1 }, 'refused');
+      add('find_references', { symbol: 'SentinelHolder', path: p, line: 1 }, 'refused');
+    }
+    return out;
+  }
+
+  for (const config of SEARCH_ENGINES) {
+    it(`no symbol tool shows a definition or line from outside the folder, a link out, a secret or a denied file, and named paths there are refused (${config.name})`, async () => {
+      const s = await lab.server(config.init, config.env(lab));
+      const id = await lab.open(s);
+      const attempts = symbolAttempts();
+      // Controls that must succeed: the leak check is looking at real symbol answers.
+      attempts.unshift(
+        { tool: 'go_to_definition', args: { symbol: 'greet', path: 'src/use.ts', line: 3 }, expect: 'contained' },
+        { tool: 'find_references', args: { symbol: 'greet' }, expect: 'contained' },
+      );
+      const outcomes = await drive(lab, s, id, attempts, `sym${config.tag}`);
+      const [controlDefinition, controlReferences] = outcomes;
+      assert.ok(controlDefinition.ok && /src\/app\.ts:3-5: function greet/.test(controlDefinition.output), `the control definition is found: ${controlDefinition.output}`);
+      assert.ok(controlReferences.ok && /src\/use\.ts:3: /.test(controlReferences.output), `the control references are found: ${controlReferences.output}`);
+
+      const wronglyAllowed = outcomes
+        .slice(2)
+        .filter((o) => o.attempt.expect === 'refused' && o.ok)
+        .map((o) => `${o.attempt.tool} ${JSON.stringify(o.attempt.args).slice(0, 160)} -> ${o.output.slice(0, 200)}`);
+      assert.deepEqual(wronglyAllowed, [], 'these symbol-tool paths were not refused');
+      const leaks = scanForLeaks(lab, [s]);
+      assertNoLeak(leaks);
+      assert.equal(s.child.exitCode, null, 'the server is still running');
+
+      const byTool: Record<string, number> = {};
+      for (const o of outcomes.slice(2)) byTool[o.attempt.tool] = (byTool[o.attempt.tool] ?? 0) + 1;
+      figures[config.name] = {
+        attempts: outcomes.length - 2,
+        byTool,
+        refused: outcomes.slice(2).filter((o) => !o.ok).length,
+        answeredWithoutLeaving: outcomes.slice(2).filter((o) => o.ok).length,
+        leftOutNoted: outcomes.slice(2).some((o) => /files left out: outside the folder or not readable/.test(o.output)),
+        leakedBytes: leaks.bytes,
+        scannedBytes: leaks.scanned,
+      };
+      await s.stop();
+      lab.drop(s);
     });
   }
 });

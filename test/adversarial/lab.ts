@@ -389,7 +389,9 @@ export function offeredTools(request: RecordedRequest): string[] {
   return ((request.body?.tools ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name).sort();
 }
 
-export const OFFERED_TOOLS = ['find_files', 'grep_files', 'list_dir', 'prepare_coding_task', 'read_file'];
+export const OFFERED_TOOLS = [
+  'find_files', 'find_references', 'find_symbol', 'get_diagnostics', 'git_blame', 'git_diff', 'git_log', 'git_show', 'go_to_definition', 'grep_files', 'list_dir', 'list_symbols', 'prepare_coding_task', 'read_file',
+];
 
 // ---------------------------------------------------------------------------
 // Figures

@@ -12,7 +12,7 @@
  *   CHROMIUM_PATH=/path/to/chrome       where Chromium is, if not /usr/bin/chromium
  *   BENCH_ONLY=streaming,resume         only these sections (search, discuss/start,
  *                                       streaming, resume, memory, webview, package,
- *                                       activation)
+ *                                       activation, symbols)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -22,6 +22,8 @@ import OpenAI from 'openai';
 import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../shared/protocol';
 import { EVENT_BUFFER_MAX } from '../../server/src/core/limits';
 import { createRepoAccess } from '../../server/src/read/repoAccess';
+import { RepoMaps } from '../../server/src/symbols/repoMap';
+import { resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../server/src/symbols/symbolIndex';
 import { findRipgrep } from '../../server/src/search/ripgrep';
 import { SearchEngine } from '../../server/src/search/searchEngine';
 import { SearchPool, sharedSearchPool } from '../../server/src/search/searchPool';
@@ -405,6 +407,83 @@ function packageFigures(rows: Row[]): void {
   }
 }
 
+// ------------------------------------------------------------- 7. symbols
+
+/** Median of 3 with min and max: these runs are long, so few. */
+function spread(values: number[]): string {
+  return `${formatMs(median(values))} (min ${formatMs(Math.min(...values))}, max ${formatMs(Math.max(...values))})`;
+}
+
+async function symbolFigures(repo: GeneratedRepo, rows: Row[]): Promise<void> {
+  const runs = 3;
+  const toolbox = await createToolbox(repo.root, NO_POLICY);
+  const call = async (tool: string, args: Record<string, unknown>): Promise<{ ms: number; complete: boolean }> => {
+    const { ms, value } = await timed(() => toolbox.run(tool, JSON.stringify(args)));
+    if (!value.ok) throw new Error(`${tool} failed: ${value.output}`);
+    return { ms, complete: !value.output.includes('[index incomplete') };
+  };
+  const cases = [
+    { tool: 'find_symbol', args: { query: 'handleValueEvent' } },
+    { tool: 'find_references', args: { symbol: 'resolveWidgetConfig' } },
+  ];
+  log(`symbols: ${repo.files} files`);
+  for (const testCase of cases) {
+    const cold: number[] = [];
+    let coldComplete = true;
+    for (let i = 0; i < runs; i++) {
+      await resetSymbolIndexes();
+      const first = await call(testCase.tool, testCase.args);
+      cold.push(first.ms);
+      coldComplete &&= first.complete;
+    }
+    // Warm: the index complete (a cold call stops at its time limit and the next one continues).
+    for (let i = 0; i < 20 && !(await call(testCase.tool, testCase.args)).complete; i++);
+    const warm: number[] = [];
+    for (let i = 0; i < runs; i++) warm.push((await call(testCase.tool, testCase.args)).ms);
+    // Warm again, but each call after the freshness interval: it walks and stats the folder first (nothing changed).
+    let skipped = 0;
+    setSymbolIndexClock(() => performance.now() + skipped);
+    const rewalk: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      skipped += SYMBOL_INDEX_LIMITS.freshForMs;
+      rewalk.push((await call(testCase.tool, testCase.args)).ms);
+    }
+    setSymbolIndexClock();
+    rows.push(row(`${testCase.tool} cold (new index${coldComplete ? '' : ', stopped at the 10 s refresh limit'}), ${repo.files} files`, spread(cold), '-', '-', '-', undefined));
+    rows.push(row(`${testCase.tool} warm, ${repo.files} files`, spread(warm), 'goal 50 ms', formatRatio(median(warm) / 50), '< 50 ms', median(warm) < 50));
+    rows.push(row(`${testCase.tool} warm after the ${SYMBOL_INDEX_LIMITS.freshForMs / 1000} s freshness interval (re-walk), ${repo.files} files`, spread(rewalk), '-', '-', '-', undefined));
+  }
+
+  // The map: ranking alone on a warm index, then from nothing (index and ranking), with a start bound meanwhile.
+  const warmMap: number[] = [];
+  let mapChars = 0;
+  for (let i = 0; i < runs; i++) {
+    const maps = new RepoMaps();
+    const { ms } = await timed(async () => {
+      const source = maps.source(repo.root, []);
+      await maps.settled(repo.root, []);
+      mapChars = source.text(4_000)?.length ?? 0;
+    });
+    warmMap.push(ms);
+  }
+  rows.push(row(`repository map build, warm index (ranking ${repo.files} files, ${mapChars} chars at 4,000 tokens)`, spread(warmMap), '-', '-', 'background', undefined));
+  const coldMap: number[] = [];
+  const binds: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    await resetSymbolIndexes();
+    const maps = new RepoMaps();
+    const access = createRepoAccess({ repoMaps: maps });
+    const started = performance.now();
+    const { ms } = await timed(() => access.bind(repo.root, []));
+    binds.push(ms);
+    await maps.settled(repo.root, []);
+    coldMap.push(performance.now() - started);
+  }
+  rows.push(row(`repository map build, cold (index and ranking, ${repo.files} files)`, spread(coldMap), '-', '-', 'background', undefined));
+  rows.push(row(`bind for discuss/start while the map builds (in-process, ${repo.files} files)`, spread(binds), 'goal 150 ms', formatRatio(median(binds) / 150), '< 150 ms', median(binds) < 150));
+  await resetSymbolIndexes();
+}
+
 // ------------------------------------------------------------- 6. webview
 
 async function webviewFigures(rows: Row[]): Promise<void> {
@@ -444,11 +523,11 @@ async function main(): Promise<void> {
   let fake: FakeOpenAI | undefined;
   try {
     // Only the search and start figures need the generated trees.
-    const needsTrees = !ONLY || ONLY.has('search') || ONLY.has('discuss/start');
+    const needsTrees = !ONLY || ONLY.has('search') || ONLY.has('discuss/start') || ONLY.has('symbols');
     if (needsTrees) log('generating a 20,000-file repository…');
     const small = needsTrees ? generateRepo(path.join(work, 'repo-20k'), 20_000) : undefined;
-    if (needsTrees) log('generating a 100,000-file repository (one-line files)…');
-    const large = needsTrees ? generateRepo(path.join(work, 'repo-100k'), 100_000, { tiny: true }) : undefined;
+    if (needsTrees && (!ONLY || ONLY.has('discuss/start'))) log('generating a 100,000-file repository (one-line files)…');
+    const large = needsTrees && (!ONLY || ONLY.has('discuss/start')) ? generateRepo(path.join(work, 'repo-100k'), 100_000, { tiny: true }) : undefined;
     const folder = path.join(work, 'small-folder');
     fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
     fs.writeFileSync(path.join(folder, 'src', 'app.ts'), 'export const answer = 42;\n');
@@ -463,6 +542,7 @@ async function main(): Promise<void> {
     await section('webview', () => webviewFigures(rows));
     await section('package', () => packageFigures(rows));
     await section('activation', () => activationFigures(rows));
+    await section('symbols', () => symbolFigures(small as GeneratedRepo, rows));
   } finally {
     await fake?.close();
     fs.rmSync(work, { recursive: true, force: true });

@@ -75,9 +75,13 @@ describe('Repo Discuss in the browser workbench', function () {
 
     const chip = turn.locator('.tool-chip');
     assert.equal(await chip.count(), 1);
+    // The chip says in words what was read; the raw call is inside it, one click away.
+    assert.match(await chip.locator('.tool-summary').innerText(), /^read src\/invoice\.ts/);
+    assert.equal(await chip.locator('.tool-state').innerText(), 'done');
+    await chip.locator('summary').click();
     assert.equal(await chip.locator('.tool-name').innerText(), 'read_file');
     assert.match(await chip.locator('.tool-params').innerText(), /src\/invoice\.ts/);
-    assert.equal(await chip.locator('.tool-state').innerText(), 'done');
+    await chip.locator('summary').click();
     await wb.screenshot('03-answer');
 
     // The key typed into "Set API key" is what the endpoint received.

@@ -111,7 +111,9 @@ describe('the server process over stdio', function () {
     const body = fake.completionRequests[0].body!;
     assert.equal(body.model, 'fake-small');
     const toolNames = (body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name).sort();
-    assert.deepEqual(toolNames, ['find_files', 'grep_files', 'list_dir', 'prepare_coding_task', 'read_file']);
+    assert.deepEqual(toolNames, [
+      'find_files', 'find_references', 'find_symbol', 'get_diagnostics', 'git_blame', 'git_diff', 'git_log', 'git_show', 'go_to_definition', 'grep_files', 'list_dir', 'list_symbols', 'prepare_coding_task', 'read_file',
+    ]);
     const system = (body.messages as Array<{ role: string; content: string }>)[0];
     assert.equal(system.role, 'system');
     assert.match(system.content, /read-only/);
@@ -142,6 +144,48 @@ describe('the server process over stdio', function () {
     assert.equal(results[0].ok, true);
     assert.match(results[0].preview, /answer = 42/);
     assert.ok(results.slice(1, 5).every((r) => !r.ok), 'outside, symlinked-out and secret reads are refused');
+    const everything = JSON.stringify(s.events) + JSON.stringify(fake.requests.map((r) => r.rawBody)) + s.stderr.join('');
+    assert.ok(!everything.includes(SENTINEL), 'the sentinel leaked');
+  });
+
+  it('answers the symbol tools from the tree-sitter index in the server process, and nothing from the secret or the link out reaches the model', async () => {
+    fs.writeFileSync(path.join(repo, 'src', 'use.ts'), "import { answer } from './app';\n\nexport const doubled = answer * 2;\n");
+    fs.writeFileSync(path.join(outside, 'leak.ts'), `export const leaked = '${SENTINEL}';\n`);
+    fs.symlinkSync(path.join(outside, 'leak.ts'), path.join(repo, 'src', 'leak.ts'));
+    fake.push(
+      {
+        kind: 'toolCalls',
+        calls: [
+          { id: 's1', name: 'find_symbol', arguments: '{"query":"ans"}' },
+          { id: 's2', name: 'go_to_definition', arguments: '{"symbol":"answer","path":"src/use.ts","line":3}' },
+          { id: 's3', name: 'find_references', arguments: '{"symbol":"answer"}' },
+          { id: 's4', name: 'list_symbols', arguments: '{"path":"src/use.ts"}' },
+          { id: 's5', name: 'get_diagnostics', arguments: '{}' },
+          { id: 's6', name: 'list_symbols', arguments: '{"path":"src/leak.ts"}' },
+          { id: 's7', name: 'find_symbol', arguments: '{"query":"leaked"}' },
+        ],
+      },
+      { kind: 'text', text: 'answer is defined in src/app.ts.' },
+    );
+    const s = await server();
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'where is answer defined and used?' });
+    await s.turnsComplete(id, 1);
+    const tool = new Map(
+      (fake.completionRequests[1].body!.messages as Array<{ role: string; content: string; tool_call_id?: string }>)
+        .filter((m) => m.role === 'tool')
+        .map((m) => [m.tool_call_id, m.content]),
+    );
+    assert.match(tool.get('s1') ?? '', /src\/app\.ts:1: constant answer — export const answer = 42;/);
+    assert.match(tool.get('s2') ?? '', /followed the import from "\.\/app"/);
+    assert.match(tool.get('s2') ?? '', /^src\/app\.ts:1-1: constant answer$/m);
+    assert.match(tool.get('s3') ?? '', /^src\/use\.ts:3: export const doubled = answer \* 2;$/m);
+    assert.match(tool.get('s3') ?? '', /by name, not type-checked/);
+    assert.match(tool.get('s4') ?? '', /^constant doubled 3-3: /m);
+    assert.match(tool.get('s5') ?? '', /^No syntax errors found in the folder/);
+    assert.match(tool.get('s6') ?? '', /outside the folder/);
+    assert.match(tool.get('s7') ?? '', /^No symbols match "leaked"/);
+    assert.match(tool.get('s7') ?? '', /1 files left out: outside the folder or not readable/);
     const everything = JSON.stringify(s.events) + JSON.stringify(fake.requests.map((r) => r.rawBody)) + s.stderr.join('');
     assert.ok(!everything.includes(SENTINEL), 'the sentinel leaked');
   });

@@ -64,8 +64,8 @@ describe('repo-discuss, interactive', function () {
     gate.release();
     await client.untilPrompts(2);
 
-    assert.match(client.stdout, /^ {2}· read_file path=main\.py → ok$/m);
-    assert.match(client.stdout, /^ {2}· read_file path=\.env → refused — .*credentials/m, 'a refused read is marked as refused');
+    assert.match(client.stdout, /^ {2}· read main\.py → ok$/m);
+    assert.match(client.stdout, /^ {2}· read \.env → refused — .*credentials/m, 'a refused read is marked as refused');
     assert.match(client.stdout, /It prints a greeting and exits\./);
     assert.ok(!client.stdout.includes('do-not-show'));
     assert.ok(!client.stdout.includes('\x1b['), 'no colour codes when stdout is not a terminal');

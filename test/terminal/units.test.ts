@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError, parseCommandLine } from '../../client/src/terminal/args';
 import { ConfigError, configFilePath, loadConfigFile, resolveSettings } from '../../client/src/terminal/config';
-import { LineWriter, TurnPrinter, colourWanted, createStyle, terminalRemedy, toolArgsPreview, toolVerdict } from '../../client/src/terminal/render';
+import { LineWriter, TurnPrinter, colourWanted, createStyle, terminalRemedy, toolVerdict } from '../../client/src/terminal/render';
 import { editableToTask, taskToEditable } from '../../client/src/terminal/taskEdit';
 import { serverEntry } from '../../client/src/terminal/serverConnection';
 import type { DiscussionEvent } from '../../shared/protocol';
@@ -91,11 +91,7 @@ describe('repo-discuss building blocks', () => {
       assert.equal(createStyle(true).red('x').value, '\x1b[31mx\x1b[39m');
     });
 
-    it('shows tool arguments compactly and tells a refusal from a failure', () => {
-      assert.equal(toolArgsPreview('{"path":"src/a.ts","line":3}'), 'path=src/a.ts line=3');
-      assert.equal(toolArgsPreview('{"pattern":"two words"}'), 'pattern="two words"');
-      assert.equal(toolArgsPreview('{"path":"a very long'), '{"path":"a very long');
-      assert.ok(toolArgsPreview(JSON.stringify({ q: 'x'.repeat(200) })).length <= 80);
+    it('tells a refusal from a failure', () => {
       assert.equal(toolVerdict(true, ''), 'ok');
       assert.equal(toolVerdict(false, 'Refused: ".env" may hold credentials'), 'refused');
       assert.equal(toolVerdict(false, 'This conversation is read-only: it cannot write'), 'refused');
@@ -108,6 +104,24 @@ describe('repo-discuss building blocks', () => {
       assert.match(terminalRemedy("The model endpoint at x does not offer the model 'm'.", settings)!, /--model NAME/);
       assert.match(terminalRemedy('Could not reach the model endpoint at x (connection refused).', settings)!, /--base-url URL/);
       assert.equal(terminalRemedy('Discussion d is already open in another window', settings), undefined);
+    });
+
+    it('a tool line is the readable summary with its count, and an untrusted name in it stays inert', () => {
+      const captured = { out: '' };
+      const out = new LineWriter({ write: (text: string) => ((captured.out += text), true), isTTY: false } as unknown as NodeJS.WritableStream, createStyle(false));
+      const printer = new TurnPrinter({ answer: out, notes: out, errors: out, settings: { sources: {}, configPath: '/c.json' }, showThinking: false });
+      const base = { discussionId: 'disc-1', ts: 0 };
+      const events: DiscussionEvent[] = [
+        { ...base, seq: 0, type: 'tool_call', tool: 'find_references', paramsPreview: '{"symbol":"createServer"}' },
+        { ...base, seq: 1, type: 'tool_result', tool: 'find_references', ok: true, preview: '37 reference(s) to "createServer" in 12 file(s) (by name):\n' },
+        { ...base, seq: 2, type: 'tool_call', tool: 'find_symbol', paramsPreview: JSON.stringify({ query: 'x\u001b[2J\u001b]0;pwned\u0007' }) },
+        { ...base, seq: 3, type: 'tool_result', tool: 'find_symbol', ok: true, preview: '2 symbol(s) match "x":' },
+      ];
+      for (const event of events) printer.event(event);
+      const lines = captured.out.split('\n');
+      assert.equal(lines[0], '  · references to `createServer` → 37 in 12 files');
+      assert.match(lines[1], /^ {2}· symbols matching `x.*` → 2$/);
+      assert.ok(!/[\u001b\u0007]/.test(captured.out), 'a control character from the arguments reached the terminal');
     });
 
     it('prints a turn as streamed text, one line per tool call, and an error with its remedy', () => {
@@ -127,7 +141,7 @@ describe('repo-discuss building blocks', () => {
         { ...base, seq: 6, type: 'turn_complete' },
       ];
       for (const event of events) printer.event(event);
-      assert.equal(captured.out, 'Looking\n  · list_dir → ok\nDone.\n');
+      assert.equal(captured.out, 'Looking\n  · list the folder → ok\nDone.\n');
       assert.match(captured.err, /^error: .*401\)\.\nTo fix: export OPENAI_API_KEY/);
       assert.equal(printer.sawError, true);
     });

@@ -1,4 +1,5 @@
 import type { DiscussionEvent, DiscussionSummary, PreparedTask } from '../../../shared/protocol';
+import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
 import { TerminalText, term, type Printable } from './inertText';
 
@@ -85,27 +86,7 @@ export class LineWriter {
 // ---------------------------------------------------------------------------
 // Tool calls
 
-const ARGS_PREVIEW_CHARS = 80;
 const RESULT_REASON_CHARS = 140;
-
-/** `{"path":"src/a.ts","line":3}` as `path=src/a.ts line=3`, cut to fit one line. */
-export function toolArgsPreview(paramsPreview: string, max = ARGS_PREVIEW_CHARS): string {
-  let text: string;
-  try {
-    const args: unknown = JSON.parse(paramsPreview);
-    if (args && typeof args === 'object' && !Array.isArray(args)) {
-      text = Object.entries(args as Record<string, unknown>)
-        .map(([key, value]) => `${key}=${typeof value === 'string' && !/\s/.test(value) && value !== '' ? value : JSON.stringify(value)}`)
-        .join(' ');
-    } else {
-      text = JSON.stringify(args);
-    }
-  } catch {
-    // The server cuts long previews, so they may not parse; show them as they are.
-    text = paramsPreview;
-  }
-  return cut(text.replace(/\s+/g, ' ').trim(), max);
-}
 
 export type ToolVerdict = 'ok' | 'refused' | 'failed';
 
@@ -116,13 +97,12 @@ export type ToolVerdict = 'ok' | 'refused' | 'failed';
  */
 export function toolVerdict(ok: boolean, preview: string): ToolVerdict {
   if (ok) return 'ok';
-  return /^(Refused\b|This conversation is read-only|That tool is denied|prepare_coding_task is denied)/.test(preview.trim())
-    ? 'refused'
-    : 'failed';
+  return isRefusal(preview) ? 'refused' : 'failed';
 }
 
-function verdictText(verdict: ToolVerdict, preview: string, style: Style): TerminalText {
-  if (verdict === 'ok') return style.green('ok');
+/** What came back: the summary's count when it has one ("37 in 12 files"), else ok / refused / failed with the reason. */
+function verdictText(verdict: ToolVerdict, preview: string, style: Style, outcome?: string): TerminalText {
+  if (verdict === 'ok') return style.green(outcome ?? 'ok');
   const reason = cut(preview.trim().split(/\r?\n/, 1)[0].replace(/^Refused:\s*/, ''), RESULT_REASON_CHARS);
   const word = verdict === 'refused' ? style.yellow(style.bold('refused')) : style.red('failed');
   return term`${word}${reason ? style.dim(` — ${reason}`) : ''}`;
@@ -177,6 +157,8 @@ export interface TurnPrinterOptions {
  */
 export class TurnPrinter {
   private openToolLine = false;
+  /** The call whose result is awaited: its arguments name what the result line counts. */
+  private lastCall: { tool: string; paramsPreview: string } | undefined;
   private thinkingShown = false;
   private answered = false;
   sawError = false;
@@ -203,19 +185,23 @@ export class TurnPrinter {
         this.closeToolLine();
         this.beforeNote();
         notes.endLine();
-        const args = toolArgsPreview(event.paramsPreview);
-        notes.write(term`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)}${args ? term` ${notes.style.dim(args)}` : ''}`);
+        this.lastCall = { tool: event.tool, paramsPreview: event.paramsPreview };
+        // The subject ("references to `x`") is the model's and the repository's text: the writer makes it inert.
+        notes.write(term`  ${notes.style.dim('·')} ${notes.style.cyan(summarizeTool(this.lastCall).subject)}`);
         this.openToolLine = true;
         break;
       }
       case 'tool_result': {
         if (!notes) break;
-        const verdict = verdictText(toolVerdict(event.ok, event.preview), event.preview, notes.style);
+        const call = this.lastCall?.tool === event.tool ? this.lastCall : { tool: event.tool };
+        this.lastCall = undefined;
+        const summary = summarizeTool(call, { ok: event.ok, preview: event.preview });
+        const verdict = verdictText(toolVerdict(event.ok, event.preview), event.preview, notes.style, summary.outcome);
         if (this.openToolLine) {
           notes.write(term` ${notes.style.dim('→')} ${verdict}\n`);
           this.openToolLine = false;
         } else {
-          notes.line(term`  ${notes.style.dim('·')} ${notes.style.cyan(event.tool)} ${notes.style.dim('→')} ${verdict}`);
+          notes.line(term`  ${notes.style.dim('·')} ${notes.style.cyan(summary.subject)} ${notes.style.dim('→')} ${verdict}`);
         }
         break;
       }

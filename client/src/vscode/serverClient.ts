@@ -1,10 +1,11 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { ConfigureRequest, type DiscussMethod, type DiscussionEvent, type ParamsOf, type ResultOf } from '../../../shared/protocol';
+import { ConfigureRequest, IdeQueryRequest, type DiscussMethod, type DiscussionEvent, type ParamsOf, type ResultOf } from '../../../shared/protocol';
 import type { DiscussionHub, RpcChannel } from '../common/discussionHub';
 import { bundledRipgrep } from '../common/ripgrep';
 import type * as languageClient from './languageClient';
 import type { ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from './languageClient';
+import { answerIdeQuery } from './ideQueries';
 import { initializationOptions, modelConfig, readApiKey, readSettings } from './settings';
 import { errorText } from '../../../shared/errorText';
 
@@ -119,6 +120,8 @@ export class ServerClient implements vscode.Disposable {
     );
     await client.start();
     this.startedAt = Date.now();
+    // The symbol tools' questions to VS Code's own language providers (initializationOptions.ideQueries).
+    this.serverDisposables.push(client.onRequest(IdeQueryRequest.method, (params: IdeQueryRequest.Params, token) => answerIdeQuery(params, token)));
     const channel: RpcChannel = {
       request: <M extends DiscussMethod>(method: M, params: ParamsOf<M>) => client.sendRequest<ResultOf<M>>(method, params),
       onNotification: (method, handler) => client.onNotification(method, (p: DiscussionEvent) => handler(p)),

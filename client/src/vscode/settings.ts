@@ -61,6 +61,8 @@ export function initializationOptions(apiKey: string | undefined, ripgrepPath: s
     ...(s.useRipgrep ? (ripgrepPath ? { ripgrepPath } : {}) : { ripgrepPath: null }),
     // The extension registers the code actions' commands itself.
     clientCommands: true,
+    // The extension answers discuss/ideQuery from VS Code's language providers (ideQueries.ts).
+    ideQueries: true,
   };
 }
 

@@ -5,6 +5,7 @@ import { MarkdownStream } from './markdown';
 import type { Panel, TurnView } from './panel';
 import { applyStreamUpdate } from './replyStream';
 import { describeParams, type FixAction, type ToolChip, type Turn } from './viewModel';
+import { summarizeTool } from '../common/toolSummary';
 
 export function addTurnView(panel: Panel, turn: Turn): void {
   const { renderer, conversation, turnViews } = panel;
@@ -138,16 +139,24 @@ function renderToolChip(existing: HTMLDetailsElement | undefined, chip: ToolChip
   const params = describeParams(chip.params);
   const [iconName, ...iconModifiers] = stateIcon[state];
   // Names in arguments and answers are repository or model input: bidi and control characters are shown escaped.
+  // What was asked and what came back, in words ("references to `x` — 37 in
+  // 12 files"); the raw call stays one click away, in the body.
+  const result = chip.ok === null ? undefined : { ok: chip.ok, preview: chip.preview };
+  const said = summarizeTool({ tool: chip.tool, paramsPreview: chip.params }, result);
+  const line = said.outcome ? `${said.subject} — ${said.outcome}` : said.subject;
   const summary = element('summary', { class: 'tool-chip-summary', title: inertText(chip.params || chip.tool) }, [
     icon(iconName, ...iconModifiers),
+    element('span', { class: 'tool-summary' }, [inertLine(line)]),
+    element('span', { class: 'tool-state' }, [stateText[state]]),
+  ]);
+  const call = element('span', { class: 'tool-call' }, [
     element('span', { class: 'tool-name' }, [inertLine(chip.tool)]),
     ...(params ? [element('span', { class: 'tool-params' }, [params])] : []),
-    element('span', { class: 'tool-state' }, [stateText[state]]),
   ]);
   const body = chip.preview
     ? element('pre', { class: 'tool-preview' }, [inertText(chip.preview)])
     : element('p', { class: 'tool-preview is-empty' }, [chip.ok === null ? 'No result yet.' : 'No output.']);
-  details.replaceChildren(summary, body);
+  details.replaceChildren(summary, call, body);
   return details;
 }
 

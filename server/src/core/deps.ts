@@ -7,6 +7,12 @@ export interface RepoBinding {
   summary: string;
   /** Project instruction files (AGENTS.md and the like), already bounded. */
   instructions: Array<{ path: string; text: string }>;
+  /**
+   * The repository map within `maxTokens`, or undefined while it is being
+   * built (in the background: a start never waits for it). Read on every
+   * model call, so the map joins the prompt once it is ready.
+   */
+  repoMap?(maxTokens: number): string | undefined;
 }
 
 /** Binds a folder (already a real path) to read-only file access. */

@@ -5,10 +5,10 @@ import type { Clock, Logger } from './deps';
 import { DiscussError } from './errors';
 import { EventStream } from './eventStream';
 import { MESSAGE_MAX_BYTES, TITLE_MAX_CHARS, TRANSCRIPT_MAX_TURNS } from './limits';
-import { PREPARE_TASK_TOOL } from './prompt';
+import { PREPARE_TASK_TOOL, repoMapSection } from './prompt';
 import { distill } from './distill';
 import { TASK_LIMITS } from './inputs';
-import { contextWindowFor, fitToBudget, reserveForReplyFor } from '../model/budget';
+import { contextWindowFor, fitToBudget, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
 import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
 import { bound, firstLine } from './text';
 import { answerUnansweredCalls, runTurn, type TurnHost } from './turn';
@@ -46,6 +46,8 @@ export interface DiscussionInit {
   repoSummary: string;
   systemPrompt: string;
   toolbox: Toolbox;
+  /** The repository map within a token budget, once built (see RepoBinding.repoMap). */
+  repoMap?: (maxTokens: number) => string | undefined;
   model: ChatModel;
   /** This discussion's model, or null to use the endpoint's configured default. */
   modelId: string | null;
@@ -74,6 +76,7 @@ export class Discussion {
 
   private systemPrompt: string;
   private readonly toolbox: Toolbox;
+  private readonly repoMap?: (maxTokens: number) => string | undefined;
   readonly model: ChatModel;
   private readonly clock: Clock;
   readonly logger: Logger;
@@ -114,6 +117,7 @@ export class Discussion {
     this.repoSummary = init.repoSummary;
     this.systemPrompt = init.systemPrompt;
     this.toolbox = init.toolbox;
+    this.repoMap = init.repoMap;
     this.model = init.model;
     this.modelId = init.modelId;
     this.defaultModel = init.defaultModel;
@@ -217,12 +221,17 @@ export class Discussion {
     // One object while the prompt is unchanged: the token budget counts each
     // message object once, and re-counting a long system prompt on every
     // model call was a measurable share of a turn.
-    const content = this.systemPrompt + handoffNote(this.handoffs);
+    // The map is built in the background: it joins from the first call after it is ready.
+    const content = this.systemPrompt + repoMapSection(this.repoMap?.(repoMapTokensFor(this.contextWindow()))) + handoffNote(this.handoffs);
     if (this.systemMessage?.content !== content) this.systemMessage = { role: 'system', content };
     return [this.systemMessage, ...this.history];
   }
 
   private systemMessage: { role: 'system'; content: string } | undefined;
+
+  private contextWindow(): number {
+    return contextWindowFor(this.effectiveModel ?? '', this.contextTokens() || undefined);
+  }
 
   /**
    * Records that the prepared task (as the user edited it) went to a coding
@@ -500,7 +509,7 @@ export class Discussion {
     const messages = this.modelMessages();
     let latestUser = messages.length - 1;
     while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
-    const contextTokens = contextWindowFor(this.effectiveModel ?? '', this.contextTokens() || undefined);
+    const contextTokens = this.contextWindow();
     const fitted = fitToBudget(messages, {
       contextTokens,
       reserveForReply: reserveForReplyFor(contextTokens),

@@ -10,7 +10,11 @@ export function buildSystemPrompt(repo: string, binding: RepoBinding): string {
   parts.push(
     `You are discussing a change to the repository at ${repo} with a developer, before any code is touched.`,
     '',
-    'What you can do: read the repository with read_file, list_dir, find_files and grep_files. ' +
+    'What you can do: read the repository with read_file and list_dir; find files by name with find_files and text with grep_files; ' +
+      'navigate code with find_symbol, go_to_definition, find_references and list_symbols, and check syntax with get_diagnostics; ' +
+      'see history with git_diff, git_log, git_show and git_blame. ' +
+      'For code, prefer the symbol tools (find_symbol, then find_references) to grep_files, which also matches comments and strings; ' +
+      'for "what changed", start with git_diff. ' +
       'Every path stays inside this folder; reads outside it, and reads of secret files (.env, keys, credentials, .git/), are refused. ' +
       'Be concrete and cite real paths and lines from the repository.',
     '',
@@ -37,6 +41,20 @@ export function buildSystemPrompt(repo: string, binding: RepoBinding): string {
     }
   }
   return parts.join('\n');
+}
+
+/**
+ * The repository map as the system prompt carries it, after everything else
+ * (like the hand-off note); empty while there is none.
+ */
+export function repoMapSection(map: string | undefined): string {
+  if (!map) return '';
+  return (
+    '\n\n## Repository map\n' +
+    'The files the rest of the code uses most (matched by name, not type-checked), with their top-level definitions. ' +
+    'list_symbols shows a whole file; the map may lag behind recent edits.\n' +
+    map
+  );
 }
 
 /** The tool the core itself owns: records a task, starts nothing. */

@@ -120,6 +120,7 @@ export class DiscussionService {
         repoSummary: bound.summary,
         systemPrompt,
         toolbox: bound.toolbox,
+        repoMap: bound.repoMap ? (maxTokens) => bound.repoMap?.(maxTokens) : undefined,
         model: this.deps.model,
         modelId,
         defaultModel: this.deps.defaultModel,

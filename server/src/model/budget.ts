@@ -402,6 +402,11 @@ export function contextWindowFor(modelId: string, override?: number): number {
   return DEFAULT_CONTEXT_TOKENS;
 }
 
+/** The repository map's share of the prompt: an eighth of the window, 1,000 to 4,000 tokens. */
+export function repoMapTokensFor(contextTokens: number): number {
+  return Math.max(1_000, Math.min(4_000, Math.floor(contextTokens / 8)));
+}
+
 /** Room left for the reply: a quarter of a small window, at most 4,096 tokens. */
 export function reserveForReplyFor(contextTokens: number): number {
   return Math.max(0, Math.min(4_096, Math.floor(contextTokens * 0.25)));

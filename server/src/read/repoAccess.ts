@@ -4,7 +4,9 @@ import { PolicyError, loadPolicy } from '../access/policy';
 import { readInstructionFiles } from '../context/instructions';
 import { RepoSummaries } from '../context/repoSummary';
 import type { RipgrepOption } from '../search/ripgrep';
+import { RepoMaps } from '../symbols/repoMap';
 import { SearchEngine } from '../search/searchEngine';
+import { IdeQueries, type IdeSource } from '../symbols/ideSource';
 import { createToolbox } from './toolbox';
 
 export interface RepoAccessOptions {
@@ -14,6 +16,10 @@ export interface RepoAccessOptions {
   searchTimeoutMs?: number;
   /** Told once which way searches run, for the server's log. */
   log?: (message: string) => void;
+  /** The editor's language service, when the client answers `discuss/ideQuery`. */
+  ide?: IdeSource;
+  /** Where repository maps come from (default: the symbol index, ranked in the symbol thread). */
+  repoMaps?: RepoMaps;
 }
 
 /**
@@ -24,6 +30,8 @@ export interface RepoAccessOptions {
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
   const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log });
   const summaries = new RepoSummaries(search);
+  const ide = options.ide ? new IdeQueries(options.ide) : undefined;
+  const repoMaps = options.repoMaps ?? new RepoMaps(undefined, undefined, options.log);
   return {
     async bind(root: string, extraDenyRead: string[]): Promise<RepoBinding> {
       let policy;
@@ -34,11 +42,13 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
         throw err;
       }
       const [toolbox, summary, instructions] = await Promise.all([
-        createToolbox(root, policy, { search }),
+        createToolbox(root, policy, { search, ide }),
         summaries.summarize(root, policy),
         readInstructionFiles(root, policy),
       ]);
-      return { toolbox, summary, instructions };
+      // The map lists what list_symbols would: a policy that denies that tool gets no map either.
+      const map = policy.denyTools.includes('list_symbols') ? undefined : repoMaps.source(toolbox.root, policy.denyRead);
+      return { toolbox, summary, instructions, ...(map ? { repoMap: (maxTokens: number) => map.text(maxTokens) } : {}) };
     },
     prepare(): void {
       // Finding ripgrep runs it twice (version, symlink probe): done while

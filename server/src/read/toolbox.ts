@@ -7,6 +7,9 @@ import { READ_LIMITS } from './limits';
 import { listDir } from './listDir';
 import { readFile } from './readFile';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
+import { GIT_TOOLS } from '../git/gitTools';
+import type { IdeQueries } from '../symbols/ideSource';
+import { SYMBOL_TOOLS } from '../symbols/symbolTools';
 
 /**
  * The read-only toolbox of one discussion. Only the four read tools exist
@@ -30,9 +33,9 @@ export const POLICY_DENIED_HANDOFF =
   "prepare_coding_task is denied by this project's policy (.repo-discuss/policy.json) or the user's settings, so implementation cannot be handed off from here. " +
   'This conversation is read-only: it cannot write or edit files or run commands. Describe the change in your reply instead; the user can carry it out.';
 
-type ArgumentType = 'string' | 'integer';
+type ArgumentType = 'string' | 'integer' | 'boolean';
 
-interface ArgumentSpec {
+export interface ArgumentSpec {
   name: string;
   type: ArgumentType;
   required: boolean;
@@ -40,16 +43,18 @@ interface ArgumentSpec {
   minimum?: number;
 }
 
-interface ReadToolDefinition {
+export interface ReadToolDefinition {
   name: string;
   description: string;
-  arguments: ArgumentSpec[];
+  arguments: readonly ArgumentSpec[];
   run(context: ToolContext, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome>;
 }
 
-interface ToolContext {
+export interface ToolContext {
   boundary: ReadBoundary;
   search: SearchEngine;
+  /** The editor's language service, when the client offers it (the symbol tools ask it first). */
+  ide?: IdeQueries;
 }
 
 const PATH_HELP = 'relative to the folder root (an absolute path or file: URI inside the folder also works)';
@@ -110,6 +115,8 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
         search,
       ),
   },
+  ...SYMBOL_TOOLS,
+  ...GIT_TOOLS,
 ];
 
 /** The names of the read tools, whatever the policy. */
@@ -181,6 +188,9 @@ function parseArguments(tool: ReadToolDefinition, rawArguments: string): Record<
     if (argument.type === 'string' && typeof value !== 'string') {
       return invalid(`"${argument.name}" must be a string`);
     }
+    if (argument.type === 'boolean' && typeof value !== 'boolean') {
+      return invalid(`"${argument.name}" must be true or false`);
+    }
     if (argument.type === 'integer') {
       if (typeof value !== 'number' || !Number.isInteger(value)) return invalid(`"${argument.name}" must be an integer`);
       if (argument.minimum !== undefined && value < argument.minimum) {
@@ -200,6 +210,7 @@ class ReadOnlyToolbox implements Toolbox {
     private readonly boundary: ReadBoundary,
     policy: ReadPolicy,
     private readonly search: SearchEngine,
+    private readonly ide: IdeQueries | undefined,
   ) {
     this.deniedTools = new Set(policy.denyTools);
     this.tools = new Map(READ_TOOLS.map((tool) => [tool.name, tool]));
@@ -234,7 +245,7 @@ class ReadOnlyToolbox implements Toolbox {
       if (signal?.aborted) return { ok: false, output: 'Cancelled.' };
       const args = parseArguments(tool, rawArguments);
       if (typeof args === 'string') return { ok: false, output: args };
-      return await tool.run({ boundary: this.boundary, search: this.search }, args, signal);
+      return await tool.run({ boundary: this.boundary, search: this.search, ide: this.ide }, args, signal);
     } catch (error) {
       // Never throw into the discussion loop; keep the message free of paths and stack traces.
       const code = (error as NodeJS.ErrnoException | undefined)?.code;
@@ -246,6 +257,8 @@ class ReadOnlyToolbox implements Toolbox {
 export interface ToolboxOptions {
   /** How find_files and grep_files search; default: ripgrep from PATH if present, else the Node walk. */
   search?: SearchEngine;
+  /** The editor's language service, for the symbol tools; absent outside an editor that offers it. */
+  ide?: IdeQueries;
 }
 
 /**
@@ -254,5 +267,5 @@ export interface ToolboxOptions {
  */
 export async function createToolbox(root: string, policy: ReadPolicy, options: ToolboxOptions = {}): Promise<Toolbox> {
   const boundary = await ReadBoundary.create(root, policy.denyRead);
-  return new ReadOnlyToolbox(boundary, policy, options.search ?? defaultSearchEngine());
+  return new ReadOnlyToolbox(boundary, policy, options.search ?? defaultSearchEngine(), options.ide);
 }

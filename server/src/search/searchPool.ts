@@ -21,6 +21,8 @@ export interface SearchPoolOptions {
   maxWorkers?: number;
   /** An idle worker is stopped after this long (it costs memory, not CPU). */
   idleMs?: number;
+  /** The worker script, speaking searchWorker.ts's protocol. Default: searchWorker.js. */
+  script?: string;
 }
 
 interface Slot {
@@ -58,12 +60,14 @@ export class SearchPool {
   private readonly queue: QueuedJob[] = [];
   private readonly maxWorkers: number;
   private readonly idleMs: number;
+  private readonly script: string;
   private nextId = 1;
 
   constructor(options: SearchPoolOptions = {}) {
     const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
     this.maxWorkers = Math.max(1, options.maxWorkers ?? Math.min(4, cpus));
     this.idleMs = options.idleMs ?? 60_000;
+    this.script = options.script ?? WORKER_SCRIPT;
   }
 
   /** Starts a worker ahead of the first search, so that search does not pay for the thread's start. */
@@ -102,7 +106,7 @@ export class SearchPool {
 
   private spawn(): Slot {
     const stopBuffer = new SharedArrayBuffer(4);
-    const worker = new Worker(WORKER_SCRIPT, { workerData: { stopBuffer } });
+    const worker = new Worker(this.script, { workerData: { stopBuffer } });
     // An idle worker must not keep the server process alive.
     worker.unref();
     const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer) };

@@ -60,6 +60,8 @@ export interface WalkOptions {
   maxEntries?: number;
   /** Stop once `performance.now()` passes this. */
   deadline?: number;
+  /** Told of each symlinked file left out (it leads outside the folder or to a denied file), so callers can count them. */
+  onLinkLeftOut?: (relativePath: string) => void;
 }
 
 export interface WalkStats {
@@ -480,7 +482,10 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
       // Never descend a symlinked directory (loops, escapes); include a
       // symlinked file only when its real path is inside and not denied.
       const resolved = await boundary.resolve(absolutePath);
-      if (!resolved.ok || resolved.kind !== 'file') continue;
+      if (!resolved.ok || resolved.kind !== 'file') {
+        if (!resolved.ok && resolved.kind !== 'not_found') options.onLinkLeftOut?.(relativePath);
+        continue;
+      }
       if (visit({ relativePath, realPath: resolved.realPath }) === false) {
         stats.stoppedBy = 'visitor';
         return stats;

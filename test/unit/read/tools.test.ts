@@ -31,11 +31,11 @@ describe('read tools', () => {
   });
 
   describe('toolbox', () => {
-    it('advertises exactly the four read tools with the documented argument names', () => {
+    it('advertises exactly the read, symbol and git tools with the documented argument names', () => {
       const specs = toolbox.definitions();
       assert.deepEqual(
         specs.map((spec) => spec.name),
-        ['read_file', 'list_dir', 'find_files', 'grep_files'],
+        ['read_file', 'list_dir', 'find_files', 'grep_files', 'find_symbol', 'go_to_definition', 'find_references', 'list_symbols', 'get_diagnostics', 'git_diff', 'git_log', 'git_show', 'git_blame'],
       );
       const properties = (name: string) => Object.keys((specs.find((spec) => spec.name === name)?.parameters as { properties: object }).properties);
       assert.deepEqual(properties('read_file'), ['path', 'start_line', 'end_line']);
@@ -117,11 +117,12 @@ describe('read tools', () => {
     });
 
     it('hides and refuses tools denied by policy', async () => {
-      const narrowed = await createToolbox(repo, { denyTools: ['grep_files', 'prepare_coding_task'], denyRead: [] });
+      const narrowed = await createToolbox(repo, { denyTools: ['grep_files', 'prepare_coding_task', 'find_references'], denyRead: [] });
       assert.deepEqual(
         narrowed.definitions().map((spec) => spec.name),
-        ['read_file', 'list_dir', 'find_files'],
+        ['read_file', 'list_dir', 'find_files', 'find_symbol', 'go_to_definition', 'list_symbols', 'get_diagnostics', 'git_diff', 'git_log', 'git_show', 'git_blame'],
       );
+      assert.match(await expectFailure(narrowed, 'find_references', { symbol: 'createThing' }), /denied by this project's policy/);
       assert.equal(narrowed.isDenied('grep_files'), true);
       assert.equal(narrowed.isDenied('prepare_coding_task'), true);
       assert.equal(narrowed.isDenied('read_file'), false);

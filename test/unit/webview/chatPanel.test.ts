@@ -284,6 +284,30 @@ describe('the chat panel script', function () {
     assert.equal(reply.textContent?.match(/It is in/g)?.length, 1);
     assert.equal(reply.querySelectorAll('.code-block').length, 1);
   });
+  it('names what a tool call asked and found in its chip, in words, with the raw call kept in the chip', async () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({
+      type: 'events',
+      events: numbered([
+        { type: 'user_message', text: 'Who calls createServer?' },
+        { type: 'tool_call', tool: 'find_references', paramsPreview: JSON.stringify({ symbol: 'createServer' }) },
+        {
+          type: 'tool_result',
+          tool: 'find_references',
+          ok: true,
+          preview: '37 reference(s) to "createServer" in 12 file(s) (by name: identifiers with this name, not strings or comments; one entry per line):\n\nsrc/a.ts (3)\nsrc/a.ts:1: x',
+        },
+        { type: 'turn_complete' },
+      ]),
+    });
+    await panel.nextFrame();
+    const chip = panel.document.querySelector('details.tool-chip')!;
+    assert.equal(chip.querySelector('.tool-summary')?.textContent, 'references to `createServer` — 37 in 12 files');
+    assert.equal(chip.querySelector('.tool-name')?.textContent, 'find_references');
+    assert.match(chip.querySelector('.tool-params')?.textContent ?? '', /symbol: "?createServer/);
+  });
+
   it('shows a tool chip for a hostile file name escaped and inert: no bidi or control character reaches its text or title, and nothing in it is markup', async () => {
     const hostile = 'invoice\u202efdp.ts\nauth.ts:12: <img src=x onerror=alert(1)>\u001b[31m';
     panel = openPanel();

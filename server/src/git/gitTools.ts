@@ -1,0 +1,453 @@
+import * as path from 'node:path';
+import type { ReadBoundary } from '../access/boundary';
+import type { ToolOutcome } from '../read/types';
+import { DIFF_CAP_BYTES, filterPatch, parseNumstat, quotePathForDisplay, unquoteGitPath } from './diffFilter';
+import { describeFailure, type GitRepository, openRepository, runInRepository, SAFE_DIFF_FLAGS } from './gitRunner';
+
+/**
+ * The four read-only git tools: git_diff, git_log, git_show, git_blame. Each
+ * runs git through gitRunner (nothing the repository configures runs), shows
+ * paths relative to the discussion's folder and nothing outside it, and puts
+ * every path through the read boundary: secrets and policy-denied files are
+ * named at most, never shown.
+ */
+
+export const GIT_LIMITS = Object.freeze({
+  diffCapBytes: DIFF_CAP_BYTES,
+  logMaxCount: 50,
+  logDefaultCount: 20,
+  logMaxFilesPerCommit: 30,
+  logCapBytes: 64 * 1024,
+  blameMaxLines: 400,
+  showMessageMaxBytes: 16 * 1024,
+});
+
+/** The empty tree: what an unborn HEAD is compared against. */
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+
+/**
+ * A plausible revision: names, hashes, `~`/`^` suffixes, `@{…}`. No leading
+ * `-` (it would be read as an option), no `..` ranges, no `:` (blob paths),
+ * no spaces or control characters.
+ */
+const PLAUSIBLE_REVISION = /^(?!-)(?!.*\.\.)[A-Za-z0-9_./~^@{}+-]{1,200}$/;
+
+const failed = (output: string): ToolOutcome => ({ ok: false, output });
+
+/** Author names and subjects are the repository's text: control and bidi characters become visible escapes. */
+export function inertText(text: string): string {
+  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/g, (char) => `<U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
+}
+
+/** One line of the repository's text, for a single-line field. */
+const inertLine = (text: string) => inertText(text.replace(/[\r\n\t]+/g, ' '));
+
+/** Never throws into the caller: any surprise becomes a plain failure. */
+function guarded(name: string, run: (boundary: ReadBoundary, args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome>) {
+  return async (boundary: ReadBoundary, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome> => {
+    try {
+      if (signal?.aborted) return failed('Cancelled.');
+      return await run(boundary, args ?? {}, signal);
+    } catch {
+      return failed(`The ${name} call failed. Try again with other arguments.`);
+    }
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Arguments
+
+type Resolved<T> = { ok: true; value: T } | { ok: false; message: string };
+
+/**
+ * A `path` argument as a pathspec relative to the folder. Resolved through
+ * the boundary; a path that no longer exists (a deleted file has history)
+ * is accepted when it is lexically inside the folder and not denied.
+ */
+async function resolvePathArgument(boundary: ReadBoundary, requested: unknown): Promise<Resolved<string>> {
+  if (typeof requested !== 'string' || requested === '') return { ok: false, message: 'Refused: the path must be a non-empty string.' };
+  const resolved = await boundary.resolve(requested);
+  if (resolved.ok) return { ok: true, value: resolved.relativePath };
+  if (resolved.kind !== 'not_found' || /^file:/i.test(requested)) return { ok: false, message: resolved.message };
+  const lexical = path.resolve(boundary.root, requested);
+  if (!boundary.isInside(lexical)) return { ok: false, message: resolved.message };
+  const relative = boundary.relativeOf(lexical);
+  if (boundary.denialOf(relative)) return { ok: false, message: resolved.message };
+  return { ok: true, value: relative };
+}
+
+/** A pathspec that means exactly this path (no glob magic), relative to the folder. */
+const literalPathspec = (relative: string) => (relative === '.' ? '.' : `:(literal)${relative}`);
+
+/** Resolves a revision the model named to a full commit hash; the hash is what git is given afterwards. */
+async function resolveCommit(repo: GitRepository, revision: unknown, what: string, signal?: AbortSignal): Promise<Resolved<string>> {
+  if (typeof revision !== 'string' || !PLAUSIBLE_REVISION.test(revision)) {
+    return { ok: false, message: `Invalid ${what}: give a commit hash, branch, tag or expression like HEAD~2 (no spaces, no leading "-", no ".." ranges).` };
+  }
+  const run = await runInRepository(repo, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${revision}^{commit}`], { signal, maxBytes: 4096 });
+  if (run.failure) return { ok: false, message: describeFailure(run, 'git rev-parse') };
+  const hash = run.stdout.toString('utf8').trim();
+  if (run.code !== 0 || !/^[0-9a-f]{40,64}$/.test(hash)) {
+    const shallowNote = repo.shallow ? ' This is a shallow clone: the commit may be older than the history it holds (fetch more with `git fetch --deepen`).' : '';
+    return { ok: false, message: `Unknown ${what} "${inertLine(revision)}": no such commit in this repository.${shallowNote}` };
+  }
+  return { ok: true, value: hash };
+}
+
+async function headCommit(repo: GitRepository, signal?: AbortSignal): Promise<string | undefined> {
+  const run = await runInRepository(repo, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { signal, maxBytes: 4096 });
+  const hash = run.stdout.toString('utf8').trim();
+  return run.code === 0 && /^[0-9a-f]{40,64}$/.test(hash) ? hash : undefined;
+}
+
+async function open(boundary: ReadBoundary, signal?: AbortSignal): Promise<Resolved<GitRepository>> {
+  const opened = await openRepository(boundary, signal);
+  return opened.ok ? { ok: true, value: opened.repo } : { ok: false, message: opened.message };
+}
+
+// ---------------------------------------------------------------------------
+// Diffs (git_diff, git_show)
+
+/**
+ * A diff of `revisions` (git diff / git show arguments) limited to the
+ * folder, or to `pathspec`: the file list first (`--numstat`), then the
+ * patch with every denied path excluded, then filtered again section by
+ * section in case a pathspec missed one.
+ */
+async function boundedDiff(
+  boundary: ReadBoundary,
+  repo: GitRepository,
+  command: readonly string[],
+  pathspec: string,
+  signal?: AbortSignal,
+): Promise<Resolved<{ text: string; files: number; added: number; deleted: number; hidden: string[] }>> {
+  const common = [...command, ...SAFE_DIFF_FLAGS, '--relative'];
+  const numstat = await runInRepository(repo, [...common, '--numstat', '-z', '--', pathspec], { signal });
+  if (numstat.failure || numstat.code !== 0) return { ok: false, message: describeFailure(numstat, 'git diff') };
+  const stats = parseNumstat(numstat.stdout.toString('utf8'));
+  const denied = stats.filter((stat) => boundary.denialOf(stat.path)).map((stat) => `:(exclude,literal)${stat.path}`);
+  const patch = await runInRepository(repo, [...common, '-p', '--', pathspec, ...denied], { signal, maxBytes: 2 * 1024 * 1024 });
+  if (patch.failure || (patch.code !== 0 && !patch.truncated)) return { ok: false, message: describeFailure(patch, 'git diff') };
+  const filtered = filterPatch(boundary, patch.stdout.toString('utf8'), stats, patch.truncated);
+  const shown = stats.filter((stat) => !boundary.denialOf(stat.path));
+  return {
+    ok: true,
+    value: {
+      text: filtered.text,
+      files: shown.length,
+      added: shown.reduce((sum, stat) => sum + (stat.added ?? 0), 0),
+      deleted: shown.reduce((sum, stat) => sum + (stat.deleted ?? 0), 0),
+      hidden: filtered.hidden,
+    },
+  };
+}
+
+/** The base of a branch diff: the upstream, else the default branch (origin/HEAD, main, master). */
+async function defaultBase(repo: GitRepository, signal?: AbortSignal): Promise<{ name: string; hash: string } | undefined> {
+  for (const name of ['@{upstream}', 'refs/remotes/origin/HEAD', 'refs/heads/main', 'refs/heads/master', 'refs/remotes/origin/main', 'refs/remotes/origin/master']) {
+    const resolved = await resolveCommit(repo, name, 'base', signal);
+    if (resolved.ok) return { name, hash: resolved.value };
+  }
+  return undefined;
+}
+
+export const gitDiff = guarded('git_diff', async (boundary, args, signal) => {
+  const scope = args.scope ?? (args.base !== undefined ? 'branch' : undefined);
+  if (scope !== undefined && scope !== 'working' && scope !== 'staged' && scope !== 'branch') {
+    return failed('Invalid scope: use "working" (unstaged changes), "staged" (the index against HEAD) or "branch" (this branch against its base); leave it out for all uncommitted changes.');
+  }
+  if (args.base !== undefined && scope !== 'branch') return failed('"base" goes with scope "branch" only.');
+  const repoResult = await open(boundary, signal);
+  if (!repoResult.ok) return failed(repoResult.message);
+  const repo = repoResult.value;
+  let pathspec = '.';
+  if (args.path !== undefined) {
+    const resolved = await resolvePathArgument(boundary, args.path);
+    if (!resolved.ok) return failed(resolved.message);
+    pathspec = literalPathspec(resolved.value);
+  }
+  const head = await headCommit(repo, signal);
+  let command: string[];
+  let what: string;
+  if (scope === undefined) {
+    command = ['diff', head ?? EMPTY_TREE];
+    what = 'uncommitted changes (working tree and staged) against HEAD';
+  } else if (scope === 'working') {
+    command = ['diff'];
+    what = 'unstaged changes (working tree against the index)';
+  } else if (scope === 'staged') {
+    command = ['diff', '--cached', head ?? EMPTY_TREE];
+    what = 'staged changes (the index against HEAD)';
+  } else {
+    if (!head) return failed('The repository has no commits yet, so there is no branch to compare.');
+    let base: { name: string; hash: string };
+    if (args.base !== undefined) {
+      const resolved = await resolveCommit(repo, args.base, 'base', signal);
+      if (!resolved.ok) return failed(resolved.message);
+      base = { name: String(args.base), hash: resolved.value };
+    } else {
+      const found = await defaultBase(repo, signal);
+      if (!found) return failed('No base to compare with: the branch has no upstream and there is no origin/HEAD, main or master. Pass "base" (a branch, tag or commit).');
+      base = found;
+    }
+    const mergeBase = await runInRepository(repo, ['merge-base', base.hash, head], { signal, maxBytes: 4096 });
+    const mergeHash = mergeBase.stdout.toString('utf8').trim();
+    if (mergeBase.failure || mergeBase.code !== 0 || !/^[0-9a-f]{40,64}$/.test(mergeHash)) {
+      const shallowNote = repo.shallow ? ' This is a shallow clone: the common ancestor may be older than the history it holds.' : '';
+      return failed(`No common ancestor of HEAD and ${inertLine(base.name)} was found.${shallowNote}`);
+    }
+    command = ['diff', mergeHash, head];
+    what = `this branch (HEAD) against ${inertLine(base.name)}, from their merge base ${mergeHash.slice(0, 10)}`;
+  }
+  const diff = await boundedDiff(boundary, repo, command, pathspec, signal);
+  if (!diff.ok) return failed(diff.message);
+  const { files, added, deleted, text } = diff.value;
+  if (files === 0 && diff.value.hidden.length === 0) return { ok: true, output: `No ${what}${pathspec === '.' ? '' : ' in that path'}. (Untracked files are not part of git diffs.)` };
+  return { ok: true, output: `Diff of ${what}: ${files} file(s), +${added} −${deleted}.\n\n${text}` };
+});
+
+export const gitShow = guarded('git_show', async (boundary, args, signal) => {
+  const repoResult = await open(boundary, signal);
+  if (!repoResult.ok) return failed(repoResult.message);
+  const repo = repoResult.value;
+  const commit = await resolveCommit(repo, args.commit, 'commit', signal);
+  if (!commit.ok) return failed(commit.message);
+  let pathspec = '.';
+  if (args.path !== undefined) {
+    const resolved = await resolvePathArgument(boundary, args.path);
+    if (!resolved.ok) return failed(resolved.message);
+    pathspec = literalPathspec(resolved.value);
+  }
+  const meta = await runInRepository(
+    repo,
+    ['log', '-1', '--no-show-signature', '--no-mailmap', '--no-color', '--date=iso-strict', '--format=%H%x00%an%x00%ad%x00%P%x00%B', commit.value, '--'],
+    { signal, maxBytes: GIT_LIMITS.showMessageMaxBytes },
+  );
+  if (meta.failure || (meta.code !== 0 && !meta.truncated)) return failed(describeFailure(meta, 'git show'));
+  const [hash, author, date, parents, ...body] = meta.stdout.toString('utf8').split('\0');
+  const message = inertText(body.join(' ').trimEnd()) + (meta.truncated ? '\n[… message cut]' : '');
+  const diff = await boundedDiff(boundary, repo, ['show', '--format=', '--diff-merges=first-parent', commit.value], pathspec, signal);
+  if (!diff.ok) return failed(diff.message);
+  const parentList = (parents ?? '').trim().split(' ').filter(Boolean);
+  const header = [
+    `commit ${hash}`,
+    parentList.length > 1 ? `Merge of ${parentList.map((p) => p.slice(0, 10)).join(' ')} (diff against the first parent)` : '',
+    `Author: ${inertLine(author ?? '')}`,
+    `Date:   ${date ?? ''}`,
+    '',
+    message.split('\n').map((line) => `    ${line}`).join('\n'),
+  ].filter((line, i) => i !== 1 || line !== '');
+  const { files, added, deleted, text } = diff.value;
+  const changes = files === 0 && diff.value.hidden.length === 0 ? `No changes${pathspec === '.' ? ' inside this folder' : ' to that path'}.` : `${files} file(s), +${added} −${deleted}.\n\n${text}`;
+  return { ok: true, output: `${header.join('\n')}\n\n${changes}` };
+});
+
+// ---------------------------------------------------------------------------
+// git_log
+
+export const gitLog = guarded('git_log', async (boundary, args, signal) => {
+  let count: number = GIT_LIMITS.logDefaultCount;
+  if (args.max_count !== undefined) {
+    if (typeof args.max_count !== 'number' || !Number.isInteger(args.max_count) || args.max_count < 1) return failed('"max_count" must be a positive integer.');
+    count = Math.min(args.max_count, GIT_LIMITS.logMaxCount);
+  }
+  if (args.grep !== undefined && (typeof args.grep !== 'string' || args.grep === '' || args.grep.length > 200 || /[\x00-\x1f]/.test(args.grep))) {
+    return failed('"grep" must be a one-line string of at most 200 characters (an extended regular expression matched against commit messages, case-insensitive).');
+  }
+  const repoResult = await open(boundary, signal);
+  if (!repoResult.ok) return failed(repoResult.message);
+  const repo = repoResult.value;
+  let pathspec = '.';
+  if (args.path !== undefined) {
+    const resolved = await resolvePathArgument(boundary, args.path);
+    if (!resolved.ok) return failed(resolved.message);
+    pathspec = literalPathspec(resolved.value);
+  }
+  const head = await headCommit(repo, signal);
+  if (!head) return { ok: true, output: 'The repository has no commits yet.' };
+  const grep = typeof args.grep === 'string' ? ['--extended-regexp', '--regexp-ignore-case', `--grep=${args.grep}`] : [];
+  const run = await runInRepository(
+    repo,
+    [
+      'log', `--max-count=${count}`, '--no-show-signature', '--no-mailmap', '--no-color', '--no-renames', '--relative', '--name-only',
+      '--date=short', '--format=%x1e%h%x1f%ad%x1f%an%x1f%s', ...grep, head, '--', pathspec,
+    ],
+    { signal, maxBytes: 1024 * 1024 },
+  );
+  if (run.failure || (run.code !== 0 && !run.truncated)) return failed(describeFailure(run, 'git log'));
+  const records = run.stdout.toString('utf8').split('\x1e').slice(1);
+  if (run.truncated) records.pop(); // the last record may be cut
+  const entries: string[] = [];
+  let size = 0;
+  let left = 0;
+  for (const record of records) {
+    const [headerLine, ...rest] = record.split('\n');
+    const [short, date, author, subject] = headerLine.split('\x1f');
+    const files = rest.filter((line) => line !== '');
+    const shown: string[] = [];
+    const hidden: string[] = [];
+    for (const quoted of files) {
+      const file = unquoteGitPath(quoted);
+      if (file === undefined) continue; // cannot be checked, so not named
+      if (boundary.denialOf(file)) hidden.push(quotePathForDisplay(file));
+      else shown.push(quotePathForDisplay(file));
+    }
+    const listed = shown.slice(0, GIT_LIMITS.logMaxFilesPerCommit);
+    const more = shown.length - listed.length;
+    const lines = [`${short} ${date} ${inertLine(author ?? '')}: ${inertLine(subject ?? '')}`];
+    if (listed.length > 0) lines.push(`    files: ${listed.join(', ')}${more > 0 ? ` (+${more} more)` : ''}`);
+    if (hidden.length > 0) lines.push(`    changed, not shown (secret or denied by policy): ${hidden.join(', ')}`);
+    const entry = lines.join('\n');
+    if (size + entry.length > GIT_LIMITS.logCapBytes) {
+      left = records.length - entries.length;
+      break;
+    }
+    entries.push(entry);
+    size += entry.length + 1;
+  }
+  if (entries.length === 0) return { ok: true, output: `No commits${args.grep !== undefined ? ' whose message matches' : ''}${pathspec === '.' ? '' : ' touching that path'}.` };
+  const notes: string[] = [];
+  if (left > 0) notes.push(`[… ${left} more commits left out to keep the answer under ${GIT_LIMITS.logCapBytes / 1024} KiB; use path or a smaller max_count.]`);
+  if (typeof args.max_count === 'number' && args.max_count > GIT_LIMITS.logMaxCount) notes.push(`[max_count is at most ${GIT_LIMITS.logMaxCount}.]`);
+  if (repo.shallow) notes.push('[Shallow clone: older history is not in this repository.]');
+  return { ok: true, output: [`${entries.length} commit(s), newest first:`, ...entries, ...notes].join('\n') };
+});
+
+// ---------------------------------------------------------------------------
+// git_blame
+
+interface BlameCommit {
+  author: string;
+  time: number;
+  summary: string;
+  boundary: boolean;
+}
+
+export const gitBlame = guarded('git_blame', async (boundary, args, signal) => {
+  const start = args.start_line;
+  const end = args.end_line;
+  if (typeof start !== 'number' || !Number.isInteger(start) || start < 1 || typeof end !== 'number' || !Number.isInteger(end) || end < start) {
+    return failed('"start_line" and "end_line" must be integers with 1 <= start_line <= end_line.');
+  }
+  const last = Math.min(end, start + GIT_LIMITS.blameMaxLines - 1);
+  const resolved = await resolvePathArgument(boundary, args.path);
+  if (!resolved.ok) return failed(resolved.message);
+  if (resolved.value === '.') return failed('git_blame needs a file path.');
+  const repoResult = await open(boundary, signal);
+  if (!repoResult.ok) return failed(repoResult.message);
+  const repo = repoResult.value;
+  const head = await headCommit(repo, signal);
+  if (!head) return failed('The repository has no commits yet, so nothing can be blamed.');
+  // Blamed at HEAD, not the working file: comparing the working file would run its clean filter and textconv.
+  const run = await runInRepository(repo, ['blame', '--porcelain', '--no-textconv', `-L${start},${last}`, head, '--', resolved.value], {
+    signal,
+    maxBytes: 2 * 1024 * 1024,
+  });
+  if (run.failure) return failed(describeFailure(run, 'git blame'));
+  if (run.code !== 0) {
+    const only = /has only (\d+) lines?/.exec(run.stderr);
+    if (only) return failed(`${quotePathForDisplay(resolved.value)} has only ${only[1]} lines in the last commit (HEAD).`);
+    if (/no such path/i.test(run.stderr)) return failed(`${quotePathForDisplay(resolved.value)} is not in the last commit (HEAD), so it has no blame.`);
+    return failed(describeFailure(run, 'git blame'));
+  }
+  const commits = new Map<string, BlameCommit>();
+  const groups: string[] = [];
+  let current: string | undefined;
+  let lineHash = '';
+  let lineNumber = 0;
+  const lines = run.stdout.toString('utf8').split('\n');
+  for (const line of lines) {
+    const header = /^([0-9a-f]{40,64}) \d+ (\d+)(?: \d+)?$/.exec(line);
+    if (header) {
+      lineHash = header[1];
+      lineNumber = Number(header[2]);
+      if (!commits.has(lineHash)) commits.set(lineHash, { author: '', time: 0, summary: '', boundary: false });
+      continue;
+    }
+    const commit = commits.get(lineHash);
+    if (!commit) continue;
+    if (line.startsWith('\t')) {
+      if (current !== lineHash) {
+        const date = commit.time ? new Date(commit.time * 1000).toISOString().slice(0, 10) : '';
+        groups.push(`${lineHash.slice(0, 10)} ${date} ${inertLine(commit.author)}: ${inertLine(commit.summary)}${commit.boundary && repo.shallow ? ' (shallow clone: history before it is not here)' : ''}`);
+        current = lineHash;
+      }
+      groups.push(`  ${lineNumber}: ${line.slice(1)}`);
+    } else if (line.startsWith('author ')) commit.author = line.slice(7);
+    else if (line.startsWith('author-time ')) commit.time = Number(line.slice(12));
+    else if (line.startsWith('summary ')) commit.summary = line.slice(8);
+    else if (line === 'boundary') commit.boundary = true;
+  }
+  const notes: string[] = [];
+  if (last < end) notes.push(`[At most ${GIT_LIMITS.blameMaxLines} lines per call: continue with start_line ${last + 1}.]`);
+  return { ok: true, output: [`Blame of ${quotePathForDisplay(resolved.value)} lines ${start}-${last} as of HEAD (${head.slice(0, 10)}):`, ...groups, ...notes].join('\n') };
+});
+
+// ---------------------------------------------------------------------------
+// Definitions, in the shape of the toolbox's READ_TOOLS entries
+
+interface GitArgumentSpec {
+  name: string;
+  type: 'string' | 'integer';
+  required: boolean;
+  description: string;
+  minimum?: number;
+}
+
+export interface GitToolDefinition {
+  name: string;
+  description: string;
+  arguments: GitArgumentSpec[];
+  run(context: { boundary: ReadBoundary }, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome>;
+}
+
+const PATH_HELP = 'relative to the folder root';
+
+export const GIT_TOOLS: readonly GitToolDefinition[] = [
+  {
+    name: 'git_diff',
+    description:
+      'Show a unified diff from Git. Default: all uncommitted changes (working tree and staged) against HEAD. ' +
+      'scope "working": unstaged changes only; "staged": the index against HEAD; "branch": this branch against base (default: its upstream, else origin/HEAD, main or master, from the merge base). ' +
+      `Untracked files are not included. Cut at ${DIFF_CAP_BYTES / 1024} KiB with a per-file summary; secret and policy-denied files are named, never shown.`,
+    arguments: [
+      { name: 'scope', type: 'string', required: false, description: '"working", "staged" or "branch". Leave out for all uncommitted changes.' },
+      { name: 'base', type: 'string', required: false, description: 'With scope "branch": the branch, tag or commit to compare against.' },
+      { name: 'path', type: 'string', required: false, description: `Only this file or directory, ${PATH_HELP}.` },
+    ],
+    run: ({ boundary }, args, signal) => gitDiff(boundary, args, signal),
+  },
+  {
+    name: 'git_log',
+    description:
+      `List commits, newest first: short hash, date, author, subject and files changed. At most ${GIT_LIMITS.logMaxCount} (default ${GIT_LIMITS.logDefaultCount}). ` +
+      'Use path for the history of one file or directory, grep to find commits by message. Then git_show for one commit.',
+    arguments: [
+      { name: 'path', type: 'string', required: false, description: `Only commits touching this file or directory, ${PATH_HELP}.` },
+      { name: 'max_count', type: 'integer', required: false, minimum: 1, description: `How many commits (at most ${GIT_LIMITS.logMaxCount}).` },
+      { name: 'grep', type: 'string', required: false, description: 'Only commits whose message matches this extended regular expression (case-insensitive).' },
+    ],
+    run: ({ boundary }, args, signal) => gitLog(boundary, args, signal),
+  },
+  {
+    name: 'git_show',
+    description: `Show one commit: its message and its diff (cut at ${DIFF_CAP_BYTES / 1024} KiB with a per-file summary; a merge is diffed against its first parent).`,
+    arguments: [
+      { name: 'commit', type: 'string', required: true, description: 'Commit hash (short is fine), branch, tag or expression like HEAD~2.' },
+      { name: 'path', type: 'string', required: false, description: `Only the changes to this file or directory, ${PATH_HELP}.` },
+    ],
+    run: ({ boundary }, args, signal) => gitShow(boundary, args, signal),
+  },
+  {
+    name: 'git_blame',
+    description:
+      `For each line of a file as of HEAD, the commit that last changed it (short hash, date, author, subject), lines grouped by commit. At most ${GIT_LIMITS.blameMaxLines} lines per call. ` +
+      'Then git_show that commit to see why.',
+    arguments: [
+      { name: 'path', type: 'string', required: true, description: `File path, ${PATH_HELP}.` },
+      { name: 'start_line', type: 'integer', required: true, minimum: 1, description: 'First line (1-based, inclusive).' },
+      { name: 'end_line', type: 'integer', required: true, minimum: 1, description: 'Last line (inclusive).' },
+    ],
+    run: ({ boundary }, args, signal) => gitBlame(boundary, args, signal),
+  },
+];

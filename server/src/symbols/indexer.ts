@@ -1,0 +1,555 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
+import { ReadBoundary } from '../access/boundary';
+import { walkFiles } from '../search/walk';
+import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
+import { INDEX_LIMITS } from './limits';
+import { MapFileInput, RankedFile, rankFiles } from './mapRanking';
+
+/**
+ * The worker side of the symbol index: walks the folder, parses each source
+ * file that changed since the caller's copy of the index, and hands back what
+ * it found (definitions, import bindings, syntax errors). It also answers
+ * reference searches, which need the syntax trees the main thread never
+ * holds. Runs only in the symbol worker thread (symbolWorker.ts): parsing is
+ * CPU-heavy and would otherwise stall the server's event loop.
+ */
+
+export { INDEX_LIMITS };
+
+export interface IndexedSymbol {
+  name: string;
+  kind: SymbolKind;
+  container?: string;
+  /** 1-based line of the name. */
+  line: number;
+  startLine: number;
+  endLine: number;
+  /** The text of the name's line, trimmed and shortened. */
+  text: string;
+}
+
+export interface SyntaxProblem {
+  line: number;
+  message: string;
+}
+
+/** `import { imported as local } from 'source'`, or a re-export (`local` is then the exported name; `*` for `export *`). */
+export interface ImportBinding {
+  local: string;
+  imported: string;
+  source: string;
+}
+
+export interface FileIndex {
+  relativePath: string;
+  realPath: string;
+  /** size:mtime when parsed; the file is re-parsed when it differs. */
+  stamp: string;
+  symbols: IndexedSymbol[];
+  problems: SyntaxProblem[];
+  /** More syntax errors than listed. */
+  moreProblems: number;
+  imports: ImportBinding[];
+  reexports: ImportBinding[];
+  /**
+   * The identifiers the file uses, as "name\tcount" lines (definition sites
+   * included): what the repository map's graph is built from. One string, not
+   * an object per name: the index crosses from the worker to the main thread
+   * by structured clone, and 20,000 files of name objects made that a
+   * main-thread stall.
+   */
+  references?: string;
+}
+
+export interface IndexJob {
+  kind: 'index';
+  root: string;
+  denyRead: readonly string[];
+  /** The caller's index: relative path -> stamp. */
+  known: Record<string, string>;
+  /** How long this call may work before answering with what it has. */
+  timeMs: number;
+  maxFiles?: number;
+}
+
+export interface IndexJobResult {
+  kind: 'index';
+  updated: FileIndex[];
+  /** Paths in `known` that the complete walk no longer found (deleted, now ignored or denied). */
+  removed: string[];
+  /** Source files found (within the file cap). */
+  sourceFiles: number;
+  /** Of which unchanged or parsed now (the rest wait for the next call). */
+  indexedFiles: number;
+  /** Files never parsed: secret, policy-denied, or a symlink leading out of the folder. */
+  leftOut: number;
+  /** Source files over the size limit. */
+  tooLarge: number;
+  /** The walk covered the folder (no deadline, file cap or entry limit hit). */
+  walkComplete: boolean;
+  /** The file cap was reached. */
+  fileCapReached: boolean;
+}
+
+export interface ReferenceJob {
+  kind: 'references';
+  root: string;
+  denyRead: readonly string[];
+  symbol: string;
+  /** Indexed files to search, in the order to search them. */
+  files: string[];
+  timeMs: number;
+  /** Stop collecting after this many (the count goes on). */
+  maxReferences: number;
+}
+
+export interface FoundReference {
+  relativePath: string;
+  line: number;
+  text: string;
+}
+
+export interface ReferenceJobResult {
+  kind: 'references';
+  references: FoundReference[];
+  total: number;
+  filesSearched: number;
+  /** Files not searched because they are no longer readable inside the boundary. */
+  leftOut: number;
+  complete: boolean;
+}
+
+/** Ranks the index's files for the repository map (mapRanking.ts); reads no file. */
+export interface MapJob {
+  kind: 'map';
+  files: MapFileInput[];
+  timeMs: number;
+  maxResults: number;
+}
+
+export interface MapJobResult {
+  kind: 'map';
+  ranked: RankedFile[];
+}
+
+export type SymbolJob = IndexJob | ReferenceJob | MapJob;
+export type SymbolJobResult = IndexJobResult | ReferenceJobResult | MapJobResult;
+
+export interface SymbolJobControl {
+  shouldStop(): boolean;
+}
+
+// ------------------------------------------------------------- runtime
+
+type TreeSitter = typeof import('@vscode/tree-sitter-wasm');
+
+let runtime: Promise<TreeSitter> | undefined;
+const languages = new Map<string, Promise<TreeSitterLanguage>>();
+let parser: TreeSitterParser | undefined;
+
+/**
+ * Where the grammars are: beside the bundle (client/bundle.mjs copies them
+ * to dist/tree-sitter/, since the .vsix holds no node_modules), else in the
+ * installed package (the unbundled build in out/).
+ */
+export function grammarDirectory(): string {
+  const bundled = path.join(__dirname, 'tree-sitter');
+  if (fs.existsSync(path.join(bundled, 'tree-sitter.wasm'))) return bundled;
+  // Not a literal: the bundler would try to resolve it at build time, and the bundle never takes this branch.
+  const installed = '@vscode/tree-sitter-wasm/wasm/tree-sitter.wasm';
+  return path.dirname(require.resolve(installed));
+}
+
+function loadRuntime(): Promise<TreeSitter> {
+  runtime ??= (async () => {
+    const treeSitter = require('@vscode/tree-sitter-wasm') as TreeSitter;
+    const directory = grammarDirectory();
+    await treeSitter.Parser.init({ locateFile: (file: string) => path.join(directory, file) });
+    return treeSitter;
+  })();
+  return runtime;
+}
+
+async function languageFor(spec: LanguageSpec): Promise<TreeSitterLanguage> {
+  let language = languages.get(spec.grammar);
+  if (!language) {
+    const treeSitter = await loadRuntime();
+    language = treeSitter.Language.load(path.join(grammarDirectory(), spec.grammar));
+    languages.set(spec.grammar, language);
+  }
+  return language;
+}
+
+async function parserFor(spec: LanguageSpec): Promise<TreeSitterParser> {
+  const treeSitter = await loadRuntime();
+  parser ??= new treeSitter.Parser();
+  parser.setLanguage(await languageFor(spec));
+  return parser;
+}
+
+/** Parses `text`, giving up past `deadline` (a pathological file must not hold the job). */
+function parse(activeParser: TreeSitterParser, text: string, deadline: number): Tree | null {
+  try {
+    return activeParser.parse(text, null, { progressCallback: () => performance.now() > deadline });
+  } catch {
+    return null;
+  }
+}
+
+// ------------------------------------------------------------- reading
+
+function stampOf(stats: fs.Stats): string {
+  return `${stats.size}:${stats.mtimeMs}`;
+}
+
+/** Reads a file the walk approved; undefined when it is binary or unreadable. */
+function readSource(realPath: string): string | undefined {
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(realPath);
+  } catch {
+    return undefined;
+  }
+  if (bytes.subarray(0, 8192).includes(0)) return undefined;
+  return bytes.toString('utf8');
+}
+
+function lineText(lines: readonly string[], line: number): string {
+  const text = (lines[line - 1] ?? '').replace(/\r$/, '').trim();
+  return text.length > INDEX_LIMITS.maxLineChars ? `${text.slice(0, INDEX_LIMITS.maxLineChars)}…` : text;
+}
+
+// ------------------------------------------------------------- extraction
+
+function nameNodeOf(node: TreeSitterNode, rule: DefinitionRule): SyntaxNodeLike | null | undefined {
+  const name = rule.name ?? 'name';
+  const found = typeof name === 'function' ? name(node as unknown as SyntaxNodeLike) : node.childForFieldName(name);
+  return found;
+}
+
+function stringLiteral(node: TreeSitterNode | null): string | undefined {
+  if (!node) return undefined;
+  const text = node.text;
+  return /^['"`].*['"`]$/s.test(text) ? text.slice(1, -1) : undefined;
+}
+
+function jsImports(node: TreeSitterNode, into: ImportBinding[]): void {
+  const source = stringLiteral(node.childForFieldName('source'));
+  if (source === undefined) return;
+  for (const clause of node.namedChildren) {
+    if (clause?.type !== 'import_clause') continue;
+    for (const part of clause.namedChildren) {
+      if (!part) continue;
+      if (part.type === 'identifier') into.push({ local: part.text, imported: 'default', source });
+      if (part.type === 'named_imports') {
+        for (const specifier of part.namedChildren) {
+          if (specifier?.type !== 'import_specifier') continue;
+          const imported = specifier.childForFieldName('name')?.text;
+          const local = specifier.childForFieldName('alias')?.text ?? imported;
+          if (imported && local) into.push({ local, imported, source });
+        }
+      }
+    }
+  }
+}
+
+function jsReexports(node: TreeSitterNode, into: ImportBinding[]): void {
+  const source = stringLiteral(node.childForFieldName('source'));
+  if (source === undefined) return;
+  let named = false;
+  for (const part of node.namedChildren) {
+    if (part?.type !== 'export_clause') continue;
+    named = true;
+    for (const specifier of part.namedChildren) {
+      if (specifier?.type !== 'export_specifier') continue;
+      const imported = specifier.childForFieldName('name')?.text;
+      const local = specifier.childForFieldName('alias')?.text ?? imported;
+      if (imported && local) into.push({ local, imported, source });
+    }
+  }
+  if (!named) into.push({ local: '*', imported: '*', source });
+}
+
+function pythonImports(node: TreeSitterNode, into: ImportBinding[]): void {
+  const module = node.childForFieldName('module_name')?.text;
+  if (!module) return;
+  for (const part of node.childrenForFieldName('name')) {
+    if (!part) continue;
+    if (part.type === 'aliased_import') {
+      const imported = part.childForFieldName('name')?.text;
+      const local = part.childForFieldName('alias')?.text;
+      if (imported && local) into.push({ local, imported, source: module });
+    } else {
+      into.push({ local: part.text, imported: part.text, source: module });
+    }
+  }
+}
+
+function problemMessage(node: TreeSitterNode): string {
+  if (node.isMissing) return `syntax error: missing "${node.type}"`;
+  const snippet = node.text.replace(/\s+/g, ' ').trim();
+  return snippet === '' ? 'syntax error' : `syntax error: unexpected "${snippet.length > 40 ? `${snippet.slice(0, 40)}…` : snippet}"`;
+}
+
+function countIdentifier(used: Map<string, number>, name: string): void {
+  const count = used.get(name);
+  if (count !== undefined) used.set(name, count + 1);
+  else if (used.size < INDEX_LIMITS.maxReferenceNamesPerFile && name.length <= INDEX_LIMITS.maxReferenceNameChars) used.set(name, 1);
+}
+
+function listIdentifiersUnder(node: TreeSitterNode, spec: LanguageSpec, used: Map<string, number>): void {
+  const cursor = node.walk();
+  let depth = 0;
+  try {
+    for (;;) {
+      if (spec.identifiers.has(cursor.nodeType)) countIdentifier(used, cursor.nodeText);
+      if (cursor.gotoFirstChild()) {
+        depth += 1;
+        continue;
+      }
+      while (depth > 0 && !cursor.gotoNextSibling()) {
+        cursor.gotoParent();
+        depth -= 1;
+      }
+      if (depth === 0) return;
+    }
+  } finally {
+    cursor.delete();
+  }
+}
+
+/** One pass over the tree with a cursor (no node objects for the many nodes that define nothing). */
+function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file: FileIndex): void {
+  const cursor: TreeCursor = tree.walk();
+  const withErrors = tree.rootNode.hasError;
+  /** Enclosing definitions: [depth, name]. */
+  const containers: Array<[number, string]> = [];
+  const used = new Map<string, number>();
+  let depth = 0;
+  for (;;) {
+    const type = cursor.nodeType;
+    let descend = true;
+    if (spec.identifiers.has(type)) countIdentifier(used, cursor.nodeText);
+    while (containers.length > 0 && containers[containers.length - 1][0] >= depth) containers.pop();
+
+    const rule = Object.prototype.hasOwnProperty.call(spec.definitions, type) ? spec.definitions[type] : undefined;
+    const containerRule = spec.containers && Object.prototype.hasOwnProperty.call(spec.containers, type) ? spec.containers[type] : undefined;
+    if (rule || containerRule || type === 'import_statement' || type === 'export_statement' || type === 'import_from_statement' || (withErrors && (type === 'ERROR' || cursor.nodeIsMissing))) {
+      const node = cursor.currentNode;
+      if (type === 'ERROR' || node.isMissing) {
+        if (file.problems.length < INDEX_LIMITS.maxProblemsPerFile) file.problems.push({ line: node.startPosition.row + 1, message: problemMessage(node) });
+        else file.moreProblems += 1;
+        descend = false;
+        // Still listed: find_references reads only files whose list names the symbol, and it finds uses inside ERROR nodes.
+        listIdentifiersUnder(node, spec, used);
+      } else if (type === 'import_statement') {
+        jsImports(node, file.imports);
+      } else if (type === 'export_statement' && node.childForFieldName('source')) {
+        jsReexports(node, file.reexports);
+      } else if (type === 'import_from_statement') {
+        pythonImports(node, file.imports);
+      }
+      if (rule && (!rule.where || rule.where(node as unknown as SyntaxNodeLike))) {
+        const nameNode = nameNodeOf(node, rule);
+        const kind = typeof rule.kind === 'function' ? rule.kind(node as unknown as SyntaxNodeLike) : rule.kind;
+        const name = nameNode?.text;
+        if (kind && name && name.length <= 200 && !/\s/.test(name) && file.symbols.length < INDEX_LIMITS.maxSymbolsPerFile) {
+          const nameLine = (nameNode as unknown as TreeSitterNode).startPosition.row + 1;
+          const ownContainer = rule.container?.(node as unknown as SyntaxNodeLike);
+          const startLine = node.startPosition.row + 1;
+          const endLine = node.endPosition.row + 1;
+          file.symbols.push({
+            name,
+            kind,
+            ...(ownContainer ? { container: ownContainer } : containers.length > 0 ? { container: containers[containers.length - 1][1] } : {}),
+            line: nameLine,
+            startLine,
+            endLine,
+            text: lineText(lines, nameLine),
+          });
+          containers.push([depth, name]);
+        }
+      } else if (containerRule) {
+        const name = containerRule(node as unknown as SyntaxNodeLike);
+        if (name) containers.push([depth, name.length > 80 ? `${name.slice(0, 80)}…` : name]);
+      }
+    }
+
+    if (descend && cursor.gotoFirstChild()) {
+      depth += 1;
+      continue;
+    }
+    while (!cursor.gotoNextSibling()) {
+      if (!cursor.gotoParent()) {
+        cursor.delete();
+        file.references = [...used].map(([name, count]) => `${name}\t${count}`).join('\n');
+        return;
+      }
+      depth -= 1;
+    }
+  }
+}
+
+async function indexFile(relativePath: string, realPath: string, stamp: string, spec: LanguageSpec, deadline: number): Promise<FileIndex> {
+  const file: FileIndex = { relativePath, realPath, stamp, symbols: [], problems: [], moreProblems: 0, imports: [], reexports: [] };
+  const text = readSource(realPath);
+  if (text === undefined) return file;
+  const activeParser = await parserFor(spec);
+  const tree = parse(activeParser, text, deadline);
+  if (!tree) return file;
+  try {
+    extract(tree, spec, text.split('\n'), file);
+  } finally {
+    tree.delete();
+  }
+  return file;
+}
+
+// ------------------------------------------------------------- jobs
+
+const boundaries = new Map<string, Promise<ReadBoundary>>();
+
+function boundaryFor(root: string, denyRead: readonly string[]): Promise<ReadBoundary> {
+  const key = [root, ...denyRead].join('\0');
+  let boundary = boundaries.get(key);
+  if (!boundary) {
+    boundary = ReadBoundary.create(root, [...denyRead]);
+    boundary.catch(() => boundaries.delete(key));
+    if (boundaries.size > 32) boundaries.delete(boundaries.keys().next().value as string);
+    boundaries.set(key, boundary);
+  }
+  return boundary;
+}
+
+async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<IndexJobResult> {
+  const boundary = await boundaryFor(job.root, job.denyRead);
+  const deadline = performance.now() + job.timeMs;
+  const maxFiles = job.maxFiles ?? INDEX_LIMITS.maxFiles;
+  const result: IndexJobResult = { kind: 'index', updated: [], removed: [], sourceFiles: 0, indexedFiles: 0, leftOut: 0, tooLarge: 0, walkComplete: false, fileCapReached: false };
+  const seen = new Set<string>();
+  /** Found by the walk, to parse once the walk is done (so the count of files is known first). */
+  const pending: Array<{ relativePath: string; realPath: string; stamp: string; spec: LanguageSpec }> = [];
+
+  const stats = await walkFiles(
+    {
+      boundary,
+      startDirectory: boundary.root,
+      shouldStop: () => control.shouldStop(),
+      maxEntries: INDEX_LIMITS.walkMaxEntries,
+      deadline,
+      onLinkLeftOut: (relativePath) => {
+        if (languageOf(relativePath)) result.leftOut += 1;
+      },
+    },
+    (file) => {
+      const spec = languageOf(file.relativePath);
+      if (!spec) return;
+      // Secret and policy-denied files are never read, let alone parsed: counted, so the answer can say so.
+      if (file.denial) {
+        result.leftOut += 1;
+        return;
+      }
+      if (result.sourceFiles >= maxFiles) {
+        result.fileCapReached = true;
+        return false;
+      }
+      let fileStats: fs.Stats;
+      try {
+        fileStats = fs.statSync(file.realPath);
+      } catch {
+        return;
+      }
+      if (!fileStats.isFile()) return;
+      if (fileStats.size > INDEX_LIMITS.maxFileBytes) {
+        result.tooLarge += 1;
+        return;
+      }
+      result.sourceFiles += 1;
+      seen.add(file.relativePath);
+      const stamp = stampOf(fileStats);
+      if (job.known[file.relativePath] === stamp) {
+        result.indexedFiles += 1;
+        return;
+      }
+      pending.push({ relativePath: file.relativePath, realPath: file.realPath, stamp, spec });
+    },
+  );
+  result.walkComplete = stats.stoppedBy === undefined;
+
+  for (const item of pending) {
+    if (control.shouldStop() || performance.now() > deadline) break;
+    result.updated.push(await indexFile(item.relativePath, item.realPath, item.stamp, item.spec, deadline + 1000));
+    result.indexedFiles += 1;
+  }
+  if (result.walkComplete) {
+    for (const relativePath of Object.keys(job.known)) if (!seen.has(relativePath)) result.removed.push(relativePath);
+  }
+  return result;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+async function runReferences(job: ReferenceJob, control: SymbolJobControl): Promise<ReferenceJobResult> {
+  const boundary = await boundaryFor(job.root, job.denyRead);
+  const deadline = performance.now() + job.timeMs;
+  const result: ReferenceJobResult = { kind: 'references', references: [], total: 0, filesSearched: 0, leftOut: 0, complete: true };
+  // Whole words only, where a word is what identifiers are made of in these languages ($ included for JS).
+  const wordPattern = new RegExp(`(?<![\\p{L}\\p{N}_$])${escapeRegExp(job.symbol)}(?![\\p{L}\\p{N}_$])`, 'gu');
+  for (const relativePath of job.files) {
+    if (control.shouldStop() || performance.now() > deadline) {
+      result.complete = false;
+      break;
+    }
+    const spec = languageOf(relativePath);
+    if (!spec) continue;
+    // The index is a snapshot: the file may have become a link out of the folder since. Checked again before reading.
+    const resolved = await boundary.resolve(relativePath);
+    if (!resolved.ok || resolved.kind !== 'file' || resolved.size > INDEX_LIMITS.maxFileBytes) {
+      if (!resolved.ok && resolved.kind !== 'not_found') result.leftOut += 1;
+      continue;
+    }
+    const text = readSource(resolved.realPath);
+    result.filesSearched += 1;
+    if (text === undefined || !text.includes(job.symbol)) continue;
+    const offsets: number[] = [];
+    for (const match of text.matchAll(wordPattern)) offsets.push(match.index);
+    if (offsets.length === 0) continue;
+    const tree = parse(await parserFor(spec), text, deadline + 1000);
+    if (!tree) continue;
+    try {
+      let lines: string[] | undefined;
+      let lastLine = 0;
+      for (const offset of offsets) {
+        const node = tree.rootNode.descendantForIndex(offset, offset + job.symbol.length);
+        // Only identifier leaves: the word inside a string or a comment is not a reference.
+        if (!node || !spec.identifiers.has(node.type) || node.startIndex !== offset || node.endIndex !== offset + job.symbol.length) continue;
+        const line = node.startPosition.row + 1;
+        if (line === lastLine) continue; // one entry per line
+        lastLine = line;
+        result.total += 1;
+        if (result.references.length < job.maxReferences) {
+          lines ??= text.split('\n');
+          result.references.push({ relativePath, line, text: lineText(lines, line) });
+        }
+      }
+    } finally {
+      tree.delete();
+    }
+  }
+  return result;
+}
+
+function runMap(job: MapJob): MapJobResult {
+  return { kind: 'map', ranked: rankFiles(job.files, { maxResults: job.maxResults, deadline: performance.now() + job.timeMs }) };
+}
+
+export async function runSymbolJob(job: SymbolJob, control: SymbolJobControl): Promise<SymbolJobResult> {
+  if (job.kind === 'index') return runIndex(job, control);
+  if (job.kind === 'map') return runMap(job);
+  return runReferences(job, control);
+}

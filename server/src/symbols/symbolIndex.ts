@@ -1,0 +1,280 @@
+import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { ReadBoundary } from '../access/boundary';
+import type { SearchJob } from '../search/searchJobs';
+import { PoolOutcome, SearchPool } from '../search/searchPool';
+import type { FileIndex, IndexedSymbol, IndexJob, IndexJobResult, MapJob, MapJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
+import { INDEX_LIMITS } from './limits';
+import type { MapFileInput } from './mapRanking';
+
+/**
+ * The main-thread side of the symbol index: one index per folder (and deny
+ * list), kept in the server process, refreshed on each use by the symbol
+ * worker, which re-parses only the files whose size or mtime changed. The
+ * main thread never parses; it only merges the worker's answers and queries
+ * the result.
+ */
+
+export const SYMBOL_INDEX_LIMITS = Object.freeze({
+  /** How long one refresh may work; what is done is kept and the next call continues. */
+  refreshTimeMs: 10_000,
+  /** A worker past this is terminated (a grammar stuck in a loop): refreshTimeMs plus slack for loading grammars. */
+  jobTimeoutMs: 40_000,
+  /** Indexes of this many folders are kept; the least recently used one goes. */
+  maxFolders: 8,
+  /**
+   * A complete index whose last refresh found nothing changed and finished
+   * less than this long ago is used without walking again: at 20,000 files
+   * the walk cost every query about 170 ms. An edit shows up once this has passed.
+   */
+  freshForMs: 2_000,
+});
+
+let clock: () => number = () => performance.now();
+
+/** Replaces the clock the freshness interval is measured with (tests); without an argument, the real one again. */
+export function setSymbolIndexClock(now?: () => number): void {
+  clock = now ?? (() => performance.now());
+}
+
+export interface IndexStatus {
+  /** Every source file found was indexed. */
+  complete: boolean;
+  indexedFiles: number;
+  sourceFiles: number;
+  /** The walk did not cover the whole folder (time limit, entry limit): there may be more files. */
+  walkStopped: boolean;
+  fileCapReached: boolean;
+  /** Secret, policy-denied or linked-out files, never read. */
+  leftOut: number;
+  tooLarge: number;
+}
+
+export interface SymbolRef {
+  file: FileIndex;
+  symbol: IndexedSymbol;
+}
+
+/**
+ * Whether a file's identifier list (FileIndex.references) may lack a name
+ * the reference search would find there, so the file must always be searched:
+ * no list (unreadable, or the parse gave up), or a list cut at the cap.
+ */
+function identifiersMayBeMissing(file: FileIndex): boolean {
+  if (file.references === undefined) return true;
+  let lines = 1;
+  for (let at = file.references.indexOf('\n'); at !== -1; at = file.references.indexOf('\n', at + 1)) lines += 1;
+  return lines >= INDEX_LIMITS.maxReferenceNamesPerFile;
+}
+
+function* usedNames(file: FileIndex): Generator<string> {
+  const text = file.references;
+  if (!text) return;
+  let start = 0;
+  while (start < text.length) {
+    const end = text.indexOf('\n', start);
+    const line = end === -1 ? text.slice(start) : text.slice(start, end);
+    const tab = line.lastIndexOf('\t');
+    yield tab === -1 ? line : line.slice(0, tab);
+    if (end === -1) break;
+    start = end + 1;
+  }
+}
+
+export class FolderIndex {
+  readonly files = new Map<string, FileIndex>();
+  /** Definitions by exact name, kept in step with `files`, so a query looks at each distinct name once. */
+  readonly byName = new Map<string, SymbolRef[]>();
+  /** Identifier -> the files that use it, kept in step with `files`: a reference search reads only these. */
+  private readonly usedBy = new Map<string, Set<string>>();
+  /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
+  private readonly unlisted = new Set<string>();
+  status: IndexStatus = { complete: false, indexedFiles: 0, sourceFiles: 0, walkStopped: true, fileCapReached: false, leftOut: 0, tooLarge: 0 };
+  /** The distinct definition names with their lower case, for find_symbol's scan; rebuilt after a change. */
+  private lowerNames: Array<[name: string, lower: string]> | undefined;
+  /** When the last refresh was applied (the freshness clock), and whether it changed anything. */
+  refreshedAt: number | undefined;
+  lastRefreshChanged = true;
+
+  constructor(
+    readonly root: string,
+    readonly denyRead: readonly string[],
+  ) {}
+
+  apply(result: IndexJobResult): void {
+    for (const relativePath of result.removed) this.forget(relativePath);
+    for (const file of result.updated) {
+      this.forget(file.relativePath);
+      this.files.set(file.relativePath, file);
+      for (const symbol of file.symbols) {
+        const refs = this.byName.get(symbol.name);
+        if (refs) refs.push({ file, symbol });
+        else this.byName.set(symbol.name, [{ file, symbol }]);
+      }
+      if (identifiersMayBeMissing(file)) this.unlisted.add(file.relativePath);
+      for (const name of usedNames(file)) {
+        const users = this.usedBy.get(name);
+        if (users) users.add(file.relativePath);
+        else this.usedBy.set(name, new Set([file.relativePath]));
+      }
+    }
+    this.lastRefreshChanged = result.removed.length > 0 || result.updated.length > 0;
+    if (this.lastRefreshChanged) this.lowerNames = undefined;
+    this.status = {
+      complete: result.walkComplete && result.indexedFiles === result.sourceFiles && !result.fileCapReached,
+      indexedFiles: result.indexedFiles,
+      sourceFiles: result.sourceFiles,
+      walkStopped: !result.walkComplete && !result.fileCapReached,
+      fileCapReached: result.fileCapReached,
+      leftOut: result.leftOut,
+      tooLarge: result.tooLarge,
+    };
+  }
+
+  private forget(relativePath: string): void {
+    const old = this.files.get(relativePath);
+    if (!old) return;
+    this.files.delete(relativePath);
+    for (const name of new Set(old.symbols.map((symbol) => symbol.name))) {
+      const kept = (this.byName.get(name) ?? []).filter((ref) => ref.file !== old);
+      if (kept.length > 0) this.byName.set(name, kept);
+      else this.byName.delete(name);
+    }
+    this.unlisted.delete(relativePath);
+    for (const name of usedNames(old)) {
+      const users = this.usedBy.get(name);
+      if (!users) continue;
+      users.delete(relativePath);
+      if (users.size === 0) this.usedBy.delete(name);
+    }
+  }
+
+  namesWithLowerCase(): ReadonlyArray<[name: string, lower: string]> {
+    this.lowerNames ??= [...this.byName.keys()].map((name) => [name, name.toLowerCase()]);
+    return this.lowerNames;
+  }
+
+  /**
+   * The indexed files a reference search for `name` must read: those whose
+   * identifier list names it, plus those whose list may be incomplete. Every
+   * file when the name is longer than the indexer records.
+   */
+  referenceCandidates(name: string): string[] {
+    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return [...this.files.keys()];
+    return [...new Set([...(this.usedBy.get(name) ?? []), ...this.unlisted])];
+  }
+
+  known(): Record<string, string> {
+    const known: Record<string, string> = {};
+    for (const [relativePath, file] of this.files) known[relativePath] = file.stamp;
+    return known;
+  }
+}
+
+let pool: SearchPool | undefined;
+
+/** One symbol thread for the whole process: grammars are loaded once, and indexing never takes every core. */
+function symbolPool(): SearchPool {
+  pool ??= new SearchPool({ maxWorkers: 1, idleMs: 10 * 60_000, script: path.join(__dirname, 'symbolWorker.js') });
+  return pool;
+}
+
+/** Stops the symbol thread (tests, shutdown). */
+export async function closeSymbolPool(): Promise<void> {
+  const running = pool;
+  pool = undefined;
+  await running?.close();
+}
+
+export type JobOutcome<T> = { ok: true; result: T } | { ok: false; message: string };
+
+function failure(outcome: Exclude<PoolOutcome, { ok: true }>): { ok: false; message: string } {
+  if (outcome.reason === 'cancelled') return { ok: false, message: 'Cancelled.' };
+  if (outcome.reason === 'timeout') return { ok: false, message: `The symbol index took longer than ${SYMBOL_INDEX_LIMITS.jobTimeoutMs / 1000} s and was stopped. Use grep_files instead.` };
+  return { ok: false, message: 'The symbol index failed. Use grep_files instead.' };
+}
+
+async function runJob<T extends SymbolJobResult>(job: SymbolJob, signal?: AbortSignal): Promise<JobOutcome<T>> {
+  // The pool is typed for search jobs; it passes any job through to its worker unchanged.
+  const outcome = await symbolPool().run(job as unknown as SearchJob, SYMBOL_INDEX_LIMITS.jobTimeoutMs, signal);
+  if (!outcome.ok) return failure(outcome);
+  return { ok: true, result: outcome.result as unknown as T };
+}
+
+const folders = new Map<string, FolderIndex>();
+/** One refresh at a time per folder: calls that arrive meanwhile share it. */
+const refreshing = new Map<string, Promise<JobOutcome<FolderIndex>>>();
+
+function keyOf(boundary: ReadBoundary): string {
+  return [boundary.root, ...boundary.denyRules.policyGlobs].join('\0');
+}
+
+/** A refresh would almost surely find nothing: the index is complete, and the last refresh, a moment ago, changed nothing. */
+function isFresh(index: FolderIndex): boolean {
+  return index.status.complete && !index.lastRefreshChanged && index.refreshedAt !== undefined && clock() - index.refreshedAt < SYMBOL_INDEX_LIMITS.freshForMs;
+}
+
+/** The folder's index, brought up to date (as far as the time limit allows). */
+export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+  const key = keyOf(boundary);
+  const running = refreshing.get(key);
+  if (running) return running;
+  let index = folders.get(key);
+  if (index) folders.delete(key); // re-inserted below: most recently used last
+  index ??= new FolderIndex(boundary.root, boundary.denyRules.policyGlobs);
+  folders.set(key, index);
+  while (folders.size > SYMBOL_INDEX_LIMITS.maxFolders) folders.delete(folders.keys().next().value as string);
+  if (isFresh(index)) return Promise.resolve({ ok: true, result: index });
+
+  const folder = index;
+  const job: IndexJob = { kind: 'index', root: folder.root, denyRead: folder.denyRead, known: folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
+  const refresh = runJob<IndexJobResult>(job, signal)
+    .then((outcome): JobOutcome<FolderIndex> => {
+      if (!outcome.ok) return outcome;
+      folder.apply(outcome.result);
+      folder.refreshedAt = clock();
+      return { ok: true, result: folder };
+    })
+    .finally(() => refreshing.delete(key));
+  refreshing.set(key, refresh);
+  return refresh;
+}
+
+export function findReferences(boundary: ReadBoundary, symbol: string, files: string[], maxReferences: number, signal?: AbortSignal): Promise<JobOutcome<ReferenceJobResult>> {
+  const job: ReferenceJob = {
+    kind: 'references',
+    root: boundary.root,
+    denyRead: boundary.denyRules.policyGlobs,
+    symbol,
+    files,
+    timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs,
+    maxReferences,
+  };
+  return runJob<ReferenceJobResult>(job, signal);
+}
+
+/** Ranks `files` for the repository map in the symbol thread, within `timeMs`. */
+export function rankForMap(files: MapFileInput[], timeMs: number, maxResults: number, signal?: AbortSignal): Promise<JobOutcome<MapJobResult>> {
+  const job: MapJob = { kind: 'map', files, timeMs, maxResults };
+  return runJob<MapJobResult>(job, signal);
+}
+
+/** Forgets every folder's index and stops the symbol thread: the next query starts cold (the benchmark's cold figures). */
+export async function resetSymbolIndexes(): Promise<void> {
+  folders.clear();
+  await closeSymbolPool();
+}
+
+/** The model-facing note on how complete the index is; empty when it is. */
+export function statusNotes(status: IndexStatus, extraLeftOut = 0): string[] {
+  const notes: string[] = [];
+  if (!status.complete) {
+    const of = status.walkStopped ? `at least ${status.sourceFiles}` : `${status.sourceFiles}`;
+    const why = status.fileCapReached ? 'the file limit was reached' : 'the time limit was reached; ask again to continue indexing';
+    notes.push(`[index incomplete: ${status.indexedFiles} of ${of} files indexed (${why}). Results may be missing; grep_files searches everything.]`);
+  }
+  const leftOut = status.leftOut + extraLeftOut;
+  if (leftOut > 0) notes.push(`[${leftOut} files left out: outside the folder or not readable (secret, policy-denied or linked out of the folder; never parsed).]`);
+  if (status.tooLarge > 0) notes.push(`[${status.tooLarge} source file(s) larger than 1 MiB are not indexed.]`);
+  return notes;
+}

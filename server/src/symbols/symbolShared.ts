@@ -1,0 +1,80 @@
+import * as fs from 'node:fs';
+import type { ReadBoundary } from '../access/boundary';
+import type { ToolOutcome } from '../read/types';
+import { INDEX_LIMITS } from './limits';
+import { currentIndex, FolderIndex } from './symbolIndex';
+
+/**
+ * What the symbol tools share, whichever source answers them (the tree-sitter
+ * index or the editor's language service): limits, argument checks and
+ * reading the cited lines through the boundary.
+ */
+
+export type Args = Record<string, unknown>;
+
+export const ok = (output: string): ToolOutcome => ({ ok: true, output });
+export const failed = (output: string): ToolOutcome => ({ ok: false, output });
+
+export const SYMBOL_LIMITS = Object.freeze({
+  findMaxResults: 100,
+  definitionMaxResults: 10,
+  definitionSignatureLines: 5,
+  referencesMax: 200,
+  /** The worker collects this many before the main thread drops declarations and caps. */
+  referencesCollected: 5000,
+  outlineMax: 500,
+  diagnosticsMax: 100,
+  /** A query longer than this is not a symbol name. */
+  maxNameChars: 200,
+});
+
+
+export function stringArgument(args: Args, name: string): string | undefined {
+  const value = args[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The last part of a qualified name ("Server.listen", "pkg::f", "A#m"); the rest, if any, names its container. */
+export function splitQualified(symbol: string): { name: string; qualifier?: string } {
+  const match = /^(.*?)(?:\.|::|#|->)([^.:#>-]+)$/.exec(symbol.trim());
+  return match && match[1] !== '' ? { name: match[2], qualifier: match[1].split(/\.|::|#|->/).pop() } : { name: symbol.trim() };
+}
+
+export function validName(symbol: string | undefined, argument: string): string | undefined {
+  if (symbol === undefined || symbol.trim() === '') return `"${argument}" is empty. Pass a symbol name such as "createServer".`;
+  if (symbol.length > SYMBOL_LIMITS.maxNameChars) return `"${argument}" is longer than ${SYMBOL_LIMITS.maxNameChars} characters; pass a symbol name.`;
+  return undefined;
+}
+
+export async function loadIndex(boundary: ReadBoundary, signal?: AbortSignal): Promise<FolderIndex | ToolOutcome> {
+  const outcome = await currentIndex(boundary, signal);
+  if (signal?.aborted) return failed('Cancelled.');
+  return outcome.ok ? outcome.result : failed(outcome.message);
+}
+
+export function isOutcome(value: FolderIndex | ToolOutcome): value is ToolOutcome {
+  return !(value instanceof FolderIndex);
+}
+
+/** The lines [start, end] of a file the index holds, read again through the boundary (the index keeps no file text). */
+export async function readLines(boundary: ReadBoundary, relativePath: string, start: number, end: number): Promise<string[] | undefined> {
+  return (await readFileLines(boundary, relativePath))?.slice(start - 1, end);
+}
+
+/** Every line of a file (each shortened), read through the boundary; undefined when it is refused, missing or too large. */
+export async function readFileLines(boundary: ReadBoundary, relativePath: string): Promise<string[] | undefined> {
+  const resolved = await boundary.resolve(relativePath);
+  if (!resolved.ok || resolved.kind !== 'file' || resolved.size > INDEX_LIMITS.maxFileBytes) return undefined;
+  let text: string;
+  try {
+    text = await fs.promises.readFile(resolved.realPath, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return text
+    .split('\n')
+    .map((line) => {
+      const trimmed = line.replace(/\r$/, '');
+      return trimmed.length > INDEX_LIMITS.maxLineChars ? `${trimmed.slice(0, INDEX_LIMITS.maxLineChars)}…` : trimmed;
+    });
+}

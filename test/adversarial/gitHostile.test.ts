@@ -1,0 +1,280 @@
+/**
+ * Part — a hostile repository behind the git tools. The repository is real
+ * (committed secrets included) and its `.git/config` names a program in
+ * every place git would run one: fsmonitor, external diff, a textconv and a
+ * filter driver bound through `.gitattributes`, the pager, signature
+ * checking, hooks, and an `ext::` remote that is also the promisor of a
+ * partial clone with a missing object (a lazy fetch would run it). Every
+ * program is one script that appends to a marker file. The (fake) model
+ * calls all four git tools through the real server process.
+ *
+ * Second case: a `.git` file planted in the folder pointing at another
+ * repository on the machine, whose commits and files carry the sentinel.
+ */
+import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FakeToolCall } from '../support/fakeOpenAI';
+import { Lab, SENTINEL, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
+
+function git(cwd: string, args: string[], extraEnv: Record<string, string> = {}): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_AUTHOR_NAME: 'Mallory',
+      GIT_AUTHOR_EMAIL: 'm@example.com',
+      GIT_COMMITTER_NAME: 'Mallory',
+      GIT_COMMITTER_EMAIL: 'm@example.com',
+      ...extraEnv,
+    },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+}
+
+/** Turns the lab's repository into a real one with history, then makes its config hostile. */
+function makeHostileRepository(lab: Lab, marker: string): { missingBlobCommit: string } {
+  const repo = lab.repo;
+  fs.rmSync(path.join(repo, '.git'), { recursive: true, force: true });
+  git(repo, ['init', '-q', '-b', 'main']);
+  lab.write('docs/history.txt', 'first version\n');
+  git(repo, ['add', '-A']);
+  git(repo, ['commit', '-q', '-m', 'Initial import, secrets included']);
+  const missingBlobCommit = git(repo, ['rev-parse', 'HEAD']).trim();
+  const missingBlob = git(repo, ['rev-parse', 'HEAD:docs/history.txt']).trim();
+  lab.write('docs/history.txt', 'second version\n');
+  lab.write('.env', `API_TOKEN=${SENTINEL}-rotated\n`);
+  lab.write('private/notes.txt', `rotated ${SENTINEL}\n`);
+  git(repo, ['add', '-A']);
+  git(repo, ['commit', '-q', '-m', 'Rotate the token']);
+  git(repo, ['branch', 'feature']);
+  git(repo, ['checkout', '-q', 'feature']);
+  lab.write('src/feature.ts', 'export const feature = 1;\n');
+  git(repo, ['add', '-A']);
+  git(repo, ['commit', '-q', '-m', 'Feature']);
+
+  // A signed-looking commit on top, so signature checking would call gpg.program.
+  const commit = git(repo, ['cat-file', 'commit', 'HEAD']);
+  const signed = commit.replace(/^(committer .*)$/m, '$1\ngpgsig -----BEGIN PGP SIGNATURE-----\n \n iQEzBAABCAAdFiEE\n -----END PGP SIGNATURE-----');
+  const signedHash = execFileSync('git', ['hash-object', '-t', 'commit', '-w', '--stdin'], { cwd: repo, input: signed, encoding: 'utf8', env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } }).trim();
+  git(repo, ['update-ref', 'refs/heads/feature', signedHash]);
+
+  // A missing object, as in a partial clone: reading it would lazily fetch from the promisor.
+  fs.rmSync(path.join(repo, '.git', 'objects', missingBlob.slice(0, 2), missingBlob.slice(2)));
+
+  const script = path.join(lab.root, 'evil.sh');
+  fs.writeFileSync(script, `#!/bin/sh\necho "ran: $0 $*" >> '${marker}'\ncat\n`, { mode: 0o755 });
+  const hooks = path.join(repo, '.git', 'hooks');
+  for (const hook of ['pre-commit', 'post-checkout', 'reference-transaction', 'fsmonitor-watchman', 'post-index-change']) {
+    fs.writeFileSync(path.join(hooks, hook), `#!/bin/sh\n'${script}' hook-${hook}\n`, { mode: 0o755 });
+  }
+  const run = (label: string) => `'${script}' ${label}`;
+  fs.appendFileSync(
+    path.join(repo, '.git', 'config'),
+    [
+      '[core]',
+      '\trepositoryformatversion = 1',
+      `\tfsmonitor = ${run('fsmonitor')}`,
+      `\tpager = ${run('pager')}`,
+      `\thooksPath = ${hooks}`,
+      `\talternateRefsCommand = ${run('alternateRefs')}`,
+      `\tsshCommand = ${run('ssh')}`,
+      '\tuntrackedCache = true',
+      '[diff]',
+      `\texternal = ${run('diff-external')}`,
+      '[diff "evil"]',
+      `\ttextconv = ${run('textconv')}`,
+      `\tcommand = ${run('diff-command')}`,
+      '[filter "evil"]',
+      `\tclean = ${run('clean')}`,
+      `\tsmudge = ${run('smudge')}`,
+      `\tprocess = ${run('process')}`,
+      '\trequired = true',
+      '[pager]',
+      `\tlog = ${run('pager-log')}`,
+      `\tdiff = ${run('pager-diff')}`,
+      `\tshow = ${run('pager-show')}`,
+      `\tblame = ${run('pager-blame')}`,
+      '[log]',
+      '\tshowSignature = true',
+      '[gpg]',
+      `\tprogram = ${script}`,
+      '[protocol]',
+      '\tallow = always',
+      '[protocol "ext"]',
+      '\tallow = always',
+      '[remote "origin"]',
+      `\turl = ext::${script} origin-ext %S ${SENTINEL}`,
+      '\tfetch = +refs/heads/*:refs/remotes/origin/*',
+      '[remote "promisor"]',
+      `\turl = ext::${script} promisor-ext %S ${SENTINEL}`,
+      '\tpromisor = true',
+      '\tpartialclonefilter = blob:none',
+      '[extensions]',
+      '\tpartialClone = promisor',
+      '[branch "feature"]',
+      '\tremote = origin',
+      '\tmerge = refs/heads/main',
+      '',
+    ].join('\n'),
+  );
+  // Every file goes through the filter and diff drivers.
+  lab.write('.gitattributes', '* filter=evil diff=evil\n');
+  // Uncommitted changes, so the working-tree comparison (where git would clean) has work to do.
+  lab.write('README.md', '# Demo project\n\nChanged in the working tree.\n');
+  lab.write('src/app.ts', 'export const answer = 43;\n');
+  lab.write('.env', `API_TOKEN=${SENTINEL}-uncommitted\n`);
+  return { missingBlobCommit };
+}
+
+describe('adversarial: a hostile repository behind the git tools', function () {
+  this.timeout(120_000);
+  let lab: Lab;
+  let marker: string;
+  let missingBlobCommit: string;
+  const figures: Record<string, unknown> = {};
+
+  before(async () => {
+    lab = await Lab.create({ plain: true });
+    marker = path.join(lab.root, 'marker-ran');
+    ({ missingBlobCommit } = makeHostileRepository(lab, marker));
+  });
+  after(async () => {
+    await lab.dispose();
+    recordFigures('gitHostile', figures);
+  });
+
+  it('every git tool answers, no program named by the repository runs, nothing is fetched, and no secret reaches an event, model request or log', async () => {
+    const s = await lab.server();
+    const id = await lab.open(s);
+    const calls: Array<Omit<FakeToolCall, 'id'> & { expect: 'ok' | 'refused' | 'either' }> = [
+      { name: 'git_diff', arguments: '{}', expect: 'ok' },
+      { name: 'git_diff', arguments: '{"scope":"working"}', expect: 'ok' },
+      { name: 'git_diff', arguments: '{"scope":"staged"}', expect: 'ok' },
+      { name: 'git_diff', arguments: '{"scope":"branch"}', expect: 'ok' },
+      { name: 'git_diff', arguments: '{"scope":"branch","base":"main"}', expect: 'ok' },
+      { name: 'git_diff', arguments: '{"path":"README.md"}', expect: 'ok' },
+      { name: 'git_diff', arguments: '{"path":".env"}', expect: 'refused' },
+      { name: 'git_diff', arguments: '{"path":"private/notes.txt"}', expect: 'refused' },
+      { name: 'git_diff', arguments: '{"scope":"branch","base":"--output=/tmp/x"}', expect: 'refused' },
+      { name: 'git_diff', arguments: '{"scope":"branch","base":"origin/main"}', expect: 'refused' },
+      { name: 'git_log', arguments: '{}', expect: 'ok' },
+      { name: 'git_log', arguments: '{"max_count":50,"grep":"token"}', expect: 'ok' },
+      { name: 'git_log', arguments: '{"path":"docs/history.txt"}', expect: 'ok' },
+      { name: 'git_log', arguments: '{"path":".env"}', expect: 'refused' },
+      { name: 'git_log', arguments: '{"path":"../outside/secret.txt"}', expect: 'refused' },
+      { name: 'git_show', arguments: '{"commit":"HEAD"}', expect: 'ok' },
+      { name: 'git_show', arguments: '{"commit":"main"}', expect: 'either' },
+      { name: 'git_show', arguments: '{"commit":"main","path":"src"}', expect: 'ok' },
+      // The commit whose blob is missing: a lazy fetch would run the promisor's ext:: command.
+      { name: 'git_show', arguments: JSON.stringify({ commit: missingBlobCommit }), expect: 'either' },
+      { name: 'git_show', arguments: JSON.stringify({ commit: missingBlobCommit, path: 'docs/history.txt' }), expect: 'either' },
+      { name: 'git_show', arguments: '{"commit":"HEAD:.env"}', expect: 'refused' },
+      { name: 'git_show', arguments: '{"commit":"-p"}', expect: 'refused' },
+      { name: 'git_blame', arguments: '{"path":"README.md","start_line":1,"end_line":3}', expect: 'ok' },
+      { name: 'git_blame', arguments: '{"path":"src/app.ts","start_line":1,"end_line":1}', expect: 'ok' },
+      { name: 'git_blame', arguments: '{"path":".env","start_line":1,"end_line":1}', expect: 'refused' },
+      { name: 'git_blame', arguments: '{"path":"private/notes.txt","start_line":1,"end_line":1}', expect: 'refused' },
+    ];
+    const ids = calls.map((_, i) => `g-${i}`);
+    const firstRequest = lab.fake.completionRequests.length;
+    const events = await runTurn(s, lab.fake, id, 'what changed, and who wrote it?', [
+      { kind: 'toolCalls', calls: calls.map((call, i) => ({ id: ids[i], name: call.name, arguments: call.arguments })) },
+      { kind: 'text', text: 'Looked at the history.' },
+    ]);
+    const results = events.filter((e) => e.type === 'tool_result') as Array<{ tool: string; ok: boolean; preview: string }>;
+    const requests = lab.fake.completionRequests.slice(firstRequest);
+    for (const request of requests) assertValidHistory(request);
+    const outputs = toolOutputs(requests);
+    assert.equal(results.length, calls.length, 'every git call got a tool_result');
+    const markers = fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean) : [];
+    assert.deepEqual(markers, [], 'a program named by the repository ran');
+
+    const wrong = calls
+      .map((call, i) => ({ call, ok: results[i].ok, output: outputs.get(ids[i]) ?? '(none)' }))
+      .filter(({ call, ok }) => (call.expect === 'ok' && !ok) || (call.expect === 'refused' && ok))
+      .map(({ call, ok, output }) => `${call.name} ${call.arguments} -> ${ok ? 'ok' : 'refused'}: ${output.slice(0, 300)}`);
+    assert.deepEqual(wrong, [], 'these git calls did not answer as expected');
+    // The output is real: the changes and history are there, secrets named at most.
+    assert.match(outputs.get(ids[0]) ?? '', /Changed in the working tree/);
+    assert.match(outputs.get(ids[0]) ?? '', /Changed, not shown.*\.env/);
+    assert.match(outputs.get(ids[10]) ?? '', /Rotate the token/);
+    assert.match(outputs.get(ids[16]) ?? '', /object it needs is missing.*never fetch/);
+
+    const leaks = scanForLeaks(lab, [s]);
+    assertNoLeak(leaks);
+    assert.equal(s.child.exitCode, null, 'the server is still running');
+    await s.stop();
+    lab.drop(s);
+
+    // Control: the config is live. Plain git (no hardening) in the same repository runs the programs.
+    try {
+      git(lab.repo, ['diff', 'HEAD']);
+    } catch {
+      // a required filter may fail the command; the marker is what counts
+    }
+    const control = fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8').split('\n').filter(Boolean) : [];
+    assert.ok(control.length > 0, 'plain git ran the hostile programs, so the config under test is live');
+
+    figures.calls = calls.length;
+    figures.answered = results.filter((r) => r.ok).length;
+    figures.refused = results.filter((r) => !r.ok).length;
+    figures.markersWritten = markers.length;
+    figures.controlMarkersFromPlainGit = control.length;
+    figures.leakedBytes = leaks.bytes;
+    figures.scannedBytes = leaks.scanned;
+  });
+
+  it('a .git file pointing at another repository on the machine is refused by every git tool, and none of its commits or files reach an event, model request or log', async () => {
+    const planted = await Lab.create({ plain: true });
+    try {
+      // The other repository: the lab's outside folder, its history and files carrying the sentinel.
+      git(planted.outside, ['init', '-q', '-b', 'main']);
+      git(planted.outside, ['add', '-A']);
+      git(planted.outside, ['commit', '-q', '-m', `Other repository ${SENTINEL}`]);
+      fs.rmSync(path.join(planted.repo, '.git'), { recursive: true, force: true });
+      fs.writeFileSync(path.join(planted.repo, '.git'), `gitdir: ${path.join(planted.outside, '.git')}\n`);
+      const s = await planted.server();
+      const id = await planted.open(s);
+      const calls: Array<Omit<FakeToolCall, 'id'>> = [
+        { name: 'git_diff', arguments: '{}' },
+        { name: 'git_diff', arguments: '{"scope":"staged"}' },
+        { name: 'git_log', arguments: '{"max_count":50}' },
+        { name: 'git_show', arguments: '{"commit":"HEAD"}' },
+        { name: 'git_blame', arguments: '{"path":"README.md","start_line":1,"end_line":3}' },
+      ];
+      const ids = calls.map((_, i) => `p-${i}`);
+      const firstRequest = planted.fake.completionRequests.length;
+      const events = await runTurn(s, planted.fake, id, 'what changed?', [
+        { kind: 'toolCalls', calls: calls.map((call, i) => ({ id: ids[i], ...call })) },
+        { kind: 'text', text: 'Nothing to see.' },
+      ]);
+      const results = events.filter((e) => e.type === 'tool_result') as Array<{ ok: boolean }>;
+      const outputs = toolOutputs(planted.fake.completionRequests.slice(firstRequest));
+      assert.equal(results.length, calls.length, 'every git call got a tool_result');
+      assert.deepEqual(results.map((r) => r.ok), calls.map(() => false), 'every git call was refused');
+      for (const toolId of ids) assert.match(outputs.get(toolId) ?? '', /the \.git file here points to a git directory that does not belong to this folder; the git tools are off for it/);
+      const leaks = scanForLeaks(planted, [s]);
+      assertNoLeak(leaks);
+      await s.stop();
+      planted.drop(s);
+
+      // Control: the plant is live. Plain git in the folder reads the other repository's history.
+      const control = git(planted.repo, ['log', '--format=%s']);
+      assert.ok(control.includes(SENTINEL), "plain git follows the planted .git file to the other repository's history");
+
+      figures.plantedGitFileCalls = calls.length;
+      figures.plantedGitFileRefused = results.filter((r) => !r.ok).length;
+      figures.plantedGitFileLeakedBytes = leaks.bytes;
+      figures.plantedGitFileScannedBytes = leaks.scanned;
+      figures.plantedGitFileControlShowsOther = control.includes(SENTINEL);
+    } finally {
+      await planted.dispose();
+    }
+  });
+});

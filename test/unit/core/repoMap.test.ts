@@ -1,0 +1,107 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { silentLogger } from '../../../server/src/core/deps';
+import { DiscussionService } from '../../../server/src/core/service';
+import { createRepoAccess } from '../../../server/src/read/repoAccess';
+import type { FileIndex } from '../../../server/src/symbols/indexer';
+import { BuiltMap, estimateTokens, MapBuilder, RepoMaps } from '../../../server/src/symbols/repoMap';
+import { EventLog, makeTempFolder, ManualClock } from '../../support/coreHarness';
+import { Gate, ScriptedModel } from '../../support/scriptedModel';
+
+/** `count` files of four functions each, ranked in order. */
+function builtMap(count: number): BuiltMap {
+  const files = new Map<string, FileIndex>();
+  for (let i = 0; i < count; i++) {
+    const relativePath = `src/module${i}.ts`;
+    const symbols = Array.from({ length: 4 }, (_, k) => ({ name: `run${i}x${k}`, kind: 'function' as const, line: k + 1, startLine: k + 1, endLine: k + 1, text: `export function run${i}x${k}(input: string): number {` }));
+    files.set(relativePath, { relativePath, realPath: relativePath, stamp: '1:1', symbols, problems: [], moreProblems: 0, imports: [], reexports: [] });
+  }
+  return { ranked: [...files.keys()].map((relativePath, i) => ({ relativePath, rank: 1 / (i + 1) })), files };
+}
+
+const MAP_HEADING = '## Repository map';
+
+describe('the repository map in a discussion', () => {
+  let folder: string;
+  let service: DiscussionService;
+  let model: ScriptedModel;
+  afterEach(async () => {
+    await service?.dispose();
+    fs.rmSync(folder, { recursive: true, force: true });
+  });
+
+  function serviceWith(build: MapBuilder, contextTokens?: number): RepoMaps {
+    folder = makeTempFolder('rd-map-core-');
+    model = new ScriptedModel();
+    const maps = new RepoMaps(build);
+    service = new DiscussionService({
+      model,
+      repos: createRepoAccess({ ripgrepPath: null, repoMaps: maps }),
+      clock: new ManualClock(),
+      logger: silentLogger,
+      defaultModel: () => undefined,
+      denyRead: () => [],
+      contextTokens: () => contextTokens,
+    });
+    return maps;
+  }
+
+  async function ask(discussionId: string, log: EventLog, text: string, turn: number): Promise<string> {
+    service.send(discussionId, text);
+    await log.turnsComplete(turn);
+    return model.requests[model.requests.length - 1].messages[0].content as string;
+  }
+
+  it('does not hold discuss/start for the map, goes without it until it is built, and carries it from the next model call on', async () => {
+    const gate = new Gate();
+    let builds = 0;
+    const maps = serviceWith(async () => {
+      builds++;
+      await gate.opened;
+      return builtMap(3);
+    });
+    // The builder cannot finish before the gate opens, and the gate opens only after start answers: a start that waited would never answer.
+    const { discussionId } = await service.start({ folder });
+    assert.equal(builds, 1);
+    const log = new EventLog();
+    service.subscribe(discussionId, 'test', log.sink, 0);
+
+    const before = await ask(discussionId, log, 'What is here?', 1);
+    assert.ok(!before.includes(MAP_HEADING), before);
+    assert.equal(log.of('error').length, 0);
+
+    gate.open();
+    await maps.settled(folder, []);
+    const after = await ask(discussionId, log, 'And now?', 2);
+    assert.ok(after.includes(`${MAP_HEADING}\n`), after);
+    assert.match(after, /^src\/module0\.ts:\n {2}function run0x0\(input: string\): number$/m);
+    assert.ok(after.startsWith(before.trimEnd()), 'the map is added after the prompt, which is otherwise unchanged');
+  });
+
+  it('goes without a map, and without an error, when building it fails', async () => {
+    const maps = serviceWith(async () => {
+      throw new Error('grammar failed to load');
+    });
+    const { discussionId } = await service.start({ folder });
+    await maps.settled(folder, []);
+    const log = new EventLog();
+    service.subscribe(discussionId, 'test', log.sink, 0);
+    const system = await ask(discussionId, log, 'Hello?', 1);
+    assert.ok(!system.includes(MAP_HEADING));
+    assert.deepEqual(log.of('error'), []);
+  });
+
+  for (const [window, budget] of [[4_096, 1_000], [16_000, 2_000], [200_000, 4_000]] as const) {
+    it(`gives the map ${budget} tokens of a ${window}-token window (an eighth, clamped to 1,000–4,000)`, async () => {
+      const maps = serviceWith(async () => builtMap(400), window);
+      const { discussionId } = await service.start({ folder });
+      await maps.settled(folder, []);
+      const log = new EventLog();
+      service.subscribe(discussionId, 'test', log.sink, 0);
+      const system = await ask(discussionId, log, 'Map?', 1);
+      const map = system.slice(system.indexOf(MAP_HEADING)).split('\n').slice(2).join('\n');
+      assert.ok(estimateTokens(map) <= budget, `${estimateTokens(map)} > ${budget}`);
+      assert.ok(estimateTokens(map) > budget * 0.8, `${estimateTokens(map)} of ${budget}`);
+    });
+  }
+});
