@@ -16,10 +16,16 @@ import {
   CancelRequest,
   CloseRequest,
   IdeQueryRequest,
+  LmDeltaNotification,
+  LmModelsRequest,
+  LmRequest,
   ConfigureRequest,
   ConsumeTaskRequest,
   DeleteRequest,
   ExportRequest,
+  DecisionsRequest,
+  EditDecisionRequest,
+  DeleteDecisionRequest,
   EventNotification,
   ListRequest,
   ModelsRequest,
@@ -28,11 +34,14 @@ import {
   SendRequest,
   StartRequest,
   SubscribeRequest,
+  FilesRequest,
   UnsubscribeRequest,
   type DiscussionEvent,
   type InitializationOptions,
 } from '../../shared/protocol';
 import type { ChatModel, ModelSettings } from './model/types';
+import { ProxiedChatModel, type LmClient } from './model/proxied/chatModel';
+import { modelSources } from './model/sources';
 import type { IdeSource } from './symbols/ideSource';
 import type { Clock, Logger, RepoAccess } from './core/deps';
 import { DiscussError } from './core/errors';
@@ -98,7 +107,8 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     }
     const store = await deps.openStore(options.storageDir);
     repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath, ...(options.ideQueries === true ? { ide: ideOver(connection) } : {}) });
-    const model = deps.createModel(settings.modelSettings);
+    // VS Code's language models only for a client that runs them; elsewhere their ids are explained, not sent.
+    const model = modelSources(deps.createModel(settings.modelSettings), options.languageModels === true ? new ProxiedChatModel(lmClientOver(connection)) : undefined);
     service = new DiscussionService(
       {
         model,
@@ -127,7 +137,10 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
   bindRequest(connection, StartRequest.method, (p) => ready().start(p));
-  bindRequest(connection, SendRequest.method, (p) => ready().send(p.discussionId, p.text));
+  bindRequest(connection, SendRequest.method, (p) =>
+    p.attachments === undefined ? ready().send(p.discussionId, p.text) : ready().sendWithAttachments(p.discussionId, p.text, p.attachments),
+  );
+  bindRequest(connection, FilesRequest.method, (p) => ready().files(p.discussionId, p.query ?? ''));
   bindRequest(connection, SubscribeRequest.method, (p) => ({
     eventsReplayed: ready().subscribe(p.discussionId, CONNECTION_SUBSCRIBER, eventSink, p.fromSeq),
   }));
@@ -138,7 +151,10 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   bindRequest(connection, ListRequest.method, (p) => ready().list(p));
   bindRequest(connection, ModelsRequest.method, async () => ({ models: await ready().models() }));
   bindRequest(connection, RenameRequest.method, (p) => (ready().rename(p.discussionId, p.title), ok));
-  bindRequest(connection, ConsumeTaskRequest.method, (p) => ({ ok: true, handoff: ready().consumeTask(p.discussionId, p.target, p.task) }));
+  bindRequest(connection, ConsumeTaskRequest.method, async (p) => ({ ok: true, handoff: await ready().consumeTask(p.discussionId, p.target, p.task) }));
+  bindRequest(connection, DecisionsRequest.method, (p) => ({ decisions: ready().decisions(p.discussionId) }));
+  bindRequest(connection, EditDecisionRequest.method, (p) => ({ decision: ready().editDecision(p.discussionId, p.id, { text: p.text, kind: p.kind }) }));
+  bindRequest(connection, DeleteDecisionRequest.method, (p) => (ready().deleteDecision(p.discussionId, p.id), ok));
   bindRequest(connection, DeleteRequest.method, async (p) => (await ready().delete(p.discussionId), ok));
   bindRequest(connection, ExportRequest.method, (p) => ready().export(p.discussionId, p.format ?? 'markdown'));
   bindRequest(connection, ConfigureRequest.method, (p) => (settings.configure(p), ok));
@@ -206,6 +222,35 @@ function ideOver(connection: Connection): IdeSource {
         cancellation.dispose();
       }
     },
+  };
+}
+
+/** The client's language models over this connection (see model/proxied/). */
+function lmClientOver(connection: Connection): LmClient {
+  const withCancellation = async <R>(method: string, params: unknown, signal: AbortSignal | undefined): Promise<R> => {
+    const cancellation = new CancellationTokenSource();
+    let onAbort = (): void => {};
+    // Given up at once on abort (Stop, close): waiting for the client's answer to the cancel would hold the turn.
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => {
+        cancellation.cancel();
+        reject(new Error('cancelled'));
+      };
+      if (signal?.aborted) onAbort();
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    aborted.catch(() => {});
+    try {
+      return await Promise.race([connection.sendRequest<R>(method, params, cancellation.token), aborted]);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      cancellation.dispose();
+    }
+  };
+  return {
+    request: (params, signal) => withCancellation<LmRequest.Result>(LmRequest.method, params, signal),
+    models: (signal) => withCancellation<LmModelsRequest.Result>(LmModelsRequest.method, {}, signal),
+    onDelta: (listener) => void connection.onNotification(LmDeltaNotification.method, listener),
   };
 }
 

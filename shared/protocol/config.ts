@@ -28,4 +28,9 @@ export interface InitializationOptions {
    * (the VS Code extension does); the symbol tools then ask it first.
    */
   ideQueries?: boolean;
+  /**
+   * The client runs `discuss/lmRequest` with VS Code's language models (the
+   * VS Code extension does); model ids starting with `vscode-lm:` then work.
+   */
+  languageModels?: boolean;
 }

@@ -1,4 +1,6 @@
 import type { PreparedTask } from './task';
+import type { Decision } from './decisions';
+import type { AttachmentOutcome } from './attachments';
 
 /** Fields every event carries. */
 export interface EventBase {
@@ -10,7 +12,8 @@ export interface EventBase {
 }
 
 export type DiscussionEventBody =
-  | { type: 'user_message'; text: string }
+  /** `attachments`: what was attached and how each fared, paths and ranges only, never contents. */
+  | { type: 'user_message'; text: string; attachments?: AttachmentOutcome[] }
   | { type: 'assistant_delta'; text: string }
   | { type: 'assistant_message'; text: string }
   | { type: 'tool_call'; tool: string; paramsPreview: string }
@@ -21,7 +24,11 @@ export type DiscussionEventBody =
   /** The model's reasoning, streamed; shown collapsed and never part of the answer. */
   | { type: 'reasoning_delta'; text: string }
   /** Tokens one turn used, when the endpoint reports them. */
-  | { type: 'usage'; promptTokens: number; completionTokens: number };
+  | { type: 'usage'; promptTokens: number; completionTokens: number }
+  /** An entry of the decision log was recorded or edited (same id: the edit replaces it). */
+  | { type: 'decision_recorded'; decision: Decision }
+  /** The user deleted an entry of the decision log. */
+  | { type: 'decision_deleted'; id: string };
 
 export type DiscussionEvent = EventBase & DiscussionEventBody;
 export type DiscussionEventType = DiscussionEventBody['type'];

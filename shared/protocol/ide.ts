@@ -1,3 +1,5 @@
+import { LmModelsRequest, LmRequest } from './languageModels';
+
 /**
  * Server → client requests: questions the server asks the editor it runs in.
  * Only a client that says so in `initialize` (`ideQueries: true`) is asked.
@@ -57,6 +59,8 @@ export namespace IdeQueryRequest {
 /** The requests the server sends to the client: `method → [params, result]`. */
 export interface ClientRequests {
   [IdeQueryRequest.method]: [IdeQueryRequest.Params, IdeQueryRequest.Result];
+  [LmRequest.method]: [LmRequest.Params, LmRequest.Result];
+  [LmModelsRequest.method]: [LmModelsRequest.Params, LmModelsRequest.Result];
 }
 
 export type ClientMethod = keyof ClientRequests;

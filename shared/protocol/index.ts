@@ -11,9 +11,12 @@
  */
 export * from './config';
 export * from './task';
+export * from './decisions';
 export * from './events';
+export * from './attachments';
 export * from './requests';
 export * from './webview';
 export * from './errors';
 export * from './codeActions';
 export * from './ide';
+export * from './languageModels';

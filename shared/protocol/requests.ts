@@ -1,5 +1,7 @@
 import type { ModelConfig } from './config';
 import type { Handoff, PreparedTask } from './task';
+import type { Decision, DecisionKind } from './decisions';
+import type { Attachment } from './attachments';
 
 /** Client → server: open a discussion of a folder (or resume a saved one). */
 export namespace StartRequest {
@@ -27,12 +29,32 @@ export namespace SendRequest {
   export const method = 'discuss/send';
   export interface Params {
     discussionId: string;
+    /** The typed text; the 64 KiB message cap applies to it alone. */
     text: string;
+    /** Code the user points at; each is read through the read boundary, with its own caps. */
+    attachments?: Attachment[];
   }
   export interface Result {
     ok: true;
     /** Seq of this turn's `user_message` event: subscribe from here to miss nothing. */
     seq: number;
+  }
+}
+
+/**
+ * Client → server: the folder's files for `@` completion, fuzzy-matched on
+ * `query` and best first (at most 50). The walk find_files uses, through the
+ * same read boundary: ignored, denied and secret files are never listed.
+ */
+export namespace FilesRequest {
+  export const method = 'discuss/files';
+  export interface Params {
+    discussionId: string;
+    query?: string;
+  }
+  export interface Result {
+    /** Folder-relative paths, `/`-separated. */
+    files: string[];
   }
 }
 
@@ -191,6 +213,43 @@ export namespace ExportRequest {
   }
 }
 
+/** Client → server: the discussion's current decision log (superseded entries left out). */
+export namespace DecisionsRequest {
+  export const method = 'discuss/decisions';
+  export interface Params {
+    discussionId: string;
+  }
+  export interface Result {
+    decisions: Decision[];
+  }
+}
+
+/** Client → server: the user edits an entry of the decision log; the model sees it on its next call. */
+export namespace EditDecisionRequest {
+  export const method = 'discuss/editDecision';
+  export interface Params {
+    discussionId: string;
+    id: string;
+    text?: string;
+    kind?: DecisionKind;
+  }
+  export interface Result {
+    decision: Decision;
+  }
+}
+
+/** Client → server: the user deletes an entry of the decision log. */
+export namespace DeleteDecisionRequest {
+  export const method = 'discuss/deleteDecision';
+  export interface Params {
+    discussionId: string;
+    id: string;
+  }
+  export interface Result {
+    ok: true;
+  }
+}
+
 /**
  * Every client → server request, by method: `[params, result]`. Both sides
  * type their calls through it (`RequestChannel.request` in the clients,
@@ -200,6 +259,7 @@ export namespace ExportRequest {
 export interface DiscussRequests {
   [StartRequest.method]: [StartRequest.Params, StartRequest.Result];
   [SendRequest.method]: [SendRequest.Params, SendRequest.Result];
+  [FilesRequest.method]: [FilesRequest.Params, FilesRequest.Result];
   [SubscribeRequest.method]: [SubscribeRequest.Params, SubscribeRequest.Result];
   [UnsubscribeRequest.method]: [UnsubscribeRequest.Params, UnsubscribeRequest.Result];
   [CancelRequest.method]: [CancelRequest.Params, CancelRequest.Result];
@@ -212,6 +272,9 @@ export interface DiscussRequests {
   [ConsumeTaskRequest.method]: [ConsumeTaskRequest.Params, ConsumeTaskRequest.Result];
   [DeleteRequest.method]: [DeleteRequest.Params, DeleteRequest.Result];
   [ExportRequest.method]: [ExportRequest.Params, ExportRequest.Result];
+  [DecisionsRequest.method]: [DecisionsRequest.Params, DecisionsRequest.Result];
+  [EditDecisionRequest.method]: [EditDecisionRequest.Params, EditDecisionRequest.Result];
+  [DeleteDecisionRequest.method]: [DeleteDecisionRequest.Params, DeleteDecisionRequest.Result];
 }
 
 export type DiscussMethod = keyof DiscussRequests;

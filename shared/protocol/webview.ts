@@ -1,3 +1,4 @@
+import type { Attachment } from './attachments';
 import type { DiscussionEvent } from './events';
 import type { PreparedTask } from './task';
 
@@ -8,7 +9,10 @@ export type PanelCommand = 'setApiKey' | 'selectModel' | 'openSettings' | 'showL
 export type WebviewToExtension =
   /** The webview (re)loaded; it holds events of `discussionId` up to `lastSeq`. */
   | { type: 'ready'; discussionId?: string; lastSeq: number }
-  | { type: 'send'; text: string }
+  /** `attachments`: the chips in the input (the implicit active-file chip among them, unless dropped). */
+  | { type: 'send'; text: string; attachments?: Attachment[] }
+  /** The folder's files matching `query`, for `@` completion; answered by one `filesResult`. */
+  | { type: 'files'; requestId: number; query: string }
   | { type: 'cancel' }
   | { type: 'promote' }
   /** Hand the (edited) task off; answered by one `handOffResult` with the same `requestId`. */
@@ -36,7 +40,17 @@ export type ExtensionToWebview =
   | { type: 'notice'; level: 'info' | 'error'; message: string; action?: { type: 'runCommand'; command: PanelCommand } }
   | { type: 'detached'; message: string }
   /** The answer to the `handOff` with this `requestId`: on success the task is used and its card goes. */
-  | { type: 'handOffResult'; requestId: number; ok: boolean; message: string };
+  | { type: 'handOffResult'; requestId: number; ok: boolean; message: string }
+  /** The answer to the `files` with this `requestId`: folder-relative paths, best first. */
+  | { type: 'filesResult'; requestId: number; files: string[] }
+  /**
+   * The active editor's file (and selection), folder-relative, whenever it
+   * changes; null when there is none inside the discussed folder or the
+   * `repoDiscuss.context.includeActiveFile` setting is off.
+   */
+  | { type: 'activeEditor'; attachment: Attachment | null }
+  /** Add a chip to the input ("Discuss selection"). */
+  | { type: 'addAttachment'; attachment: Attachment };
 
 /**
  * The webview messages that are requests, and the type of the one answer each
@@ -45,6 +59,7 @@ export type ExtensionToWebview =
  */
 export interface WebviewReplies {
   handOff: 'handOffResult';
+  files: 'filesResult';
 }
 
 export type WebviewRequest = Extract<WebviewToExtension, { type: keyof WebviewReplies }>;
@@ -55,6 +70,6 @@ export function replyTo<R extends WebviewRequest>(
   request: R,
   body: Omit<WebviewReply<R>, 'type' | 'requestId'>,
 ): WebviewReply<R> {
-  const replies: WebviewReplies = { handOff: 'handOffResult' };
+  const replies: WebviewReplies = { handOff: 'handOffResult', files: 'filesResult' };
   return { ...body, type: replies[request.type], requestId: request.requestId } as WebviewReply<R>;
 }

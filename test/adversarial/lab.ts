@@ -390,7 +390,7 @@ export function offeredTools(request: RecordedRequest): string[] {
 }
 
 export const OFFERED_TOOLS = [
-  'find_files', 'find_references', 'find_symbol', 'get_diagnostics', 'git_blame', 'git_diff', 'git_log', 'git_show', 'go_to_definition', 'grep_files', 'list_dir', 'list_symbols', 'prepare_coding_task', 'read_file',
+  'find_files', 'find_references', 'find_symbol', 'get_diagnostics', 'git_blame', 'git_diff', 'git_log', 'git_show', 'go_to_definition', 'grep_files', 'list_dir', 'list_symbols', 'prepare_coding_task', 'read_file', 'record_decision',
 ];
 
 // ---------------------------------------------------------------------------

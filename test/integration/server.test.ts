@@ -112,7 +112,7 @@ describe('the server process over stdio', function () {
     assert.equal(body.model, 'fake-small');
     const toolNames = (body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name).sort();
     assert.deepEqual(toolNames, [
-      'find_files', 'find_references', 'find_symbol', 'get_diagnostics', 'git_blame', 'git_diff', 'git_log', 'git_show', 'go_to_definition', 'grep_files', 'list_dir', 'list_symbols', 'prepare_coding_task', 'read_file',
+      'find_files', 'find_references', 'find_symbol', 'get_diagnostics', 'git_blame', 'git_diff', 'git_log', 'git_show', 'go_to_definition', 'grep_files', 'list_dir', 'list_symbols', 'prepare_coding_task', 'read_file', 'record_decision',
     ]);
     const system = (body.messages as Array<{ role: string; content: string }>)[0];
     assert.equal(system.role, 'system');

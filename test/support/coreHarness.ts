@@ -8,6 +8,20 @@ import { DiscussionService } from '../../server/src/core/service';
 import type { DiscussionStore } from '../../server/src/store/types';
 import type { Toolbox, ToolOutcome } from '../../server/src/read/types';
 import { ScriptedModel, type ScriptStep } from './scriptedModel';
+import { createToolbox } from '../../server/src/read/toolbox';
+import type { ChatModel } from '../../server/src/model/types';
+import { ProxiedChatModel } from '../../server/src/model/proxied/chatModel';
+import { FakeLanguageModels } from './fakeLanguageModels';
+
+/**
+ * Which model the core talks to: the scripted one itself, or the proxied one
+ * (VS Code language models through the client) in front of fake `vscode.lm`
+ * models that answer from the same script. The core suites run under both.
+ */
+let modelSource: 'scripted' | 'proxied' = 'scripted';
+export function useModelSource(source: 'scripted' | 'proxied'): void {
+  modelSource = source;
+}
 
 /** A clock tests move by hand, so idle reaping needs no waiting. */
 export class ManualClock implements Clock {
@@ -27,7 +41,7 @@ export class FakeToolbox implements Toolbox {
   warmed = 0;
   constructor(
     readonly root: string,
-    private readonly files: Record<string, string> = {},
+    private readonly contents: Record<string, string> = {},
     private readonly denied: string[] = [],
   ) {}
   definitions() {
@@ -45,7 +59,7 @@ export class FakeToolbox implements Toolbox {
     this.calls.push({ name, args });
     if (name === 'read_file' && !this.denied.includes(name)) {
       const p = (JSON.parse(args) as { path: string }).path;
-      return p in this.files ? { ok: true, output: this.files[p] } : { ok: false, output: `no such file: ${p}` };
+      return p in this.contents ? { ok: true, output: this.contents[p] } : { ok: false, output: `no such file: ${p}` };
     }
     return { ok: false, output: 'refused: this conversation is read-only' };
   }
@@ -67,23 +81,26 @@ export function makeTempFolder(prefix = 'rd-core-'): string {
 
 export function harness(
   steps: ScriptStep[] = [],
-  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; bindError?: Error; contextTokens?: number; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }> } = {},
+  options: { files?: Record<string, string>; denied?: string[]; store?: DiscussionStore; bindGate?: Promise<void>; bindError?: Error; contextTokens?: number; summary?: string; folder?: string; instructions?: () => Array<{ path: string; text: string }>; realReads?: boolean } = {},
 ): Harness {
   const folder = options.folder ?? makeTempFolder();
   const model = new ScriptedModel(steps);
   const clock = new ManualClock();
   const toolbox = new FakeToolbox(folder, options.files, options.denied);
   const h: Partial<Harness> = { model, clock, folder, toolbox, binds: 0 };
+  const served: ChatModel = modelSource === 'proxied' ? new ProxiedChatModel(new FakeLanguageModels(model)) : model;
   const repos: RepoAccess = {
     async bind(): Promise<RepoBinding> {
       h.binds!++;
       if (options.bindGate) await options.bindGate;
       if (options.bindError) throw options.bindError;
-      return { toolbox, summary: options.summary ?? 'a small test folder', instructions: options.instructions?.() ?? [] };
+      // The real read tools (boundary, secrets, git) where a test needs what they check.
+      const bound = options.realReads ? await createToolbox(folder, { denyTools: options.denied ?? [], denyRead: [] }) : toolbox;
+      return { toolbox: bound, summary: options.summary ?? 'a small test folder', instructions: options.instructions?.() ?? [] };
     },
   };
   h.service = new DiscussionService(
-    { model, repos, clock, logger: silentLogger, defaultModel: () => undefined, denyRead: () => [], contextTokens: () => options.contextTokens },
+    { model: served, repos, clock, logger: silentLogger, defaultModel: () => undefined, denyRead: () => [], contextTokens: () => options.contextTokens },
     options.store,
   );
   h.cleanup = () => fs.rmSync(folder, { recursive: true, force: true });

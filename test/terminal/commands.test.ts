@@ -57,6 +57,21 @@ describe('repo-discuss commands', function () {
       assert.deepEqual(userMessages(fake.completionRequests[0]), ['What does main.py print?']);
     });
 
+    it('turns @path and @path:START-END in the question into attachments the model receives labelled, and shows their chips, a refused one with its reason', async () => {
+      fs.writeFileSync(path.join(sandbox.repo, 'main.py'), 'print("hello")\nprint("bye")\nprint("again")\n');
+      fs.writeFileSync(path.join(sandbox.repo, '.env'), 'TOKEN=do-not-show\n');
+      fake.push({ kind: 'text', text: 'Seen.' });
+      const result = await run(['ask', 'Why @main.py:2-3 and @.env? Mail me@example.com']);
+      assert.equal(result.code, 0, result.stderr);
+      const [seen] = userMessages(fake.completionRequests[0]);
+      assert.match(seen, /<<<attachment main\.py:2-3 \(selection/);
+      assert.ok(seen.includes('2: print("bye")') && !seen.includes('1: print("hello")'), 'only the range');
+      assert.match(seen, /\[Attachment \.env was not attached: Refused/);
+      assert.ok(!seen.includes('do-not-show') && !seen.includes('example.com was not'), 'no secret, and an e-mail address is no mention');
+      assert.equal(result.stdout, 'Seen.\n', 'stdout is the answer alone');
+      assert.match(result.stderr, /@ \.env — not attached: may hold credentials/, 'a refused attachment is told on stderr');
+    });
+
     it('reads the question from stdin when given -', async () => {
       fake.setFallback(echoLastUserMessage);
       const result = await run(['ask', '-'], { input: 'Piped question\n' });

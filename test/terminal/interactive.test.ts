@@ -75,6 +75,28 @@ describe('repo-discuss, interactive', function () {
     assert.match(client.stdout, /Saved\. Continue with: repo-discuss --resume disc-\w+/);
   });
 
+  it('/add PATH attaches a file to the next message only, @path in a message attaches too, and both show as chips', async () => {
+    fake.setFallback(echoLastUserMessage);
+    const client = start();
+    await client.untilPrompts(1);
+    client.line('/add main.py');
+    await client.untilStdout('goes with your next message');
+    client.line('What about @.env?');
+    await client.untilPrompts(3);
+    client.line('And now?');
+    await client.untilPrompts(4);
+
+    const [first, second] = fake.completionRequests.map((r) => r.body!.messages!.filter((m) => m.role === 'user').pop()!.content as string);
+    assert.match(first, /<<<attachment main\.py:1-1 \(file/);
+    assert.match(first, /\[Attachment \.env was not attached/);
+    assert.ok(!second.includes('<<<attachment'), 'a /add goes with one message only');
+    assert.match(client.stdout, /^ {2}@ main\.py:1-1$/m);
+    assert.match(client.stdout, /^ {2}@ \.env — not attached: may hold credentials/m);
+    assert.ok(!client.stdout.includes('do-not-show'));
+    client.endInput();
+    await client.exited;
+  });
+
   it('Ctrl+C during a reply stops it, the endpoint sees the request dropped, and the prompt comes back', async () => {
     fake.push({ kind: 'hang', deltas: ['Let me think about'] });
     fake.setFallback(echoLastUserMessage);

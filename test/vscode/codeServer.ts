@@ -34,6 +34,8 @@ export interface CodeServerOptions {
   /** Holds User/settings.json, the workbench's storage and the logs. */
   userDataDir: string;
   extensionsDir: string;
+  /** Extensions (publisher.name) allowed the proposed API they declare. */
+  enableProposedApi?: string[];
   /** 0 picks a free port. */
   port?: number;
   /** Where code-server's own output goes; default: kept in memory for error messages. */
@@ -80,6 +82,31 @@ export function installExtension(vsix: string, options: Pick<CodeServerOptions, 
   }
 }
 
+/**
+ * Lists an unpacked extension folder (left where it is) in `extensionsDir`'s
+ * extensions.json, as installing would. For a second extension beside the one
+ * under development: the workbench's `payload` keeps one extensionDevelopmentPath
+ * (it is read into a Map, so a second entry replaces the first).
+ */
+export function addUnpackedExtension(folder: string, options: Pick<CodeServerOptions, 'extensionsDir'>): void {
+  const manifest = JSON.parse(fs.readFileSync(path.join(folder, 'package.json'), 'utf8')) as { publisher: string; name: string; version: string };
+  const list = path.join(options.extensionsDir, 'extensions.json');
+  fs.mkdirSync(options.extensionsDir, { recursive: true });
+  let entries: unknown[] = [];
+  try {
+    entries = JSON.parse(fs.readFileSync(list, 'utf8')) as unknown[];
+  } catch {
+    // None installed yet.
+  }
+  entries.push({
+    identifier: { id: `${manifest.publisher}.${manifest.name}` },
+    version: manifest.version,
+    location: { $mid: 1, scheme: 'file', path: folder },
+    metadata: { installedTimestamp: Date.now(), source: 'vsix' },
+  });
+  fs.writeFileSync(list, JSON.stringify(entries));
+}
+
 /** Starts code-server and resolves once it listens. */
 export async function startCodeServer(options: CodeServerOptions): Promise<RunningCodeServer> {
   fs.mkdirSync(options.userDataDir, { recursive: true });
@@ -93,6 +120,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
     '--disable-update-check',
     '--disable-workspace-trust',
     '--disable-getting-started-override',
+    ...(options.enableProposedApi ?? []).flatMap((id) => ['--enable-proposed-api', id]),
     options.folder,
   ];
   // detached: a new process group, so stop() can kill everything it started.

@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { runTests } from '@vscode/test-electron';
 import { QUIET_USER_SETTINGS, REPO_ROOT, writeUserSettings } from './codeServer';
 import { createFixtureRepo } from './fixture';
+import { FAKE_LM_EXTENSION_DIR, FAKE_LM_EXTENSION_ID } from './fakeLanguageModel';
 
 async function main(): Promise<void> {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rd-vscode-desktop-'));
@@ -26,7 +27,8 @@ async function main(): Promise<void> {
     await runTests({
       // The oldest VS Code the extension supports (engines.vscode), as code-server 4.100.3 runs.
       version: process.env.VSCODE_VERSION ?? '1.100.3',
-      extensionDevelopmentPath: REPO_ROOT,
+      // The second is the suite's VS Code language model (a proposed API, allowed below).
+      extensionDevelopmentPath: [REPO_ROOT, FAKE_LM_EXTENSION_DIR],
       extensionTestsPath: path.join(REPO_ROOT, 'out', 'test', 'vscode', 'suite', 'index.js'),
       launchArgs: [
         workspace,
@@ -36,6 +38,7 @@ async function main(): Promise<void> {
         '--disable-workspace-trust',
         '--skip-welcome',
         '--skip-release-notes',
+        '--enable-proposed-api', FAKE_LM_EXTENSION_ID,
       ],
     });
   } finally {

@@ -18,6 +18,7 @@ import {
   CHROMIUM,
   QUIET_USER_SETTINGS,
   REPO_ROOT,
+  addUnpackedExtension,
   ensureCodeServer,
   startCodeServer,
   writeUserSettings,
@@ -26,6 +27,7 @@ import {
 import { createFixtureRepo } from './fixture';
 import { CHROMIUM_ARGS } from './browser';
 import { SUITE_START_MARKER } from './suite/marker';
+import { FAKE_LM_EXTENSION_DIR, FAKE_LM_EXTENSION_ID } from './fakeLanguageModel';
 
 /** Upper bound for the whole suite: a hung workbench must fail the run, not stall CI. */
 const SUITE_LIMIT_MS = Number(process.env.VSCODE_SUITE_TIMEOUT_MS ?? 10 * 60_000);
@@ -44,13 +46,19 @@ async function main(): Promise<number> {
   const userDataDir = path.join(tmp, 'user-data');
   writeUserSettings(userDataDir, QUIET_USER_SETTINGS);
 
+  const extensionsDir = path.join(tmp, 'extensions');
+  // The suite's VS Code language model, installed beside the extension under development.
+  addUnpackedExtension(FAKE_LM_EXTENSION_DIR, { extensionsDir });
+
   let server: RunningCodeServer | undefined;
   let browser: Awaited<ReturnType<typeof chromium.launchPersistentContext>> | undefined;
   try {
     server = await startCodeServer({
       folder: workspace,
       userDataDir,
-      extensionsDir: path.join(tmp, 'extensions'),
+      extensionsDir,
+      // The fake language model's extension uses the proposed provider API.
+      enableProposedApi: [FAKE_LM_EXTENSION_ID],
       log: process.env.VERBOSE ? (line) => console.log(`[code-server] ${line}`) : undefined,
     });
     browser = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {

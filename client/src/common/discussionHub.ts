@@ -15,6 +15,7 @@ import {
   type ResultOf,
 } from '../../../shared/protocol';
 import { errorText } from '../../../shared/errorText';
+import type { Attachment } from '../../../shared/protocol';
 
 /** The slice of a JSON-RPC connection the hub needs: typed requests, and the event notifications. */
 export interface RpcChannel extends RequestChannel {
@@ -171,8 +172,8 @@ export class DiscussionHub {
     return failures;
   }
 
-  async send(id: string, text: string): Promise<SendRequest.Result> {
-    return this.channel().request(SendRequest.method, { discussionId: id, text });
+  async send(id: string, text: string, attachments: Attachment[] = []): Promise<SendRequest.Result> {
+    return this.channel().request(SendRequest.method, attachments.length ? { discussionId: id, text, attachments } : { discussionId: id, text });
   }
 
   async cancel(id: string): Promise<void> {

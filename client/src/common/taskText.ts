@@ -1,4 +1,27 @@
-import type { PreparedTask } from '../../../shared/protocol';
+import type { ConstraintSource, PreparedTask } from '../../../shared/protocol';
+
+/**
+ * One constraint as the agent reads it: its cited `path:line` evidence, a
+ * mark when those lines changed since it was agreed, and whether the
+ * distillation (not the decision log) added it.
+ */
+function constraintLines(task: PreparedTask, text: string, code: (s: string) => string): string[] {
+  const source: ConstraintSource | undefined = task.constraintSources?.find((s) => s.text === text);
+  const notes: string[] = [];
+  if (source?.evidence?.length) notes.push(`evidence: ${source.evidence.map(code).join(', ')}`);
+  if (source?.source === 'distilled') notes.push('added by the distillation, not in the decision log');
+  const lines = [`- ${text}${notes.length ? ` (${notes.join('; ')})` : ''}`];
+  for (const stale of source?.stale ?? []) {
+    const where = stale.line === undefined ? stale.path : `${stale.path}:${stale.line}`;
+    lines.push(`  - The code it cites changed since it was agreed (${where}):`);
+    for (const diffLine of stale.diff.split('\n')) lines.push(`    ${diffLine}`);
+  }
+  return lines;
+}
+
+function openQuestionLines(task: PreparedTask): string[] {
+  return (task.openQuestions ?? []).map((q) => `- ${q}`);
+}
 
 export interface TaskContext {
   repo: string;
@@ -17,9 +40,10 @@ export function renderTaskText(task: PreparedTask, context: TaskContext): string
   const lines: string[] = [task.intent.trim(), ''];
   if (task.constraints.length > 0) {
     lines.push('Constraints:');
-    for (const constraint of task.constraints) lines.push(`- ${constraint}`);
+    for (const constraint of task.constraints) lines.push(...constraintLines(task, constraint, (s) => s));
     lines.push('');
   }
+  if (task.openQuestions?.length) lines.push('Open questions (not settled in the discussion):', ...openQuestionLines(task), '');
   lines.push(`Repository: ${context.repo}`);
   if (context.files.length > 0) {
     const shown = context.files.slice(0, 30);
@@ -35,9 +59,10 @@ export function renderTaskMarkdown(task: PreparedTask, context: TaskContext): st
   const lines: string[] = [`# Coding task${context.title ? `: ${context.title}` : ''}`, '', task.intent.trim(), ''];
   if (task.constraints.length > 0) {
     lines.push('## Constraints', '');
-    for (const constraint of task.constraints) lines.push(`- ${constraint}`);
+    for (const constraint of task.constraints) lines.push(...constraintLines(task, constraint, (s) => `\`${s}\``));
     lines.push('');
   }
+  if (task.openQuestions?.length) lines.push('## Open questions', '', ...openQuestionLines(task), '');
   lines.push('## Context', '', `- Repository: \`${context.repo}\``, `- Discussion: ${context.discussionId}`);
   if (context.files.length > 0) {
     lines.push('', '## Files the discussion looked at', '');

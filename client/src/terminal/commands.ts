@@ -15,6 +15,7 @@ import { inertJson, inertJsonText, term } from './inertText';
 import { TurnPrinter, discussionRow } from './render';
 import { Refusal, type Session } from './session';
 import { errorText } from '../../../shared/errorText';
+import { mentionsIn } from '../../../shared/mentions';
 
 /**
  * Runs `work` against a fresh server and always stops it afterwards. A
@@ -102,7 +103,7 @@ export async function runAsk(context: Context, options: Options, positionals: st
       try {
         let sent: SendRequest.Result;
         try {
-          sent = await session.hub.send(discussion.id, question);
+          sent = await session.hub.send(discussion.id, question, mentionsIn(question));
         } catch (err) {
           // A new discussion whose only question was refused holds nothing worth keeping.
           if (!resumeId) await session.request(DeleteRequest.method, { discussionId: discussion.id }).catch(() => undefined);

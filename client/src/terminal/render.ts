@@ -1,4 +1,5 @@
 import type { DiscussionEvent, DiscussionSummary, PreparedTask } from '../../../shared/protocol';
+import { attachmentLabel } from '../../../shared/mentions';
 import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
 import { TerminalText, term, type Printable } from './inertText';
@@ -225,6 +226,17 @@ export class TurnPrinter {
       case 'turn_complete':
         this.closeToolLine();
         answer.endLine();
+        break;
+      case 'user_message':
+        // The chips: what was attached and what was refused, paths and reasons only (the writer makes them inert).
+        // A refused one is shown even without notes: the user asked for it and must learn it was not given.
+        for (const chip of event.attachments ?? []) {
+          const label = attachmentLabel(chip);
+          const out = chip.status === 'refused' ? (notes ?? errors) : notes;
+          if (!out) continue;
+          if (chip.status === 'refused') out.line(term`  ${out.style.dim('@')} ${label} ${out.style.red(`— not attached: ${chip.note ?? chip.refusal ?? 'refused'}`)}`);
+          else out.line(term`  ${out.style.dim('@')} ${out.style.cyan(label)}${chip.status === 'cut' ? out.style.dim(` — ${chip.note ?? 'cut'}`) : ''}`);
+        }
         break;
       default:
         // user_message is what the user typed; assistant_message repeats the

@@ -20,6 +20,8 @@ import type { OpenedDiscussion, Session } from './session';
 import { configuredEditor, editTask } from './taskEdit';
 import { SLASH_COMMANDS } from './slashCommands';
 import { errorText } from '../../../shared/errorText';
+import { attachmentLabel, mentionOf, mentionsIn } from '../../../shared/mentions';
+import type { Attachment } from '../../../shared/protocol';
 
 /** A second Ctrl+C within this long of the first quits even if the reply has not stopped yet. */
 const DOUBLE_INTERRUPT_MS = 2_000;
@@ -386,7 +388,10 @@ class Repl {
     const session = this.session!;
     const state: State = { kind: 'turn', cancelledAt: null };
     this.state = state;
-    const sent = await session.hub.send(discussion.id, text);
+    // `/add` attachments go with this message, and so does every `@path` in it.
+    const attachments = [...this.pendingAttachments, ...mentionsIn(text)];
+    const sent = await session.hub.send(discussion.id, text, attachments);
+    this.pendingAttachments = [];
     const printer = new TurnPrinter({
       answer: this.out,
       notes: this.out,
@@ -419,6 +424,20 @@ class Repl {
   // -------------------------------------------------------------------------
   // Slash commands
 
+  /** Attachments for the next message (`/add PATH[:START-END]`). */
+  private pendingAttachments: Attachment[] = [];
+
+  private add(spec: string): void {
+    const attachment = spec ? mentionOf(spec.replace(/^@/, '')) : undefined;
+    if (!attachment) {
+      this.out.line(this.style.dim('usage: /add PATH or /add PATH:START-END (attached to your next message)'));
+      return;
+    }
+    this.pendingAttachments.push(attachment);
+    // The path is the user's text, but still written inert.
+    this.out.line(term`  ${this.style.dim('@')} ${this.style.cyan(attachmentLabel(attachment))} ${this.style.dim('— goes with your next message')}`);
+  }
+
   private async command(text: string): Promise<void> {
     const [name, ...args] = text.split(/\s+/);
     const rest = text.slice(name.length).trim();
@@ -427,6 +446,8 @@ class Repl {
       case '/?':
         this.out.line(HELP);
         return;
+      case '/add':
+        return this.add(rest);
       case '/promote':
         return this.promote(args);
       case '/list':

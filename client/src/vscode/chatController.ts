@@ -1,8 +1,9 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { replyTo, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
+import { replyTo, type Attachment, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
 import type { ClientDiscussion } from '../common/discussionHub';
 import { makeNonce, renderPanelHtml } from '../panel/html';
+import { ActiveEditorReporter } from './activeEditor';
 import { errorText } from '../../../shared/errorText';
 
 /** What a chat webview asks of the extension beyond its own discussion. */
@@ -10,7 +11,9 @@ export interface ChatHost {
   readonly extensionUri: vscode.Uri;
   /** The discussion this view should show: the active one, resumed or started as needed. */
   activeDiscussion(options: { create: boolean }): Promise<ClientDiscussion | undefined>;
-  send(discussion: ClientDiscussion, text: string): Promise<void>;
+  send(discussion: ClientDiscussion, text: string, attachments?: Attachment[]): Promise<void>;
+  /** The folder's files matching `query`, for the panel's `@` completion. */
+  files(discussion: ClientDiscussion, query: string): Promise<string[]>;
   cancel(discussion: ClientDiscussion): Promise<void>;
   promote(discussion: ClientDiscussion): Promise<void>;
   /** Delivers the task to the configured target; resolves to what to tell the user. */
@@ -38,6 +41,7 @@ export class ChatController implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private detach: (() => void) | undefined;
   private discussion: ClientDiscussion | undefined;
+  private readonly activeEditor: ActiveEditorReporter;
 
   constructor(
     private readonly webview: vscode.Webview,
@@ -46,6 +50,8 @@ export class ChatController implements vscode.Disposable {
     webview.options = chatWebviewOptions(host.extensionUri);
     webview.html = this.html();
     this.disposables.push(webview.onDidReceiveMessage((message: WebviewToExtension) => void this.receive(message)));
+    this.activeEditor = new ActiveEditorReporter(() => this.discussion?.repo, (attachment) => this.post({ type: 'activeEditor', attachment }));
+    this.disposables.push(this.activeEditor);
   }
 
   /** Shows `discussion` in this webview (a new or another discussion was chosen). */
@@ -71,6 +77,7 @@ export class ChatController implements vscode.Disposable {
       this.post({ type: 'status', answering: discussion.answering, model: discussion.model });
     }, reset ? -1 : lastSeq);
     this.post({ type: 'status', answering: discussion.answering, model: discussion.model });
+    this.post({ type: 'activeEditor', attachment: this.activeEditor.current() });
   }
 
   private async receive(message: WebviewToExtension): Promise<void> {
@@ -85,7 +92,18 @@ export class ChatController implements vscode.Disposable {
           const discussion = this.discussion ?? (await this.host.activeDiscussion({ create: true }));
           if (!discussion) return;
           if (discussion !== this.discussion) this.bind(discussion, undefined, -1);
-          await this.host.send(discussion, message.text);
+          await this.host.send(discussion, message.text, validAttachments(message.attachments));
+          break;
+        }
+        case 'files': {
+          const discussion = this.discussion;
+          let files: string[] = [];
+          try {
+            if (discussion && typeof message.query === 'string') files = await this.host.files(discussion, message.query);
+          } catch (err) {
+            this.host.log.warn(`chat: listing files failed: ${errorText(err)}`);
+          }
+          this.post(replyTo(message, { files }));
           break;
         }
         case 'cancel':
@@ -198,3 +216,12 @@ const COMMAND_FOR_ACTION: Record<Extract<WebviewToExtension, { type: 'runCommand
   openSettings: 'repoDiscuss.openSettings',
   showLogs: 'repoDiscuss.showLogs',
 };
+
+/** What the webview sent as attachments, kept only where each has the shape the server expects (it checks again). */
+function validAttachments(value: unknown): Attachment[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (a): a is Attachment =>
+      !!a && typeof a === 'object' && (a.kind === 'file' || a.kind === 'selection' || a.kind === 'symbol') && typeof a.path === 'string',
+  );
+}

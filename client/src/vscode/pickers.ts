@@ -73,17 +73,28 @@ export async function pickSavedDiscussion(rows: DiscussionSummary[], actions: Sa
   return chosen?.row;
 }
 
-/** A model id from those the endpoint lists, or typed; `auto` is the endpoint's default. */
-export async function pickModel(models: string[], current: string): Promise<string | undefined> {
-  const items: vscode.QuickPickItem[] = [
-    { label: 'auto', description: "the endpoint's default" },
-    ...models.map((id) => ({ label: id })),
-  ].map((item) => ({ ...item, picked: item.label === current, detail: item.label === current ? 'current' : undefined }));
-  const pick = vscode.window.createQuickPick();
+/** One row of Select model: an endpoint model, or a VS Code language model with its vendor and family. */
+export interface ModelChoice {
+  id: string;
+  label?: string;
+  description?: string;
+}
+
+/** The "VS Code language models" source in Select endpoint. */
+export const VSCODE_MODELS_SOURCE = 'vscode-lm';
+
+/** A model id from those listed (the endpoint's and VS Code's), or typed; `auto` is the endpoint's default. */
+export async function pickModel(models: ModelChoice[], current: string): Promise<string | undefined> {
+  type Item = vscode.QuickPickItem & { id: string };
+  const items: Item[] = [
+    { id: 'auto', label: 'auto', description: "the endpoint's default" },
+    ...models.map((m) => ({ id: m.id, label: m.label ?? m.id, ...(m.description ? { description: m.description } : {}) })),
+  ].map((item) => ({ ...item, picked: item.id === current, detail: item.id === current ? 'current' : undefined }));
+  const pick = vscode.window.createQuickPick<Item>();
   pick.items = items;
-  pick.placeholder = models.length ? 'Pick a model, or type one' : 'The endpoint did not list its models: type a model id';
+  pick.placeholder = models.length ? 'Pick a model, or type one' : 'No models were listed: type a model id';
   const chosen = await new Promise<string | undefined>((resolve) => {
-    pick.onDidAccept(() => resolve(pick.selectedItems[0]?.label ?? pick.value.trim()));
+    pick.onDidAccept(() => resolve(pick.selectedItems[0]?.id ?? pick.value.trim()));
     pick.onDidHide(() => resolve(undefined));
     pick.show();
   });
@@ -91,11 +102,15 @@ export async function pickModel(models: string[], current: string): Promise<stri
   return chosen || undefined;
 }
 
-/** A base URL from the presets, or typed. */
+/** A base URL from the presets, or typed; or `VSCODE_MODELS_SOURCE` for VS Code's own language models. */
 export async function pickEndpoint(): Promise<string | undefined> {
   const pick = await vscode.window.showQuickPick(
-    [...ENDPOINT_PRESETS.map((p) => ({ label: p.label, description: p.baseUrl, detail: p.detail, baseUrl: p.baseUrl })), { label: 'Custom…', baseUrl: '' }],
-    { placeHolder: 'Which OpenAI-compatible endpoint?' },
+    [
+      { label: 'VS Code language models', description: 'no key needed', detail: 'The models extensions such as GitHub Copilot provide in VS Code', baseUrl: VSCODE_MODELS_SOURCE },
+      ...ENDPOINT_PRESETS.map((p) => ({ label: p.label, description: p.baseUrl, detail: p.detail, baseUrl: p.baseUrl })),
+      { label: 'Custom…', baseUrl: '' },
+    ],
+    { placeHolder: 'Which model source?' },
   );
   if (!pick) return undefined;
   return pick.baseUrl || (await vscode.window.showInputBox({ prompt: 'Base URL of the OpenAI-compatible endpoint', placeHolder: 'http://localhost:8000/v1' })) || undefined;

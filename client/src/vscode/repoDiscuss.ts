@@ -1,6 +1,9 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   DeleteRequest,
+  FilesRequest,
+  type Attachment,
   ExportRequest,
   ModelsRequest,
   RenameRequest,
@@ -8,16 +11,18 @@ import {
   type PreparedTask,
 } from '../../../shared/protocol';
 import { locationMessage } from '../../../shared/locationMessage';
-import type { CodeLocation } from '../../../shared/protocol';
+import { NO_VSCODE_MODELS_REMEDY, VSCODE_MODEL_PREFIX, type CodeLocation } from '../../../shared/protocol';
 import { DiscussionHub, type ClientDiscussion } from '../common/discussionHub';
 import { listDiscussionsOf, noDiscussionsMessage } from '../common/savedDiscussions';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { ChatController, chatWebviewOptions, type ChatHost } from './chatController';
 import { registerCommands, type CommandHandlers } from './commands';
 import { deliverTask } from './handoff';
-import { pickEndpoint, pickFolder, pickModel, pickSavedDiscussion, promptApiKey, windowFolders } from './pickers';
+import { VSCODE_MODELS_SOURCE, pickEndpoint, pickFolder, pickModel, pickSavedDiscussion, promptApiKey, windowFolders, type ModelChoice } from './pickers';
+import { listVscodeModels, vscodeModelId } from './languageModels';
+import { defaultModelFor } from '../common/modelSource';
 import { ServerClient } from './serverClient';
-import { SECTION, onApiKeyChange, readSettings, storeApiKey } from './settings';
+import { SECTION, onApiKeyChange, readApiKey, readSettings, storeApiKey } from './settings';
 import { DiscussionStatusBar } from './statusBar';
 import { errorText } from '../../../shared/errorText';
 
@@ -79,9 +84,13 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     return this.startDiscussion();
   }
 
-  async send(discussion: ClientDiscussion, text: string): Promise<void> {
+  async send(discussion: ClientDiscussion, text: string, attachments: Attachment[] = []): Promise<void> {
     await this.server.ensureStarted();
-    await this.hub.send(discussion.id, text);
+    await this.hub.send(discussion.id, text, attachments);
+  }
+
+  async files(discussion: ClientDiscussion, query: string): Promise<string[]> {
+    return (await this.hub.request(FilesRequest.method, { discussionId: discussion.id, query })).files;
   }
 
   async cancel(discussion: ClientDiscussion): Promise<void> {
@@ -182,7 +191,11 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     const chosen = folder ?? (await pickFolder());
     if (!chosen) return undefined;
     await this.server.ensureStarted();
-    const model = readSettings().model;
+    const settings = readSettings();
+    const model = defaultModelFor(
+      { model: settings.model, baseUrl: settings.baseUrl, hasApiKey: !!(await readApiKey(this.context.secrets)) },
+      await listVscodeModels(),
+    );
     const discussion = await this.hub.open({ folder: chosen.uri.fsPath, ...(model ? { model } : {}) });
     this.setActive(discussion);
     return discussion;
@@ -220,6 +233,15 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     if (!discussion || discussion.repo !== folder.uri.fsPath) discussion = await this.startDiscussion(folder);
     if (!discussion) return;
     await this.reveal();
+    if (!promote) {
+      // The selection becomes a chip in the input, read through the read
+      // boundary when the user sends; the question is theirs to type.
+      const attachment = selectionAttachment(where, discussion.repo);
+      if (attachment) {
+        for (const controller of this.controllers) if (controller.current === discussion) controller.post({ type: 'addAttachment', attachment });
+        return;
+      }
+    }
     const text = locationMessage(where, discussion.repo, promote);
     await this.send(discussion, text);
   }
@@ -279,13 +301,15 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
 
   async selectModel(): Promise<void> {
     await this.server.ensureStarted();
-    let models: string[] = [];
+    let models: ModelChoice[] = [];
     try {
-      models = (await this.hub.request(ModelsRequest.method, {})).models.map((m) => m.id);
+      // VS Code's models are listed below, with their names, straight from vscode.lm.
+      models = (await this.hub.request(ModelsRequest.method, {})).models.filter((m) => !m.id.startsWith(VSCODE_MODEL_PREFIX)).map((m) => ({ id: m.id }));
     } catch (err) {
       this.log.warn(`listing models failed: ${errorText(err)}`);
     }
-    const chosen = await pickModel(models, readSettings().model || 'auto');
+    models.push(...(await listVscodeModels()).map((m) => ({ id: vscodeModelId(m), label: m.name, description: `${m.vendor} · ${m.family} · VS Code language model` })));
+    const chosen = await pickModel(models, this.active?.model ?? (readSettings().model || 'auto'));
     if (!chosen) return;
     const value = chosen === 'auto' ? '' : chosen;
     await vscode.workspace.getConfiguration(SECTION).update('model', value, vscode.ConfigurationTarget.Global);
@@ -301,6 +325,13 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
   async selectEndpoint(): Promise<void> {
     const baseUrl = await pickEndpoint();
     if (!baseUrl) return;
+    if (baseUrl === VSCODE_MODELS_SOURCE) {
+      if ((await listVscodeModels()).length === 0) {
+        void vscode.window.showErrorMessage(`Repo Discuss: VS Code offers no language models. ${NO_VSCODE_MODELS_REMEDY}.`);
+        return;
+      }
+      return this.selectModel();
+    }
     await vscode.workspace.getConfiguration(SECTION).update('endpoint.baseUrl', baseUrl, vscode.ConfigurationTarget.Global);
   }
 
@@ -367,4 +398,15 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     this.controllers.clear();
     for (const d of this.disposables.splice(0).reverse()) d.dispose();
   }
+}
+
+/** A code action's location as a selection chip, folder-relative; undefined outside the folder. */
+function selectionAttachment(where: CodeLocation, repo: string): Attachment | undefined {
+  const file = vscode.Uri.parse(where.uri);
+  if (file.scheme !== 'file') return undefined;
+  const relative = path.relative(repo, file.fsPath);
+  if (!relative || relative.startsWith('..') || path.isAbsolute(relative)) return undefined;
+  const { start, end } = where.range;
+  const endLine = end.character === 0 && end.line > start.line ? end.line : end.line + 1;
+  return { kind: 'selection', path: relative.split(path.sep).join('/'), startLine: start.line + 1, endLine };
 }

@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { ConfigureRequest, IdeQueryRequest, type DiscussMethod, type DiscussionEvent, type ParamsOf, type ResultOf } from '../../../shared/protocol';
+import { ConfigureRequest, IdeQueryRequest, LmDeltaNotification, LmModelsRequest, LmRequest, type DiscussMethod, type DiscussionEvent, type ParamsOf, type ResultOf } from '../../../shared/protocol';
 import type { DiscussionHub, RpcChannel } from '../common/discussionHub';
 import { bundledRipgrep } from '../common/ripgrep';
 import type * as languageClient from './languageClient';
 import type { ErrorHandler, LanguageClient, LanguageClientOptions, ServerOptions } from './languageClient';
 import { answerIdeQuery } from './ideQueries';
+import { answerLmModels, answerLmRequest } from './languageModels';
 import { initializationOptions, modelConfig, readApiKey, readSettings } from './settings';
 import { errorText } from '../../../shared/errorText';
 
@@ -122,6 +123,19 @@ export class ServerClient implements vscode.Disposable {
     this.startedAt = Date.now();
     // The symbol tools' questions to VS Code's own language providers (initializationOptions.ideQueries).
     this.serverDisposables.push(client.onRequest(IdeQueryRequest.method, (params: IdeQueryRequest.Params, token) => answerIdeQuery(params, token)));
+    // Model requests of discussions held with VS Code's language models (initializationOptions.languageModels).
+    this.serverDisposables.push(
+      client.onRequest(LmRequest.method, async (params: LmRequest.Params, token) => {
+        // Chained and awaited: the client's send is async, and a part that reached the server after the result would be lost.
+        let sending: Promise<void> = Promise.resolve();
+        const result = await answerLmRequest(params, token, (delta) => {
+          sending = sending.then(() => client.sendNotification(LmDeltaNotification.method, delta)).catch(() => undefined);
+        });
+        await sending;
+        return result;
+      }),
+      client.onRequest(LmModelsRequest.method, () => answerLmModels()),
+    );
     const channel: RpcChannel = {
       request: <M extends DiscussMethod>(method: M, params: ParamsOf<M>) => client.sendRequest<ResultOf<M>>(method, params),
       onNotification: (method, handler) => client.onNotification(method, (p: DiscussionEvent) => handler(p)),

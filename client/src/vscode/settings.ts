@@ -63,6 +63,8 @@ export function initializationOptions(apiKey: string | undefined, ripgrepPath: s
     clientCommands: true,
     // The extension answers discuss/ideQuery from VS Code's language providers (ideQueries.ts).
     ideQueries: true,
+    // The extension runs discuss/lmRequest with VS Code's language models (languageModels.ts).
+    languageModels: true,
   };
 }
 

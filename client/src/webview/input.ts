@@ -1,4 +1,6 @@
 /** User input, all by delegation on the root: send, cancel, links, code actions, banner and task-card buttons. */
+import { attachmentsToSend, clearPendingAttachments, removePendingAttachment, renderPendingAttachments } from './attachmentChips';
+import { chooseMention, closeMention, handleMentionKey, updateMention } from './mentions';
 import { applyChanges } from './messages';
 import { CODE_ACTION_ATTRIBUTE } from './markdown';
 import { announce, type Panel } from './panel';
@@ -17,6 +19,17 @@ export function handleInput(panel: Panel): void {
   });
 
   input.addEventListener('keydown', (event) => {
+    if (handleMentionKey(panel, event)) return;
+    if (event.key === 'ArrowUp' && input.value === '' && !event.shiftKey && !event.altKey && !event.ctrlKey && !event.metaKey) {
+      const last = lastQuestion(panel);
+      if (last !== undefined) {
+        event.preventDefault();
+        input.value = last;
+        input.setSelectionRange(last.length, last.length);
+        scheduleSave(panel);
+      }
+      return;
+    }
     if (event.key === 'Enter' && !event.shiftKey && !event.altKey && !event.ctrlKey && !event.metaKey && !event.isComposing) {
       event.preventDefault();
       if (!model.state.answering) sendDraft(panel);
@@ -26,7 +39,26 @@ export function handleInput(panel: Panel): void {
     }
   });
 
-  input.addEventListener('input', () => scheduleSave(panel));
+  input.addEventListener('input', () => {
+    updateMention(panel);
+    scheduleSave(panel);
+  });
+  // The caret moved away from an `@query` (a click, Home): the list follows it.
+  input.addEventListener('click', () => updateMention(panel));
+  input.addEventListener('blur', () => {
+    // Late enough for a click on an option to land first.
+    setTimeout(() => {
+      if (panel.input.ownerDocument.activeElement !== panel.input) closeMention(panel);
+    }, 150);
+  });
+
+  // Escape stops a reply from anywhere in the panel, not only the input.
+  app.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && event.target !== input && model.state.answering && !event.defaultPrevented) {
+      event.preventDefault();
+      cancelReply(panel);
+    }
+  });
 
   app.addEventListener('input', (event) => {
     const target = event.target;
@@ -62,6 +94,19 @@ export function handleInput(panel: Panel): void {
       case 'send':
       case 'cancel':
         // The submit handler covers these.
+        return;
+      case 'choose-mention':
+        chooseMention(panel, Number(actionElement.dataset.index));
+        return;
+      case 'drop-active-file':
+        panel.activeFileDropped = true;
+        renderPendingAttachments(panel);
+        announce(panel, 'The current file will not be attached to this message');
+        input.focus();
+        return;
+      case 'remove-attachment':
+        removePendingAttachment(panel, Number(actionElement.dataset.index));
+        input.focus();
         return;
       case 'promote':
         setPreparing(panel, true);
@@ -115,16 +160,33 @@ function sendDraft(panel: Panel): void {
   const { vscode, model, input } = panel;
   const text = input.value;
   if (!text.trim() || model.state.detached !== null) return;
-  vscode.postMessage({ type: 'send', text });
+  const attachments = attachmentsToSend(panel);
+  vscode.postMessage(attachments.length > 0 ? { type: 'send', text, attachments } : { type: 'send', text });
   panel.unconfirmedSend = text;
+  panel.unconfirmedAttachments = [...panel.pendingAttachments];
   input.value = '';
+  closeMention(panel);
+  clearPendingAttachments(panel);
   scheduleSave(panel);
   dismissErrorBanner(panel);
+  // The send button took the focus on a click: the next question starts in the input.
+  input.focus();
 }
 
 function cancelReply(panel: Panel): void {
   panel.vscode.postMessage({ type: 'cancel' });
   announce(panel, 'Stopping the reply');
+  panel.input.focus();
+}
+
+/** The text of the newest question in the conversation, for Up in an empty input. */
+function lastQuestion({ model }: Panel): string | undefined {
+  const turns = model.state.turns;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const user = turns[i].user;
+    if (user) return user.text;
+  }
+  return undefined;
 }
 
 function handOff(panel: Panel): void {

@@ -15,7 +15,8 @@ import { element, icon, iconButton } from './dom';
 import { handleInput } from './input';
 import { createMarkdownRenderer } from './markdown';
 import { postReady, receiveMessages } from './messages';
-import type { Panel, VsCodeApi } from './panel';
+import { announce, type Panel, type VsCodeApi } from './panel';
+import { handleDrops } from './attachmentChips';
 import { readSavedState, saveWhenHidden } from './panelState';
 import { renderEverything } from './panelView';
 import { ConversationModel } from './viewModel';
@@ -55,19 +56,28 @@ const input = element('textarea', {
   id: 'message-input',
   class: 'composer-input',
   rows: '1',
-  placeholder: 'Ask about this repository',
+  placeholder: 'Ask about this repository (@ to attach a file)',
   'aria-describedby': 'composer-hint',
+  'aria-autocomplete': 'list',
+  'aria-controls': 'mention-list',
+  'aria-expanded': 'false',
 }) as HTMLTextAreaElement;
-const promoteButton = element('button', { type: 'button', class: 'button secondary', 'data-action': 'promote' }, [
+const attachmentBar = element('ul', { class: 'attachment-chips composer-attachments', 'aria-label': 'Attachments for the next message' });
+attachmentBar.hidden = true;
+const mentionList = element('ul', { id: 'mention-list', class: 'mention-list', role: 'listbox', 'aria-label': 'Files to attach' });
+mentionList.hidden = true;
+const promoteButton = element('button', { type: 'button', class: 'button secondary promote-button', 'data-action': 'promote', 'aria-label': 'Prepare coding task' }, [
   icon('tasklist'),
   element('span', { class: 'button-label' }, ['Prepare coding task']),
 ]) as HTMLButtonElement;
 const sendButton = element('button', { type: 'submit', class: 'icon-button send-button' }) as HTMLButtonElement;
 composer.append(
   element('label', { for: 'message-input', class: 'visually-hidden' }, ['Message']),
+  attachmentBar,
+  mentionList,
   input,
   element('div', { class: 'composer-footer' }, [
-    element('span', { id: 'composer-hint', class: 'composer-hint' }, ['Enter to send, Shift+Enter for a new line']),
+    element('span', { id: 'composer-hint', class: 'composer-hint' }, ['Enter: send · Shift+Enter: new line · @: attach']),
     element('div', { class: 'composer-actions' }, [promoteButton, sendButton]),
   ]),
 );
@@ -89,6 +99,8 @@ const panel: Panel = {
   taskRegion,
   composer,
   input,
+  attachmentBar,
+  mentionList,
   promoteButton,
   sendButton,
   announcer,
@@ -99,6 +111,12 @@ const panel: Panel = {
   preparingTask: false,
   liveReply: null,
   unconfirmedSend: null,
+  unconfirmedAttachments: [],
+  pendingAttachments: [],
+  activeFile: null,
+  activeFileDropped: false,
+  mention: null,
+  mentionRequests: 0,
 };
 
 input.value = saved?.draft ?? '';
@@ -107,6 +125,7 @@ conversation.scrollTop = conversation.scrollHeight;
 
 receiveMessages(panel);
 handleInput(panel);
+handleDrops(panel, (text) => announce(panel, text));
 saveWhenHidden(panel);
 
 // Announce readiness last, so the replay lands on a fully built panel.

@@ -1,5 +1,7 @@
 /** Messages from the extension: each is applied to the model, and the model's changes to the DOM. */
-import type { ExtensionToWebview } from '../../../shared/protocol';
+import type { Attachment, ExtensionToWebview } from '../../../shared/protocol';
+import { addPendingAttachment, setActiveFile } from './attachmentChips';
+import { receiveFiles } from './mentions';
 import { renderBanner } from './banner';
 import { announce, isNearBottom, scrollToBottom, type Panel, type TurnView } from './panel';
 import { scheduleSave } from './panelState';
@@ -15,6 +17,15 @@ export function receiveMessages(panel: Panel): void {
     const message = event.data as ExtensionToWebview | null;
     if (!message || typeof message !== 'object' || typeof message.type !== 'string') return;
 
+    // The composer's own messages: nothing in the conversation changes.
+    if (message.type === 'filesResult') return receiveFiles(panel, message);
+    if (message.type === 'activeEditor') return setActiveFile(panel, isAttachment(message.attachment) ? message.attachment : null);
+    if (message.type === 'addAttachment') {
+      if (isAttachment(message.attachment)) addPendingAttachment(panel, message.attachment);
+      input.focus();
+      return;
+    }
+
     if (message.type === 'attached') renderer.setRepoRoot(message.repo);
     if (
       message.type === 'notice' ||
@@ -28,6 +39,7 @@ export function receiveMessages(panel: Panel): void {
       // The send was refused (busy, too long): give the text back.
       input.value = panel.unconfirmedSend;
       panel.unconfirmedSend = null;
+      for (const attachment of panel.unconfirmedAttachments.splice(0)) addPendingAttachment(panel, attachment);
     }
     if (message.type === 'events' && message.events.some((e) => e.type === 'user_message')) panel.unconfirmedSend = null;
 
@@ -36,6 +48,12 @@ export function receiveMessages(panel: Panel): void {
     if (pinned) scrollToBottom(panel);
     scheduleSave(panel);
   });
+}
+
+function isAttachment(value: unknown): value is Attachment {
+  if (!value || typeof value !== 'object') return false;
+  const a = value as Partial<Attachment>;
+  return (a.kind === 'file' || a.kind === 'selection' || a.kind === 'symbol') && typeof a.path === 'string';
 }
 
 export function applyChanges(panel: Panel, changes: ViewChange[]): void {

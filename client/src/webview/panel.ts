@@ -1,5 +1,6 @@
 /** The panel context every module works on (model, renderer, DOM regions, turn views, flags), and scrolling and announcing. */
-import type { WebviewToExtension } from '../../../shared/protocol';
+import type { Attachment, WebviewToExtension } from '../../../shared/protocol';
+import type { MentionState } from './mentions';
 import type { MarkdownRenderer, MarkdownStream } from './markdown';
 import type { PanelState } from './panelState';
 import type { ConversationModel, Turn } from './viewModel';
@@ -48,6 +49,10 @@ export interface Panel {
   readonly taskRegion: HTMLElement;
   readonly composer: HTMLElement;
   readonly input: HTMLTextAreaElement;
+  /** The input's attachment chips. */
+  readonly attachmentBar: HTMLElement;
+  /** The `@` completion listbox. */
+  readonly mentionList: HTMLElement;
   readonly promoteButton: HTMLButtonElement;
   readonly sendButton: HTMLButtonElement;
   readonly announcer: HTMLElement;
@@ -61,6 +66,17 @@ export interface Panel {
   liveReply: HTMLElement | null;
   /** Text of the last send, restored to the input if the extension refuses it. */
   unconfirmedSend: string | null;
+  /** The chips of that send, given back with it. */
+  unconfirmedAttachments: Attachment[];
+  /** Chips waiting in the input for the next send. */
+  readonly pendingAttachments: Attachment[];
+  /** The active editor's file or selection, as the extension last reported it. */
+  activeFile: Attachment | null;
+  /** The user dropped the active-file chip for this message. */
+  activeFileDropped: boolean;
+  /** The open `@` completion, if any. */
+  mention: MentionState | null;
+  mentionRequests: number;
 }
 
 /** Within this many pixels of the bottom, new content keeps the view pinned there. */

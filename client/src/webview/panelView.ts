@@ -54,11 +54,10 @@ export function renderControls({ model, emptyState, sendButton, input, promoteBu
     : turns.length === 0
       ? 'Discuss the change first'
       : 'Distill the discussion into a coding task you can edit';
-  promoteButton.querySelector('.button-label')!.textContent = preparingTask
-    ? 'Preparing…'
-    : task
-      ? 'Prepare again'
-      : 'Prepare coding task';
+  const promoteLabel = preparingTask ? 'Preparing…' : task ? 'Prepare again' : 'Prepare coding task';
+  promoteButton.querySelector('.button-label')!.textContent = promoteLabel;
+  // At sidebar widths the label is hidden (chat.css): the name stays.
+  promoteButton.setAttribute('aria-label', promoteLabel);
   promoteButton.classList.toggle('is-busy', preparingTask);
 }
 

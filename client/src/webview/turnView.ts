@@ -1,5 +1,6 @@
 /** One turn in the conversation: its DOM, its status line, its reasoning, its tool chips and error fixes. */
 import { inertLine, inertText } from '../../../shared/printablePath';
+import { sentAttachmentChips } from './attachmentChips';
 import { element, icon } from './dom';
 import { MarkdownStream } from './markdown';
 import type { Panel, TurnView } from './panel';
@@ -30,6 +31,7 @@ export function addTurnView(panel: Panel, turn: Turn): void {
       element('div', { class: 'message user-message' }, [
         element('div', { class: 'message-author' }, [icon('account'), element('span', {}, ['You'])]),
         element('div', { class: 'user-text' }, [turn.user.text]),
+        ...(turn.user.attachments?.length ? [sentAttachmentChips(turn.user.attachments)] : []),
       ]),
     );
   }

@@ -6,7 +6,7 @@
  * Each message is applied in time proportional to its own size: a delta
  * touches only the open turn, never the history before it.
  */
-import type { DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
+import type { AttachmentOutcome, DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
 import { inertLine, printablePath } from '../../../shared/printablePath';
 
 export type FixCommand = (WebviewToExtension & { type: 'runCommand' })['command'];
@@ -37,7 +37,7 @@ export interface Turn {
   /** Seq of the event that opened the turn. */
   id: number;
   /** Null when the replay started after this turn's question. */
-  user: { text: string; ts: number } | null;
+  user: { text: string; ts: number; attachments?: AttachmentOutcome[] } | null;
   tools: ToolChip[];
   /** Markdown as streamed, or the final `assistant_message` once it arrived. */
   reply: string;
@@ -269,7 +269,7 @@ export class ConversationModel {
     switch (event.type) {
       case 'user_message': {
         const turn = this.startTurn(event.seq, changes);
-        turn.user = { text: event.text, ts: event.ts };
+        turn.user = event.attachments?.length ? { text: event.text, ts: event.ts, attachments: event.attachments } : { text: event.text, ts: event.ts };
         if (this.current.task) {
           // A new turn moves the discussion on: the server drops a task
           // prepared before it, and so does the panel.

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseQuotedPath, quotedPath } from '../../../shared/printablePath';
-import { describeDenial, ReadDenial, ReadDenyRules } from './secrets';
+import { describeDenial, ReadDenial, ReadDenialKind, ReadDenyRules } from './secrets';
 
 /**
  * The read boundary: every path the model names is resolved to its real path
@@ -35,6 +35,8 @@ export interface RefusedPath {
   kind: RefusalKind;
   /** Short, model-facing, reveals nothing about paths outside the root. */
   message: string;
+  /** For `denied`: which rule (a secret, .git, the policy), so an attachment's chip can say why. */
+  denial?: ReadDenialKind;
 }
 
 export type PathResolution = ResolvedPath | RefusedPath;
@@ -164,7 +166,7 @@ export class ReadBoundary {
     const requestedDenial = this.denialOf(this.relativeOf(lexical));
     if (requestedDenial) {
       // Checked on the requested path as well as the real one: `.env -> notes.txt` stays refused.
-      return { ok: false, kind: 'denied', message: describeDenial(this.relativeOf(lexical), requestedDenial) };
+      return { ok: false, kind: 'denied', denial: requestedDenial.kind, message: describeDenial(this.relativeOf(lexical), requestedDenial) };
     }
 
     return this.resolveComponents(requested, lexical);
@@ -217,7 +219,7 @@ export class ReadBoundary {
       // A hop through a denied name is refused too (`notes -> .env.d/x`).
       const hopDenial = this.denialOf(this.relativeOf(rewritten));
       if (hopDenial) {
-        return { ok: false, kind: 'denied', message: describeDenial(shortenForMessage(requested), hopDenial) };
+        return { ok: false, kind: 'denied', denial: hopDenial.kind, message: describeDenial(shortenForMessage(requested), hopDenial) };
       }
       pending = path.relative(this.root, rewritten).split(path.sep).filter((part) => part !== '' && part !== '.');
       current = this.root;
@@ -238,7 +240,7 @@ export class ReadBoundary {
     const relativePath = this.relativeOf(realPath);
     const realDenial = this.denialOf(relativePath);
     if (realDenial) {
-      return { ok: false, kind: 'denied', message: describeDenial(shortenForMessage(requested), realDenial) };
+      return { ok: false, kind: 'denied', denial: realDenial.kind, message: describeDenial(shortenForMessage(requested), realDenial) };
     }
     return { ok: true, realPath, relativePath, kind: kindOf(stats), size: stats.size };
   }

@@ -1,11 +1,12 @@
-import type { DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
+import type { Decision, DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
 import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
 import { DiscussError } from './errors';
 import { EventStream } from './eventStream';
 import { MESSAGE_MAX_BYTES, TITLE_MAX_CHARS, TRANSCRIPT_MAX_TURNS } from './limits';
-import { PREPARE_TASK_TOOL, repoMapSection } from './prompt';
+import { PREPARE_TASK_TOOL, RECORD_DECISION_TOOL, repoMapSection } from './prompt';
+import { DecisionLog, type Cite } from './decisions';
 import { distill } from './distill';
 import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, fitToBudget, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
@@ -13,6 +14,8 @@ import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from '
 import { bound, firstLine } from './text';
 import { answerUnansweredCalls, runTurn, type TurnHost } from './turn';
 import { errorText } from '../../../shared/errorText';
+import type { ReadAttachment } from '../read/attachments';
+import { unreadable, validAttachments, withAttachments } from './attachments';
 
 export type TranscriptRole = 'User' | 'Assistant';
 export interface TranscriptTurn {
@@ -38,6 +41,9 @@ export interface DiscussionSnapshot {
   nextSeq: number;
   /** Seqs below this may have been handed out (see EventStream's `reserve`). */
   seqCeiling?: number;
+  /** The current decision log (absent in discussions saved before it existed). */
+  decisions?: Decision[];
+  nextDecisionId?: number;
 }
 
 export interface DiscussionInit {
@@ -88,6 +94,7 @@ export class Discussion {
   private transcript: TranscriptTurn[];
   private preparedTask: PreparedTask | null;
   private handoffs: Handoff[];
+  readonly decisions: DecisionLog;
   private turnCount: number;
   private updatedAt: number;
   private lastActive: number;
@@ -135,6 +142,7 @@ export class Discussion {
     this.transcript = saved ? [...saved.transcript] : [];
     this.preparedTask = saved?.preparedTask ?? null;
     this.handoffs = saved?.handoffs ? [...saved.handoffs] : [];
+    this.decisions = new DecisionLog(saved);
     this.turnCount = saved?.turns ?? 0;
     this.stream = new EventStream({
       discussionId: this.id,
@@ -213,6 +221,7 @@ export class Discussion {
       handoffs: [...this.handoffs],
       nextSeq: this.stream.seqNext,
       seqCeiling: this.stream.reservedCeiling,
+      ...this.decisions.state(),
     };
   }
 
@@ -221,8 +230,11 @@ export class Discussion {
     // One object while the prompt is unchanged: the token budget counts each
     // message object once, and re-counting a long system prompt on every
     // model call was a measurable share of a turn.
-    // The map is built in the background: it joins from the first call after it is ready.
-    const content = this.systemPrompt + repoMapSection(this.repoMap?.(repoMapTokensFor(this.contextWindow()))) + handoffNote(this.handoffs);
+    // The map is built in the background: it joins from the first call after
+    // it is ready. The decision log rides in the system message too, which no
+    // trimming ever drops.
+    const content =
+      this.systemPrompt + repoMapSection(this.repoMap?.(repoMapTokensFor(this.contextWindow()))) + handoffNote(this.handoffs) + this.decisions.promptSection();
     if (this.systemMessage?.content !== content) this.systemMessage = { role: 'system', content };
     return [this.systemMessage, ...this.history];
   }
@@ -230,14 +242,16 @@ export class Discussion {
   private systemMessage: { role: 'system'; content: string } | undefined;
 
   private contextWindow(): number {
-    return contextWindowFor(this.effectiveModel ?? '', this.contextTokens() || undefined);
+    const modelId = this.effectiveModel ?? '';
+    // A source that knows the model's window (VS Code's maxInputTokens) is believed over the endpoint setting.
+    return this.model.contextWindow?.(modelId) ?? contextWindowFor(modelId, this.contextTokens() || undefined);
   }
 
   /**
    * Records that the prepared task (as the user edited it) went to a coding
    * agent. The only step that leads to work, and it is the user's.
    */
-  consumeTask(target: unknown, edited?: unknown): Handoff {
+  async consumeTask(target: unknown, edited?: unknown): Promise<Handoff> {
     this.assertOpen();
     const task = edited === undefined || edited === null ? this.preparedTask : validTask(edited);
     if (!task) {
@@ -249,11 +263,20 @@ export class Discussion {
     if (target !== undefined && target !== null && (typeof target !== 'string' || target.length > TASK_LIMITS.targetChars)) {
       throw new DiscussError('InvalidParams', `"target" must be a short name such as chat, markdown or clipboard (at most ${TASK_LIMITS.targetChars} characters).`);
     }
+    // Evidence is re-checked at hand-off: the agent is told which agreed
+    // constraints cite code that changed since they were agreed.
+    const checked = await this.decisions.recheck(task, this.cite);
+    this.assertOpen();
+    const commit = await this.headCommit();
+    this.assertOpen();
     const handoff: Handoff = {
       at: this.clock.now(),
       target: typeof target === 'string' && target.trim() ? target.trim() : 'unspecified',
       intent: task.intent,
       constraints: task.constraints,
+      ...(checked.constraintSources ? { constraintSources: checked.constraintSources } : {}),
+      ...(checked.openQuestions?.length ? { openQuestions: checked.openQuestions } : {}),
+      ...(commit ? { commit } : {}),
     };
     this.handoffs.push(handoff);
     this.clearTask();
@@ -270,6 +293,35 @@ export class Discussion {
     if (!this.preparedTask) return;
     this.preparedTask = null;
     this.stream.drop((e) => e.type === 'task_prepared');
+  }
+
+  /** The user's edit of a log entry; the model reads the new text on its next call. */
+  editDecision(id: unknown, change: { text?: unknown; kind?: unknown }): Decision {
+    this.assertOpen();
+    const decision = this.decisions.edit(id, change, this.clock.now());
+    this.stream.emit({ type: 'decision_recorded', decision });
+    this.touch();
+    this.changed();
+    return decision;
+  }
+
+  deleteDecision(id: unknown): void {
+    this.assertOpen();
+    const found = this.decisions.find(id);
+    this.decisions.delete(id);
+    this.stream.emit({ type: 'decision_deleted', id: found!.id });
+    this.touch();
+    this.changed();
+  }
+
+  /** Reads cited lines through the folder's read boundary. */
+  private get cite(): Cite | undefined {
+    const toolbox = this.toolbox;
+    return toolbox.cite ? (path, line, signal) => toolbox.cite!(path, line, signal) : undefined;
+  }
+
+  private async headCommit(): Promise<string | undefined> {
+    return (await this.toolbox.headCommit?.().catch(() => undefined)) ?? undefined;
   }
 
   rename(title: string): void {
@@ -293,7 +345,53 @@ export class Discussion {
    * one model thread interleave and the later one silently overwrites the
    * earlier exchange.
    */
-  send(text: unknown): number {
+  send(text: unknown, attachments: readonly ReadAttachment[] = []): number {
+    this.checkSendable(text);
+    const message = text as string;
+    const abort = new AbortController();
+    this.touch();
+    // A new turn moves the conversation on: a task prepared before it no
+    // longer says what was agreed.
+    this.clearTask();
+    this.generation++;
+    if (!this.title) this.title = bound(firstLine(message), TITLE_MAX_CHARS);
+    this.history.push({ role: 'user', content: withAttachments(message, attachments) });
+    const outcomes = attachments.map((a) => a.outcome);
+    this.recordTranscript('User', outcomes.length ? `${message}\n(attached: ${outcomes.filter((o) => o.status !== 'refused').map(attachmentLabel).join(', ') || 'none readable'})` : message);
+    // Paths, ranges and reasons only: the event is replayed, saved and shown, and must never carry file contents.
+    const seq = this.stream.emit(outcomes.length ? { type: 'user_message', text: message, attachments: outcomes } : { type: 'user_message', text: message }).seq;
+    // The model may search as soon as it answers: get a search thread ready
+    // now, while the request is out, rather than at the start, where starting
+    // a thread competed with the replay for the CPU.
+    this.toolbox.warm?.();
+    const done = runTurn(this.makeTurnHost(), abort.signal);
+    this.turn = { abort, done };
+    this.changed();
+    return seq;
+  }
+
+  /**
+   * A send with attachments: the text and the attachments are checked, then
+   * the attachments are read through the toolbox's read boundary, then `send`
+   * runs its checks again and starts the turn in one synchronous step (a
+   * close or another send during the read is seen there).
+   */
+  async sendWithAttachments(text: unknown, rawAttachments: unknown): Promise<number> {
+    const attachments = validAttachments(rawAttachments);
+    this.checkSendable(text);
+    if (attachments.length === 0) return this.send(text);
+    const read = this.toolbox.attach ? await this.toolbox.attach(attachments) : unreadable(attachments);
+    return this.send(text, read);
+  }
+
+  /** Folder files for the panel's `@` completion (through the read boundary; none denied). */
+  async files(query: unknown): Promise<string[]> {
+    this.assertOpen();
+    if (typeof query !== 'string') throw new DiscussError('InvalidParams', 'query must be a string.');
+    return this.toolbox.files ? this.toolbox.files(query) : [];
+  }
+
+  private checkSendable(text: unknown): void {
     this.assertOpen();
     if (typeof text !== 'string' || text.trim() === '') {
       throw new DiscussError('InvalidParams', 'The message is empty — type a question or a request first.');
@@ -312,25 +410,6 @@ export class Discussion {
         `Discussion ${this.id} is still answering the previous message — wait for it to finish, or cancel it, before sending another.`,
       );
     }
-
-    const abort = new AbortController();
-    this.touch();
-    // A new turn moves the conversation on: a task prepared before it no
-    // longer says what was agreed.
-    this.clearTask();
-    this.generation++;
-    if (!this.title) this.title = bound(firstLine(text), TITLE_MAX_CHARS);
-    this.history.push({ role: 'user', content: text });
-    this.recordTranscript('User', text);
-    const seq = this.stream.emit({ type: 'user_message', text }).seq;
-    // The model may search as soon as it answers: get a search thread ready
-    // now, while the request is out, rather than at the start, where starting
-    // a thread competed with the replay for the CPU.
-    this.toolbox.warm?.();
-    const done = runTurn(this.makeTurnHost(), abort.signal);
-    this.turn = { abort, done };
-    this.changed();
-    return seq;
   }
 
   /** Stops the running turn; it still ends with `turn_complete`. */
@@ -413,16 +492,21 @@ export class Discussion {
         `Discussion ${this.id} moved on while the task was being prepared — prepare it again once the reply finishes.`,
       );
     }
+    const offered = await this.decisions.recheck(this.decisions.taskFrom(task), this.cite, abort.signal);
+    this.assertOpen();
+    if (generation !== this.generation) {
+      throw new DiscussError('Busy', `Discussion ${this.id} moved on while the task was being prepared — prepare it again once the reply finishes.`);
+    }
     this.touch();
-    this.setTask(task);
-    return task;
+    this.setTask(offered);
+    return offered;
   }
 
   private setTask(task: PreparedTask): void {
     // Only the newest card is worth replaying.
     this.stream.drop((e) => e.type === 'task_prepared');
     this.preparedTask = task;
-    this.stream.emit({ type: 'task_prepared', intent: task.intent, constraints: task.constraints });
+    this.stream.emit({ type: 'task_prepared', ...task });
     this.changed();
   }
 
@@ -464,6 +548,7 @@ export class Discussion {
     if (!this.toolSet) {
       const tools = this.toolbox.definitions();
       if (!this.toolbox.isDenied(PREPARE_TASK_TOOL.name)) tools.push(PREPARE_TASK_TOOL);
+      if (!this.toolbox.isDenied(RECORD_DECISION_TOOL.name)) tools.push(RECORD_DECISION_TOOL);
       this.toolSet = tools;
     }
     return this.toolSet;
@@ -526,19 +611,38 @@ export class Discussion {
 
   private runTool(toolCall: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
     if (toolCall.name === PREPARE_TASK_TOOL.name && !this.toolbox.isDenied(toolCall.name)) {
-      return Promise.resolve(this.prepareTask(toolCall.arguments));
+      return this.prepareTask(toolCall.arguments, signal);
+    }
+    if (toolCall.name === RECORD_DECISION_TOOL.name && !this.toolbox.isDenied(toolCall.name)) {
+      return this.recordDecision(toolCall.arguments, signal);
     }
     // Everything else, mutating and invented names included, goes through
     // the toolbox, which runs only its read tools and refuses the rest.
     return this.toolbox.run(toolCall.name, toolCall.arguments, signal);
   }
 
-  private prepareTask(rawArguments: string): { ok: boolean; output: string } {
+  private async prepareTask(rawArguments: string, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
     const prepared = taskFromToolCall(rawArguments);
     if ('problem' in prepared) return { ok: false, output: prepared.problem };
-    this.setTask(prepared.task);
+    const offered = await this.decisions.recheck(this.decisions.taskFrom(prepared.task), this.cite, signal);
+    if (this.closed || signal.aborted) return { ok: false, output: 'Cancelled.' };
+    this.setTask(offered);
     return { ok: true, output: TASK_PREPARED_ANSWER };
   }
+
+  private async recordDecision(rawArguments: string, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
+    const recorded = await this.decisions.recordFromToolCall(rawArguments, this.cite, this.clock.now(), signal);
+    if ('problem' in recorded) return { ok: false, output: recorded.problem };
+    if (this.closed) return { ok: false, output: 'Cancelled.' };
+    this.stream.emit({ type: 'decision_recorded', decision: recorded.decision });
+    this.changed();
+    const replaced = recorded.decision.replaces ? `, replacing ${recorded.decision.replaces}` : '';
+    return { ok: true, output: `Recorded as ${recorded.decision.id}${replaced}. It stays in the decision log you see on every call.` };
+  }
+}
+
+function attachmentLabel(outcome: { path: string; shownStart?: number; shownEnd?: number }): string {
+  return outcome.shownStart !== undefined ? `${outcome.path}:${outcome.shownStart}-${outcome.shownEnd}` : outcome.path;
 }
 
 /** How long a close waits for a running turn to unwind before letting go of it. */

@@ -25,6 +25,10 @@ export function buildSystemPrompt(repo: string, binding: RepoBinding): string {
     'When the user asks you to implement or fix something, or says they are ready, call prepare_coding_task with one imperative intent ' +
       'and the constraints agreed in this conversation. That is how implementation begins: the user reviews and edits the task, then hands it to a coding agent. ' +
       'Preparing a task starts nothing: never say files have changed or work has started. For questions and planning, answer without preparing a task.',
+    '',
+    'Keep the decision log as the discussion goes: call record_decision when the user agrees to a constraint, when an alternative is rejected (say why), ' +
+      'when a question is left open, and when an open question is resolved (with "replaces" naming the question). Cite the lines a decision rests on as evidence ({"path", "line"}). ' +
+      'The current log is shown to you on every call, even when earlier turns are no longer: treat it as what was agreed. The user may edit or delete entries; their version wins.',
   );
   if (binding.summary.trim()) {
     parts.push('', '## Repository overview', binding.summary.trim());
@@ -77,6 +81,34 @@ export const PREPARE_TASK_TOOL = {
       },
     },
     required: ['intent', 'constraints'],
+    additionalProperties: false,
+  },
+};
+
+/** The decision log's tool, also owned by the core: records an entry, changes no file. */
+export const RECORD_DECISION_TOOL = {
+  name: 'record_decision',
+  description:
+    'Record a decision as it is made: a constraint the user agreed to, an alternative that was rejected and why, an open question, or that a question was resolved. ' +
+    'Each entry gets an id (d1, d2, …); pass "replaces" to supersede an entry. Evidence is checked and its lines remembered, so a later change to them is noticed.',
+  parameters: {
+    type: 'object',
+    properties: {
+      kind: { type: 'string', enum: ['constraint', 'rejected', 'question', 'resolved'] },
+      text: { type: 'string', description: 'The decision in one sentence (for "rejected": the alternative and why).' },
+      evidence: {
+        type: 'array',
+        description: 'Where in the repository the decision rests: a file, and the line when one line is meant.',
+        items: {
+          type: 'object',
+          properties: { path: { type: 'string' }, line: { type: 'integer', minimum: 1 } },
+          required: ['path'],
+          additionalProperties: false,
+        },
+      },
+      replaces: { type: 'string', description: 'The id of the entry this one supersedes.' },
+    },
+    required: ['kind', 'text'],
     additionalProperties: false,
   },
 };

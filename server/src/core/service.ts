@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type {
+  Decision,
   DiscussionEvent,
   DiscussionSummary,
   Handoff,
@@ -23,6 +24,7 @@ import { discussionIdOf, optionalString, quote } from './inputs';
 import type { DiscussionStore } from '../store/types';
 import { memoryStore } from '../store/memoryStore';
 import { errorText } from '../../../shared/errorText';
+import { ModelError } from '../model/types';
 
 /**
  * The discussions this server holds, and every operation on them. Knows
@@ -161,6 +163,16 @@ export class DiscussionService {
     return { ok: true, seq };
   }
 
+  /** A send that may carry attachments (read through the discussion's read boundary first). */
+  async sendWithAttachments(discussionId: unknown, text: unknown, attachments: unknown): Promise<{ ok: true; seq: number }> {
+    const seq = await this.get(discussionId).sendWithAttachments(text, attachments);
+    return { ok: true, seq };
+  }
+
+  async files(discussionId: unknown, query: unknown): Promise<{ files: string[] }> {
+    return { files: await this.get(discussionId).files(query) };
+  }
+
   subscribe(discussionId: unknown, subscriberId: string, sink: EventSink, fromSeq?: unknown): number {
     const discussion = this.get(discussionId);
     const from = typeof fromSeq === 'number' && Number.isFinite(fromSeq) && fromSeq > 0 ? Math.floor(fromSeq) : 0;
@@ -178,11 +190,23 @@ export class DiscussionService {
   async promote(discussionId: unknown): Promise<PromoteRequest.Result> {
     const discussion = this.get(discussionId);
     const task: PreparedTask = await discussion.promote();
-    return { discussionId: discussion.id, intent: task.intent, constraints: task.constraints };
+    return { discussionId: discussion.id, ...task };
   }
 
-  consumeTask(discussionId: unknown, target?: unknown, task?: unknown): Handoff {
+  consumeTask(discussionId: unknown, target?: unknown, task?: unknown): Promise<Handoff> {
     return this.get(discussionId).consumeTask(target, task);
+  }
+
+  decisions(discussionId: unknown): Decision[] {
+    return [...this.get(discussionId).decisions.current];
+  }
+
+  editDecision(discussionId: unknown, id: unknown, change: { text?: unknown; kind?: unknown }): Decision {
+    return this.get(discussionId).editDecision(id, change);
+  }
+
+  deleteDecision(discussionId: unknown, id: unknown): void {
+    this.get(discussionId).deleteDecision(id);
   }
 
   /** Deletes a saved discussion, closing it first if it is open here. */
@@ -263,8 +287,10 @@ export class DiscussionService {
   private async assertModelOffered(modelId: string): Promise<void> {
     let offered: string[];
     try {
-      offered = await this.deps.model.listModels();
-    } catch {
+      offered = await this.deps.model.listModels(undefined, modelId);
+    } catch (err) {
+      // A source that cannot be reached from this client (a VS Code model in the terminal) is said so now, not at the first send.
+      if (err instanceof ModelError && err.kind === 'unknown_model') throw new DiscussError('InvalidParams', err.message);
       return;
     }
     if (offered.length === 0 || offered.includes(modelId)) return;

@@ -100,6 +100,12 @@ async function headCommit(repo: GitRepository, signal?: AbortSignal): Promise<st
   return run.code === 0 && /^[0-9a-f]{40,64}$/.test(hash) ? hash : undefined;
 }
 
+/** HEAD of the repository the folder is in; undefined when it is not one (or has no commit). */
+export async function headCommitOf(boundary: ReadBoundary, signal?: AbortSignal): Promise<string | undefined> {
+  const opened = await openRepository(boundary, signal);
+  return opened.ok ? headCommit(opened.repo, signal) : undefined;
+}
+
 async function open(boundary: ReadBoundary, signal?: AbortSignal): Promise<Resolved<GitRepository>> {
   const opened = await openRepository(boundary, signal);
   return opened.ok ? { ok: true, value: opened.repo } : { ok: false, message: opened.message };

@@ -69,9 +69,12 @@ export interface ChatModel {
   /**
    * Model ids the endpoint offers. Throws a ModelError of kind `cannot_list`
    * when the endpoint has no model list (the id is then free text); other
-   * kinds (auth, network…) are real failures.
+   * kinds (auth, network…) are real failures. With `like`, only the models
+   * of the source that model id belongs to (see sources.ts).
    */
-  listModels(signal?: AbortSignal): Promise<string[]>;
+  listModels(signal?: AbortSignal, like?: string): Promise<string[]>;
+  /** The context window this source knows for a model id (a VS Code model's `maxInputTokens`), if any. */
+  contextWindow?(modelId: string): number | undefined;
 }
 
 export type ModelErrorKind =

@@ -33,3 +33,15 @@ export const READ_LIMITS = Object.freeze({
   walkMaxEntries: SEARCH_LIMITS.walkMaxEntries,
   binarySniffBytes: GREP_LIMITS.binarySniffBytes,
 });
+
+/**
+ * What the attachments of one message may carry to the model. Their own cap,
+ * apart from the 64 KiB on the typed text: pointing at a file is the way the
+ * message cap tells people to share code, so it must not eat into it.
+ */
+export const ATTACHMENT_LIMITS = Object.freeze({
+  maxCount: 10,
+  perAttachmentBytes: 32 * 1024,
+  totalBytes: 96 * 1024,
+  maxSymbolChars: 200,
+});

@@ -113,7 +113,7 @@ async function readLineWindow(
     }
     const data = chunk.subarray(0, bytesRead);
     if (position === 0 && looksBinary(data)) {
-      return failed(`Refused: ${quotedPath(requestedPath)} looks like a binary file (it contains NUL bytes), so it is not shown as text.`);
+      return { ...failed(`Refused: ${quotedPath(requestedPath)} looks like a binary file (it contains NUL bytes), so it is not shown as text.`), refusal: 'binary' };
     }
     position += bytesRead;
     lastByte = data[bytesRead - 1];

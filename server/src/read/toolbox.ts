@@ -1,13 +1,17 @@
 import type { ToolSpec } from '../model/types';
-import type { ReadPolicy, Toolbox, ToolOutcome } from './types';
+import type { Citation, ReadPolicy, Toolbox, ToolOutcome } from './types';
+import { citeLines } from './cite';
 import { ReadBoundary } from '../access/boundary';
 import { findFiles } from './findFiles';
 import { grepFiles } from './grepFiles';
 import { READ_LIMITS } from './limits';
 import { listDir } from './listDir';
 import { readFile } from './readFile';
+import { readAttachments, type ReadAttachment } from './attachments';
+import { listFiles } from './fileList';
+import type { Attachment } from '../../../shared/protocol';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
-import { GIT_TOOLS } from '../git/gitTools';
+import { GIT_TOOLS, headCommitOf } from '../git/gitTools';
 import type { IdeQueries } from '../symbols/ideSource';
 import { SYMBOL_TOOLS } from '../symbols/symbolTools';
 
@@ -28,6 +32,12 @@ export const POLICY_DENIED_TOOL =
 
 /** The hand-off tool the discussion core runs itself; it reaches the toolbox only when policy denies it. */
 export const PREPARE_CODING_TASK = 'prepare_coding_task';
+
+/** The decision log's tool, also run by the core; denied like the hand-off. */
+export const RECORD_DECISION = 'record_decision';
+
+export const POLICY_DENIED_RECORD =
+  "record_decision is denied by this project's policy (.repo-discuss/policy.json) or the user's settings. State decisions in your reply instead.";
 
 export const POLICY_DENIED_HANDOFF =
   "prepare_coding_task is denied by this project's policy (.repo-discuss/policy.json) or the user's settings, so implementation cannot be handed off from here. " +
@@ -123,7 +133,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
 export const READ_TOOL_NAMES: readonly string[] = READ_TOOLS.map((tool) => tool.name);
 
 /** What a policy's `denyTools` may name: the read tools and the hand-off. */
-export const DENIABLE_TOOL_NAMES: readonly string[] = [...READ_TOOL_NAMES, PREPARE_CODING_TASK];
+export const DENIABLE_TOOL_NAMES: readonly string[] = [...READ_TOOL_NAMES, PREPARE_CODING_TASK, RECORD_DECISION];
 
 function toToolSpec(tool: ReadToolDefinition): ToolSpec {
   const properties: Record<string, unknown> = {};
@@ -232,6 +242,22 @@ class ReadOnlyToolbox implements Toolbox {
     this.search.warm();
   }
 
+  cite(path: string, line: number | undefined, signal?: AbortSignal): Promise<Citation> {
+    return citeLines(this.boundary, path, line, signal).catch(() => ({ ok: false as const, problem: 'The cited file could not be read.' }));
+  }
+
+  headCommit(signal?: AbortSignal): Promise<string | undefined> {
+    return headCommitOf(this.boundary, signal).catch(() => undefined);
+  }
+
+  attach(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]> {
+    return readAttachments(this.boundary, attachments, signal);
+  }
+
+  files(query: string, signal?: AbortSignal): Promise<string[]> {
+    return listFiles(this.boundary, query, this.search, signal).catch(() => []);
+  }
+
   async run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome> {
     try {
       // Own-property lookup only: names like "constructor" or "__proto__" are just unknown tools.
@@ -239,6 +265,7 @@ class ReadOnlyToolbox implements Toolbox {
       if (!tool) {
         // READ_ONLY_REFUSAL would tell the model to call the very tool that is denied, in a loop.
         if (name === PREPARE_CODING_TASK && this.deniedTools.has(name)) return { ok: false, output: POLICY_DENIED_HANDOFF };
+        if (name === RECORD_DECISION && this.deniedTools.has(name)) return { ok: false, output: POLICY_DENIED_RECORD };
         return { ok: false, output: READ_ONLY_REFUSAL };
       }
       if (this.deniedTools.has(tool.name)) return { ok: false, output: POLICY_DENIED_TOOL };

@@ -1,9 +1,13 @@
 import type { ToolSpec } from '../model/types';
+import type { Attachment } from '../../../shared/protocol';
+import type { ReadAttachment } from './attachments';
 
 /** What one tool call produced. `output` goes back to the model verbatim. */
 export interface ToolOutcome {
   ok: boolean;
   output: string;
+  /** Set on a refusal whose reason a caller other than the model needs (an attachment's chip). */
+  refusal?: 'binary';
 }
 
 /** Narrowing rules: a project policy file and user settings can only add to these. */
@@ -29,4 +33,20 @@ export interface Toolbox {
   run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome>;
   /** A search is likely soon: gets a search thread ready in the background. */
   warm?(): void;
+  /**
+   * Reads one cited place (a line, or the whole file) through the same
+   * boundary as read_file, for the decision log's evidence.
+   */
+  cite?(path: string, line: number | undefined, signal?: AbortSignal): Promise<Citation>;
+  /** HEAD of the repository the folder is in, when it is one. */
+  headCommit?(signal?: AbortSignal): Promise<string | undefined>;
+  /** Reads a message's attachments through the read boundary (see attachments.ts). Never throws. */
+  attach?(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]>;
+  /** Folder files matching `query` for `@` completion, best first, none denied (see fileList.ts). Never throws. */
+  files?(query: string, signal?: AbortSignal): Promise<string[]>;
 }
+
+/** A cited place as it reads now, or why it cannot be read. */
+export type Citation =
+  | { ok: true; path: string; text: string; commit?: string }
+  | { ok: false; problem: string };

@@ -122,7 +122,7 @@ describe('read policy limits', () => {
 
   it('accepts legitimate complex rules and every tool name the toolbox has', () => {
     const policy = parsePolicy(JSON.stringify({ denyTools: DENIABLE_TOOL_NAMES, denyRead: ['src/**/*.{ts,tsx}', '**/test/**', '*.min.js', 'secrets/'] }), SOURCE);
-    assert.deepEqual(policy.denyTools, [...READ_TOOL_NAMES, 'prepare_coding_task']);
+    assert.deepEqual(policy.denyTools, [...READ_TOOL_NAMES, 'prepare_coding_task', 'record_decision']);
     assert.equal(policy.denyRead.length, 4);
   });
 
@@ -132,7 +132,7 @@ describe('read policy limits', () => {
       miscased.message.includes(`"denyTools"[1] names no tool: "READ_FILE" (did you mean "read_file"?); the tools are ${DENIABLE_TOOL_NAMES.map((name) => `"${name}"`).join(', ')}`),
       miscased.message,
     );
-    assert.ok(DENIABLE_TOOL_NAMES.includes('git_diff') && DENIABLE_TOOL_NAMES.includes('find_references'), 'every tool the toolbox has is listed');
+    assert.ok(DENIABLE_TOOL_NAMES.includes('git_diff') && DENIABLE_TOOL_NAMES.includes('find_references') && DENIABLE_TOOL_NAMES.includes('record_decision'), 'every tool the toolbox has is listed');
     assert.match(policyError('{"denyTools": ["Find-Files"]}').message, /did you mean "find_files"\?/);
     const unknown = policyError('{"denyTools": ["run_command"]}');
     assert.match(unknown.message, /"denyTools"\[0\] names no tool: "run_command"; the tools are/);

@@ -16,6 +16,24 @@ describe('the hand-off text', () => {
     assert.match(text, /- src\/report\.ts/);
   });
 
+  it("carries each logged constraint's path:line evidence, the stale mark with its diff, what the distillation added, and the open questions", () => {
+    const logged = {
+      intent: 'Tune retries.',
+      constraints: ['Keep three retries', 'Write a test'],
+      constraintSources: [
+        { text: 'Keep three retries', source: 'decision' as const, decisionId: 'd1', evidence: ['config.ts:2'], stale: [{ path: 'config.ts', line: 2, diff: '-   retries: 3,\n+   retries: 5,' }] },
+        { text: 'Write a test', source: 'distilled' as const },
+      ],
+      openQuestions: ['Which backoff?'],
+    };
+    const text = renderTaskText(logged, context);
+    assert.match(text, /^- Keep three retries \(evidence: config\.ts:2\)$/m);
+    assert.match(text, /The code it cites changed since it was agreed \(config\.ts:2\):\n    -   retries: 3,\n    \+   retries: 5,/);
+    assert.match(text, /^- Write a test \(added by the distillation, not in the decision log\)$/m);
+    assert.match(text, /Open questions \(not settled in the discussion\):\n- Which backoff\?/);
+    assert.match(renderTaskMarkdown(logged, context), /- Keep three retries \(evidence: `config\.ts:2`\)/);
+  });
+
   it('omits empty sections', () => {
     const text = renderTaskText({ intent: 'Do it.', constraints: [] }, { ...context, files: [] });
     assert.equal(text, 'Do it.\n\nRepository: /work/app');
