@@ -25,6 +25,7 @@ import {
 
 const SEED = 7;
 const READ_TOOLS = ['read_file', 'list_dir', 'find_files', 'grep_files'];
+const GROUNDING_TOOLS = ['find_symbol', 'go_to_definition', 'find_references', 'list_symbols', 'get_diagnostics', 'git_diff', 'git_log', 'git_show', 'git_blame'];
 
 /** Tool names coding agents and shells use to change things. */
 const MUTATING_NAMES = [
@@ -144,6 +145,38 @@ export function generateCalls(seed: number): Call[] {
     add('grep_files', { pattern: '.', path: '.', glob: pattern }, 'read tool, option-like glob', false);
     add('find_files', { pattern }, 'read tool, option-like pattern', false);
   }
+  // The grounding tools (symbols and git): malformed arguments, and values a
+  // program could take for options. Answered, never run as options, and the
+  // tree stays as it was.
+  const groundingArgs: Record<string, Record<string, unknown>> = {
+    find_symbol: { query: 'x' },
+    go_to_definition: { symbol: 'x' },
+    find_references: { symbol: 'x' },
+    list_symbols: { path: 'README.md' },
+    get_diagnostics: {},
+    git_diff: {},
+    git_log: {},
+    git_show: { commit: 'HEAD' },
+    git_blame: { path: 'README.md', start_line: 1, end_line: 2 },
+  };
+  for (const [tool, base] of Object.entries(groundingArgs)) {
+    for (const text of invalidJsonTexts()) add(tool, text, 'grounding tool, invalid JSON', false);
+    for (const value of [null, [], 'README.md', 42, true]) add(tool, JSON.stringify(value), 'grounding tool, not an object', false);
+    for (const extra of ['content', 'command', 'write', '__proto__']) {
+      add(tool, JSON.stringify(base).replace(/^\{/, `{"${extra}":"PWNED"${Object.keys(base).length ? ',' : ''}`), 'grounding tool, unknown argument', false);
+    }
+    for (const key of Object.keys(base)) {
+      for (const value of wrongValues()) add(tool, { ...base, [key]: value }, 'grounding tool, wrong argument type', false);
+    }
+  }
+  for (const option of ['--output=PWNED.txt', '--exec=touch PWNED', '-p', '--ext-diff', '--textconv', '-c core.pager=touch PWNED', '--upload-pack=touch PWNED']) {
+    add('git_show', { commit: option }, 'grounding tool, option-like argument', false);
+    add('git_diff', { scope: 'branch', base: option }, 'grounding tool, option-like argument', false);
+    add('git_log', { grep: option, path: option }, 'grounding tool, option-like argument', false);
+    add('git_blame', { path: option, start_line: 1, end_line: 2 }, 'grounding tool, option-like argument', false);
+    add('find_symbol', { query: option }, 'grounding tool, option-like argument', false);
+    add('find_references', { symbol: option, path: option }, 'grounding tool, option-like argument', false);
+  }
   // The core's own hand-off tool with bad arguments: refused, and it starts nothing either way.
   for (const args of ['not json', '{}', '{"intent":42}', '{"intent":""}', '[]']) add('prepare_coding_task', args, 'prepare_coding_task, bad arguments');
   return calls;
@@ -255,7 +288,7 @@ describe('adversarial: generated mutating and malformed tool calls', function ()
     assert.deepEqual(strayInTmp, []);
     const wronglyAccepted = results.filter((r) => r.call.mustFail && r.ok).map((r) => `${JSON.stringify(r.call.name).slice(0, 60)} ${String(JSON.stringify(r.call.arguments)).slice(0, 80)}`);
     assert.deepEqual(wronglyAccepted, [], 'these calls were not refused');
-    const mutating = results.filter((r) => !READ_TOOLS.includes(r.call.name) && r.call.name !== 'prepare_coding_task');
+    const mutating = results.filter((r) => !READ_TOOLS.includes(r.call.name) && !GROUNDING_TOOLS.includes(r.call.name) && r.call.name !== 'prepare_coding_task');
     assert.ok(mutating.every((r) => /read-only/.test(r.output)), 'every unknown or mutating tool is told the conversation is read-only');
     assertNoLeak(scanForLeaks(lab, [s]));
     // Still answering requests.
