@@ -1,4 +1,4 @@
-import type { Decision, DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
+import type { Decision, DiscussionEvent, Handoff, PreparedTask, Review } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
 import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
@@ -8,6 +8,7 @@ import { MESSAGE_MAX_BYTES, TITLE_MAX_CHARS, TRANSCRIPT_MAX_TURNS } from './limi
 import { PREPARE_TASK_TOOL, RECORD_DECISION_TOOL, repoMapSection } from './prompt';
 import { DecisionLog, type Cite } from './decisions';
 import { distill } from './distill';
+import { reviewImplementation } from './review';
 import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, fitToBudget, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
 import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
@@ -115,6 +116,8 @@ export class Discussion {
   private released = false;
   /** The running distillation, aborted by close and cancel like a turn. */
   private promoting: AbortController | null = null;
+  /** The running review, aborted by close and cancel like a turn. */
+  private reviewing: AbortController | null = null;
   /** Bumped by every send: a distillation that saw an older one is stale. */
   private generation = 0;
 
@@ -415,6 +418,7 @@ export class Discussion {
     this.assertOpen();
     this.turn?.abort.abort();
     this.promoting?.abort();
+    this.reviewing?.abort();
   }
 
   /**
@@ -427,6 +431,7 @@ export class Discussion {
     const running = this.turn;
     running?.abort.abort();
     this.promoting?.abort();
+    this.reviewing?.abort();
     // A model call that ignores its abort must not hang the close: the turn
     // is latched out of every further step either way.
     const done = running ? Promise.race([running.done, delay(CLOSE_WAIT_MS)]) : Promise.resolve();
@@ -498,6 +503,59 @@ export class Discussion {
     this.touch();
     this.setTask(offered);
     return offered;
+  }
+
+  /**
+   * Reviews what changed since the last hand-off against its task: one
+   * read-only model request over git_diff's text (from the hand-off's commit,
+   * or `base`, or the uncommitted changes when neither is known). Emits and
+   * saves a `review` event; never changes a file.
+   */
+  async review(base?: unknown, signal?: AbortSignal): Promise<Review> {
+    this.assertOpen();
+    if (base !== undefined && base !== null && (typeof base !== 'string' || base.trim() === '' || base.length > 200)) {
+      throw new DiscussError('InvalidParams', '"base" must be a commit hash, branch or tag (at most 200 characters).');
+    }
+    const handoff = this.handoffs[this.handoffs.length - 1];
+    if (!handoff) {
+      throw new DiscussError(
+        'InvalidParams',
+        'Nothing has been handed off in this discussion yet — prepare a coding task and hand it off, then review the implementation.',
+      );
+    }
+    if (this.turn || this.promoting || this.reviewing) {
+      throw new DiscussError('Busy', `Discussion ${this.id} is busy — wait for the reply (or the task, or the review) to finish, then review.`);
+    }
+    if (!this.toolbox.diffSince || this.toolbox.isDenied('git_diff')) {
+      throw new DiscussError('InvalidParams', 'The review needs git_diff, which this folder\'s policy denies (or the folder cannot run it).');
+    }
+    const from = typeof base === 'string' ? base.trim() : handoff.commit;
+    const abort = new AbortController();
+    signal?.addEventListener('abort', () => abort.abort(), { once: true });
+    this.reviewing = abort;
+    let review: Review;
+    try {
+      const diff = await this.toolbox.diffSince(from, abort.signal);
+      if (abort.signal.aborted) throw new DiscussError('InvalidParams', 'The review was cancelled — nothing was changed.');
+      if (!diff.ok) throw new DiscussError('InvalidParams', `The diff to review could not be taken: ${bound(diff.output, 400)}`);
+      review = await reviewImplementation(this.model, {
+        handoff,
+        diff: diff.output,
+        compared: bound(firstLine(diff.output).replace(/:.*$/, ''), 200),
+        ...(from ? { base: from } : {}),
+        model: this.effectiveModel ?? undefined,
+        now: this.clock.now(),
+        signal: abort.signal,
+        onUsage: (usage) => this.stream.emit({ type: 'usage', ...usage }),
+      });
+    } finally {
+      this.reviewing = null;
+    }
+    this.assertOpen();
+    this.stream.emit({ type: 'review', review });
+    this.touch();
+    this.changed();
+    return review;
   }
 
   private setTask(task: PreparedTask): void {
