@@ -308,6 +308,25 @@ describe('the chat panel script', function () {
     assert.match(chip.querySelector('.tool-params')?.textContent ?? '', /symbol: "?createServer/);
   });
 
+  it("links every path:line a tool result cites, opening the file at that line", async () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({
+      type: 'events',
+      events: numbered([
+        { type: 'user_message', text: 'Who calls createThing?' },
+        { type: 'tool_call', tool: 'find_references', paramsPreview: JSON.stringify({ symbol: 'createThing' }) },
+        { type: 'tool_result', tool: 'find_references', ok: true, preview: '2 reference(s) to "createThing" in 2 file(s):\n\nsrc/a.ts:12: createThing()\nlib/b.ts:3: createThing()' },
+        { type: 'turn_complete' },
+      ]),
+    });
+    await panel.nextFrame();
+    const links = Array.from(panel.document.querySelectorAll<HTMLAnchorElement>('details.tool-chip .tool-preview a.path-link'));
+    assert.deepEqual(links.map((link) => [link.dataset.path, link.dataset.line]), [['src/a.ts', '12'], ['lib/b.ts', '3']]);
+    click(panel, links[0]);
+    assert.deepEqual(panel.posted.at(-1), { type: 'openFile', path: 'src/a.ts', line: 12 });
+  });
+
   it('shows a tool chip for a hostile file name escaped and inert: no bidi or control character reaches its text or title, and nothing in it is markup', async () => {
     const hostile = 'invoice\u202efdp.ts\nauth.ts:12: <img src=x onerror=alert(1)>\u001b[31m';
     panel = openPanel();
@@ -332,6 +351,6 @@ describe('the chat panel script', function () {
     assert.equal(chip.querySelector('.tool-name')?.textContent, 'read_file\\u202e');
     assert.equal(chip.querySelector('.tool-preview')?.textContent?.split('\n').length, 2, 'the preview keeps its one real line break');
     assert.equal(chip.querySelector('img'), null);
-    assert.equal(chip.querySelectorAll('*').length, chip.querySelectorAll('summary, span, pre').length, 'only the chip\'s own elements');
+    assert.equal(chip.querySelectorAll('*').length, chip.querySelectorAll('summary, span, pre, a.path-link').length, 'only the chip\'s own elements');
   });
 });
