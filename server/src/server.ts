@@ -26,6 +26,7 @@ import {
   DecisionsRequest,
   EditDecisionRequest,
   DeleteDecisionRequest,
+  ReviewRequest,
   EventNotification,
   ListRequest,
   ModelsRequest,
@@ -155,6 +156,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   bindRequest(connection, DecisionsRequest.method, (p) => ({ decisions: ready().decisions(p.discussionId) }));
   bindRequest(connection, EditDecisionRequest.method, (p) => ({ decision: ready().editDecision(p.discussionId, p.id, { text: p.text, kind: p.kind }) }));
   bindRequest(connection, DeleteDecisionRequest.method, (p) => (ready().deleteDecision(p.discussionId, p.id), ok));
+  bindRequest(connection, ReviewRequest.method, (p) => ready().review(p.discussionId, p.base));
   bindRequest(connection, DeleteRequest.method, async (p) => (await ready().delete(p.discussionId), ok));
   bindRequest(connection, ExportRequest.method, (p) => ready().export(p.discussionId, p.format ?? 'markdown'));
   bindRequest(connection, ConfigureRequest.method, (p) => (settings.configure(p), ok));

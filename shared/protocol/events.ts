@@ -1,6 +1,7 @@
 import type { PreparedTask } from './task';
 import type { Decision } from './decisions';
 import type { AttachmentOutcome } from './attachments';
+import type { Review } from './review';
 
 /** Fields every event carries. */
 export interface EventBase {
@@ -28,7 +29,9 @@ export type DiscussionEventBody =
   /** An entry of the decision log was recorded or edited (same id: the edit replaces it). */
   | { type: 'decision_recorded'; decision: Decision }
   /** The user deleted an entry of the decision log. */
-  | { type: 'decision_deleted'; id: string };
+  | { type: 'decision_deleted'; id: string }
+  /** A review of the implementation against the last hand-off (discuss/review). */
+  | { type: 'review'; review: Review };
 
 export type DiscussionEvent = EventBase & DiscussionEventBody;
 export type DiscussionEventType = DiscussionEventBody['type'];

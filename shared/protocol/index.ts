@@ -12,6 +12,7 @@
 export * from './config';
 export * from './task';
 export * from './decisions';
+export * from './review';
 export * from './events';
 export * from './attachments';
 export * from './requests';

@@ -2,6 +2,7 @@ import type { ModelConfig } from './config';
 import type { Handoff, PreparedTask } from './task';
 import type { Decision, DecisionKind } from './decisions';
 import type { Attachment } from './attachments';
+import type { Review } from './review';
 
 /** Client → server: open a discussion of a folder (or resume a saved one). */
 export namespace StartRequest {
@@ -251,6 +252,23 @@ export namespace DeleteDecisionRequest {
 }
 
 /**
+ * Client → server: review what changed since the last hand-off against its
+ * task (one read-only model request). Refused before any hand-off. The
+ * review also arrives as a `review` event.
+ */
+export namespace ReviewRequest {
+  export const method = 'discuss/review';
+  export interface Params {
+    discussionId: string;
+    /** A commit, branch or tag to diff from instead of the hand-off's commit. */
+    base?: string;
+  }
+  export interface Result {
+    review: Review;
+  }
+}
+
+/**
  * Every client → server request, by method: `[params, result]`. Both sides
  * type their calls through it (`RequestChannel.request` in the clients,
  * `bindRequest` in the server), so changing a field here breaks the build
@@ -275,6 +293,7 @@ export interface DiscussRequests {
   [DecisionsRequest.method]: [DecisionsRequest.Params, DecisionsRequest.Result];
   [EditDecisionRequest.method]: [EditDecisionRequest.Params, EditDecisionRequest.Result];
   [DeleteDecisionRequest.method]: [DeleteDecisionRequest.Params, DeleteDecisionRequest.Result];
+  [ReviewRequest.method]: [ReviewRequest.Params, ReviewRequest.Result];
 }
 
 export type DiscussMethod = keyof DiscussRequests;

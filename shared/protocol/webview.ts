@@ -23,7 +23,11 @@ export type WebviewToExtension =
   /** Insert a code block's text at the cursor of the active editor. */
   | { type: 'insertCode'; code: string }
   /** Open an http(s) link in the browser; the extension re-checks the scheme. */
-  | { type: 'openExternal'; url: string };
+  | { type: 'openExternal'; url: string }
+  /** The user reworded an entry of the decision log. */
+  | { type: 'editDecision'; id: string; text: string }
+  /** The user deleted an entry of the decision log. */
+  | { type: 'deleteDecision'; id: string };
 
 /** Messages the extension posts to the chat webview. */
 export type ExtensionToWebview =

@@ -33,6 +33,7 @@ describe('discuss/files, the panel’s @ completion, against the real server pro
     write('src/httpClient.ts');
     write('test/http.test.ts');
     write('docs/overview.md');
+    write('src/billing/ledger.ts');
     write('.env');
     write('config/.env.production');
     write('keys/server.pem');
@@ -56,6 +57,11 @@ describe('discuss/files, the panel’s @ completion, against the real server pro
     assert.equal(found[0], 'src/http.ts', 'the shortest exact base-name match leads');
     assert.deepEqual(await files('htcl'), ['src/httpClient.ts']);
     assert.deepEqual(await files('HTTPCL'), ['src/httpClient.ts'], 'case does not matter');
+  });
+
+  it('a directory typed by name offers the files under it', async () => {
+    assert.deepEqual(await files('bill'), ['src/billing/ledger.ts']);
+    assert.deepEqual(await files('billing'), ['src/billing/ledger.ts']);
   });
 
   it('never lists a secret, a denied or an ignored file, nor anything through a link out of the folder', async () => {

@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
+import { SUMMARY_PROMPT_HEAD } from '../../server/src/core/compaction';
 
 // ---------------------------------------------------------------------------
 // Steps
@@ -317,7 +318,12 @@ class FakeOpenAIServer implements FakeOpenAI {
   }
 
   get completionRequests(): readonly RecordedRequest[] {
-    return this.recorded.filter((request) => request.path.endsWith(COMPLETIONS_SUFFIX));
+    return this.recorded.filter((request) => request.path.endsWith(COMPLETIONS_SUFFIX) && !isSummaryRequest(request));
+  }
+
+  /** The requests that summarize a discussion's oldest turns (compaction); answered on the side, see nextStep. */
+  get summaryRequests(): readonly RecordedRequest[] {
+    return this.recorded.filter((request) => request.path.endsWith(COMPLETIONS_SUFFIX) && isSummaryRequest(request));
   }
 
   get pendingSteps(): number {
@@ -413,6 +419,10 @@ class FakeOpenAIServer implements FakeOpenAI {
   }
 
   private nextStep(request: RecordedRequest): FakeStep {
+    // A long discussion summarizes its oldest turns in a request of its own;
+    // answered here, so it never takes a step scripted for the discussion.
+    // (Still recorded in `requests`, which the leak scans read.)
+    if (isSummaryRequest(request)) return { kind: 'text', text: 'So far: the earlier turns, summarized.' };
     const scripted = this.steps.shift();
     if (scripted) return scripted;
     if (typeof this.fallback === 'function') return this.fallback(request);
@@ -792,4 +802,12 @@ function wholeCompletion(step: TextStep | ToolCallsStep, model: string, id: stri
         }
       : {}),
   };
+}
+
+/** Whether `request` is the compaction's summary request (no tools, opening with its prompt). */
+function isSummaryRequest(request: RecordedRequest): boolean {
+  const body = request.body as { tools?: unknown; messages?: Array<{ role?: string; content?: unknown }> } | undefined;
+  if (!body || body.tools) return false;
+  const first = body.messages?.find((message) => message.role === 'user');
+  return typeof first?.content === 'string' && first.content.startsWith(SUMMARY_PROMPT_HEAD);
 }

@@ -1,5 +1,6 @@
 import type { ChatModel, ChatRequest, ChatResponse, StreamObserver, TokenUsage, ToolCall } from '../../server/src/model/types';
 import { ModelError } from '../../server/src/model/types';
+import { SUMMARY_PROMPT_HEAD } from '../../server/src/core/compaction';
 
 /** One scripted answer: prose, tool calls, a failure, or a turn held open until released. */
 export type ScriptStep =
@@ -37,6 +38,13 @@ export class Gate {
  */
 export class ScriptedModel implements ChatModel {
   readonly requests: ChatRequest[] = [];
+  /**
+   * Requests to summarize older turns (compaction), kept apart and answered
+   * with `summaryStep` so they neither take a scripted step nor shift
+   * `requests`.
+   */
+  readonly summaryRequests: ChatRequest[] = [];
+  summaryStep: ScriptStep = { text: 'So far: the earlier turns, summarized.' };
   aborted = 0;
   private readonly steps: ScriptStep[];
   private readonly waiters: Array<{ count: number; resolve: () => void }> = [];
@@ -71,6 +79,11 @@ export class ScriptedModel implements ChatModel {
   }
 
   async complete(request: ChatRequest, onDelta: (text: string) => void, observer?: StreamObserver): Promise<ChatResponse> {
+    const first = request.messages[0];
+    if (!request.tools && first?.role === 'user' && first.content.startsWith(SUMMARY_PROMPT_HEAD)) {
+      this.summaryRequests.push({ ...request, messages: structuredClone(request.messages) });
+      return this.play(this.summaryStep, request, onDelta, observer);
+    }
     this.requests.push({ ...request, messages: structuredClone(request.messages) });
     for (const waiter of this.waiters.filter((w) => this.requests.length >= w.count)) {
       this.waiters.splice(this.waiters.indexOf(waiter), 1);

@@ -85,6 +85,8 @@ function main(): number {
     const args = [
       mocha,
       '--no-config',
+      // A search or symbol thread left idle by a suite must not keep the run from ending.
+      '--exit',
       '--enable-source-maps',
       '--timeout', '20000',
       '--reporter', path.join(__dirname, 'summaryReporter.js'),

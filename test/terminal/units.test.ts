@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError, parseCommandLine } from '../../client/src/terminal/args';
 import { ConfigError, configFilePath, loadConfigFile, resolveSettings } from '../../client/src/terminal/config';
-import { LineWriter, TurnPrinter, colourWanted, createStyle, terminalRemedy, toolVerdict } from '../../client/src/terminal/render';
+import { LineWriter, TurnPrinter, colourWanted, createStyle, decisionLog, reviewChecklist, terminalRemedy, toolVerdict } from '../../client/src/terminal/render';
 import { editableToTask, taskToEditable } from '../../client/src/terminal/taskEdit';
 import { serverEntry } from '../../client/src/terminal/serverConnection';
 import type { DiscussionEvent } from '../../shared/protocol';
@@ -171,5 +171,66 @@ describe('repo-discuss building blocks', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  describe('the decision log and review printouts', () => {
+    const hostile = 'x\u001b[2J\u001b]0;pwned\u0007\u202e\nd9 Forged entry';
+    function printed(lines: ReturnType<typeof decisionLog>): string {
+      const captured = { out: '' };
+      const out = new LineWriter({ write: (text: string) => ((captured.out += text), true), isTTY: false } as unknown as NodeJS.WritableStream, createStyle(false));
+      for (const line of lines) out.line(line);
+      return captured.out;
+    }
+
+    it('/decisions prints the log grouped by kind, each entry with its id and cited places, and a hostile entry stays one inert line', () => {
+      const at = 0;
+      const text = printed(
+        decisionLog(
+          [
+            { id: 'd1', kind: 'constraint', text: 'Keep the public API', evidence: [{ path: 'src/api.ts', line: 4, hash: 'h' }], at, by: 'model' },
+            { id: 'd2', kind: 'question', text: hostile, evidence: [], at, by: 'model' },
+            { id: 'd3', kind: 'rejected', text: 'A global lock', evidence: [], at, by: 'user' },
+          ],
+          createStyle(false),
+        ),
+      );
+      const lines = text.trimEnd().split('\n');
+      assert.deepEqual(lines.slice(0, 4), ['  Constraints', '    d1 Keep the public API  src/api.ts:4', '  Rejected alternatives', '    d3 A global lock']);
+      assert.equal(lines[4], '  Open questions');
+      assert.equal(lines.length, 6, 'a line break in an entry must not start a forged entry');
+      assert.ok(!/[\u001b\u0007\u202e]/.test(text), 'a control character from the model reached the terminal');
+      assert.equal(printed(decisionLog([], createStyle(false))), '  No decisions recorded yet.\n');
+    });
+
+    it('/review prints each constraint as met, not met or cannot tell with its evidence, then the unrequested changes, all inert', () => {
+      const text = printed(
+        reviewChecklist(
+          {
+            intent: 'Add retries',
+            compared: 'changes since 1a2b3c4d5e (commits and the working tree)',
+            items: [
+              { constraint: 'Keep the API', status: 'met', evidence: ['src/api.ts:4'] },
+              { constraint: 'Log each retry', status: 'not met', evidence: ['src/http.ts:40'], note: 'No log call.' },
+              { constraint: hostile, status: 'cannot tell', evidence: [] },
+            ],
+            unrequested: [{ text: 'Renamed a helper', evidence: ['src/util.ts:9'] }],
+            at: 0,
+          },
+          createStyle(false),
+        ),
+      );
+      const lines = text.trimEnd().split('\n');
+      assert.deepEqual(lines.slice(0, 6), [
+        '  Review changes since 1a2b3c4d5e (commits and the working tree)',
+        '  ✓ met  Keep the API',
+        '      src/api.ts:4',
+        '  ✗ not met  Log each retry',
+        '      src/http.ts:40',
+        '      No log call.',
+      ]);
+      assert.match(lines[6], /^ {2}\? cannot tell {2}x.*Forged entry$/);
+      assert.deepEqual(lines.slice(7), ['  Not asked for', '    - Renamed a helper  src/util.ts:9']);
+      assert.ok(!/[\u001b\u0007\u202e]/.test(text), 'a control character from the model reached the terminal');
+    });
   });
 });

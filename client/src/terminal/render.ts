@@ -1,4 +1,4 @@
-import type { DiscussionEvent, DiscussionSummary, PreparedTask } from '../../../shared/protocol';
+import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, PreparedTask, Review, ReviewStatus } from '../../../shared/protocol';
 import { attachmentLabel } from '../../../shared/mentions';
 import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
@@ -270,6 +270,58 @@ export function taskCard(task: PreparedTask, style: Style): TerminalText[] {
     for (const constraint of task.constraints) lines.push(term`  ${style.dim('│')} - ${constraint}`);
   }
   return lines;
+}
+
+const DECISION_HEADINGS: Record<DecisionKind, string> = {
+  constraint: 'Constraints',
+  rejected: 'Rejected alternatives',
+  question: 'Open questions',
+  resolved: 'Resolved',
+};
+
+/** The decision log grouped by kind, each entry with its id and cited places; every string from the model made inert. */
+export function decisionLog(decisions: readonly Decision[], style: Style): TerminalText[] {
+  if (decisions.length === 0) return [term`  ${style.dim('No decisions recorded yet.')}`];
+  const lines: TerminalText[] = [];
+  for (const kind of ['constraint', 'rejected', 'question', 'resolved'] as const) {
+    const entries = decisions.filter((decision) => decision.kind === kind);
+    if (entries.length === 0) continue;
+    lines.push(term`  ${style.bold(DECISION_HEADINGS[kind])}`);
+    for (const entry of entries) {
+      const cited = entry.evidence.map((evidence) => (evidence.line ? `${evidence.path}:${evidence.line}` : evidence.path)).join(', ');
+      lines.push(term`    ${style.cyan(entry.id)} ${oneLine(entry.text)}${cited ? term`  ${style.dim(cited)}` : ''}`);
+    }
+  }
+  return lines;
+}
+
+const STATUS_MARKS: Record<ReviewStatus, (style: Style) => TerminalText> = {
+  met: (style) => style.green('✓ met'),
+  'not met': (style) => style.red('✗ not met'),
+  'cannot tell': (style) => style.yellow('? cannot tell'),
+};
+
+/** A review as a checklist: each constraint met, not met or cannot tell with its evidence, then what was not asked for. */
+export function reviewChecklist(review: Review, style: Style): TerminalText[] {
+  const lines = [term`  ${style.bold('Review')} ${style.dim(review.compared)}`];
+  for (const item of review.items) {
+    const mark = (STATUS_MARKS[item.status] ?? STATUS_MARKS['cannot tell'])(style);
+    lines.push(term`  ${mark}  ${oneLine(item.constraint)}`);
+    if (item.evidence.length) lines.push(term`      ${style.dim(item.evidence.join(', '))}`);
+    if (item.note) lines.push(term`      ${oneLine(item.note)}`);
+  }
+  if (review.unrequested.length) {
+    lines.push(term`  ${style.bold('Not asked for')}`);
+    for (const change of review.unrequested) {
+      lines.push(term`    - ${oneLine(change.text)}${change.evidence.length ? term`  ${style.dim(change.evidence.join(', '))}` : ''}`);
+    }
+  }
+  return lines;
+}
+
+/** Model text on one line: a line break in it could otherwise pose as another entry of the list. */
+function oneLine(text: string): string {
+  return text.replace(/\s*[\r\n\u2028\u2029]+\s*/g, ' ').trim();
 }
 
 export function discussionRow(row: DiscussionSummary, now: number, style: Style, note = ''): TerminalText {

@@ -3,7 +3,9 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import {
   DeleteRequest,
+  DecisionsRequest,
   ModelsRequest,
+  ReviewRequest,
   type DiscussionEvent,
   type PreparedTask,
   type StartRequest,
@@ -15,7 +17,7 @@ import { printFailure, type Context } from './context';
 import { ExitCode } from './exitCodes';
 import { exportedText, taskContextOf, writeOutputFile } from './outputFiles';
 import { TerminalText, term, type Printable } from './inertText';
-import { TurnPrinter, cut, discussionRow, taskCard } from './render';
+import { TurnPrinter, cut, decisionLog, discussionRow, reviewChecklist, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
 import { configuredEditor, editTask } from './taskEdit';
 import { SLASH_COMMANDS } from './slashCommands';
@@ -460,6 +462,10 @@ class Repl {
         return this.models();
       case '/export':
         return this.exportMarkdown(rest);
+      case '/decisions':
+        return this.decisions();
+      case '/review':
+        return this.review(rest);
       case '/new':
         return this.newDiscussion();
       case '/close':
@@ -662,6 +668,20 @@ class Repl {
       return;
     }
     for (const { id } of models) this.out.line(term`  ${id === this.current?.model ? this.style.bold(`${id}  (current)`) : id}`);
+  }
+
+  private async decisions(): Promise<void> {
+    const discussion = this.requireCurrent();
+    const { decisions } = await this.session!.request(DecisionsRequest.method, { discussionId: discussion.id });
+    for (const line of decisionLog(decisions, this.style)) this.out.line(line);
+  }
+
+  /** `base`: a commit, branch or tag to diff from instead of the hand-off's commit. */
+  private async review(base: string): Promise<void> {
+    const discussion = this.requireCurrent();
+    this.busy('reviewing the change against the task');
+    const { review } = await this.session!.request(ReviewRequest.method, base ? { discussionId: discussion.id, base } : { discussionId: discussion.id });
+    for (const line of reviewChecklist(review, this.style)) this.out.line(line);
   }
 
   private async exportMarkdown(file: string): Promise<void> {

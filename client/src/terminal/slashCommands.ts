@@ -6,6 +6,8 @@ export const SLASH_COMMANDS = `  /add PATH[:START-END]           attach a file (
   /model NAME                     continue this discussion with another model ("auto" clears)
   /models                         the models the endpoint offers
   /export [FILE]                  this discussion as Markdown, on stdout or into FILE
+  /decisions                      the decision log: constraints, rejected alternatives, open and resolved questions
+  /review [BASE]                  check what changed since the hand-off (or BASE) against the task
   /new                            start a new discussion of the same folder
   /close                          close this discussion (it stays saved) and quit
   /help                           these commands`;

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { replyTo, type Attachment, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
-import type { ClientDiscussion } from '../common/discussionHub';
+import { DeleteDecisionRequest, EditDecisionRequest, replyTo, type Attachment, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
+import type { ClientDiscussion, DiscussionHub } from '../common/discussionHub';
 import { makeNonce, renderPanelHtml } from '../panel/html';
 import { ActiveEditorReporter } from './activeEditor';
 import { errorText } from '../../../shared/errorText';
@@ -19,6 +19,8 @@ export interface ChatHost {
   /** Delivers the task to the configured target; resolves to what to tell the user. */
   handOff(discussion: ClientDiscussion, task: { intent: string; constraints: string[] }): Promise<string>;
   newDiscussion(): Promise<void>;
+  /** Requests the panel forwards as they are (the decision log's edits). */
+  readonly hub: Pick<DiscussionHub, 'request'>;
   log: vscode.LogOutputChannel;
 }
 
@@ -134,6 +136,17 @@ export class ChatController implements vscode.Disposable {
           break;
         case 'openFile':
           await this.openFile(message.path, message.line);
+          break;
+        case 'editDecision':
+          // The log on screen changes when the server's decision_recorded event arrives.
+          if (this.discussion && typeof message.id === 'string' && typeof message.text === 'string') {
+            await this.host.hub.request(EditDecisionRequest.method, { discussionId: this.discussion.id, id: message.id, text: message.text });
+          }
+          break;
+        case 'deleteDecision':
+          if (this.discussion && typeof message.id === 'string') {
+            await this.host.hub.request(DeleteDecisionRequest.method, { discussionId: this.discussion.id, id: message.id });
+          }
           break;
         default:
           break;

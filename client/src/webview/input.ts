@@ -6,6 +6,7 @@ import { CODE_ACTION_ATTRIBUTE } from './markdown';
 import { announce, type Panel } from './panel';
 import { scheduleSave } from './panelState';
 import { setPreparing } from './panelView';
+import { editedDecisionText, startEditingDecision } from './decisions';
 import { readTaskFromCard, renderTask } from './taskCard';
 import type { FixCommand } from './viewModel';
 
@@ -152,6 +153,23 @@ export function handleInput(panel: Panel): void {
       case 'hand-off':
         handOff(panel);
         return;
+      case 'edit-decision': {
+        const id = actionElement.dataset.id;
+        if (id) startEditingDecision(panel, id);
+        return;
+      }
+      case 'save-decision': {
+        const id = actionElement.dataset.id;
+        const text = id ? editedDecisionText(panel, id) : undefined;
+        // The log redraws from the server's decision_recorded event, not from here.
+        if (id && text !== undefined && text.trim()) vscode.postMessage({ type: 'editDecision', id, text });
+        return;
+      }
+      case 'delete-decision': {
+        const id = actionElement.dataset.id;
+        if (id) vscode.postMessage({ type: 'deleteDecision', id });
+        return;
+      }
     }
   });
 }

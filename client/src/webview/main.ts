@@ -50,6 +50,7 @@ const emptyState = element('div', { class: 'empty-state' }, [
   element('p', { class: 'empty-state-hint' }, ['When the change is clear, prepare a coding task and hand it off.']),
 ]);
 const taskRegion = element('div', { class: 'task-region' });
+const decisionsRegion = element('div', { class: 'decisions-region' });
 
 const composer = element('form', { class: 'composer', 'aria-label': 'Message composer' });
 const input = element('textarea', {
@@ -83,7 +84,7 @@ composer.append(
 );
 const announcer = element('div', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
 
-app.append(header, bannerRegion, conversation, taskRegion, composer, announcer);
+app.append(header, bannerRegion, conversation, decisionsRegion, taskRegion, composer, announcer);
 app.removeAttribute('aria-busy');
 
 const panel: Panel = {
@@ -97,6 +98,7 @@ const panel: Panel = {
   conversation,
   emptyState,
   taskRegion,
+  decisionsRegion,
   composer,
   input,
   attachmentBar,

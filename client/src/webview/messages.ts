@@ -7,6 +7,7 @@ import { announce, isNearBottom, scrollToBottom, type Panel, type TurnView } fro
 import { scheduleSave } from './panelState';
 import { renderControls, renderEverything, renderHeader, setPreparing } from './panelView';
 import { queueReply } from './replyStream';
+import { renderDecisions } from './decisions';
 import { renderTask } from './taskCard';
 import { addTurnView, renderTurnMeta, showReasoning } from './turnView';
 import type { Turn, ViewChange } from './viewModel';
@@ -108,6 +109,9 @@ export function applyChanges(panel: Panel, changes: ViewChange[]): void {
         renderTask(panel);
         renderControls(panel);
         if (model.state.task && !model.state.handingOff) announce(panel, 'Coding task ready to review');
+        break;
+      case 'decisions':
+        renderDecisions(panel);
         break;
       case 'banner':
         renderBanner(panel);

@@ -47,6 +47,8 @@ export interface Panel {
   readonly conversation: HTMLElement;
   readonly emptyState: HTMLElement;
   readonly taskRegion: HTMLElement;
+  /** The decision log and the latest review. */
+  readonly decisionsRegion: HTMLElement;
   readonly composer: HTMLElement;
   readonly input: HTMLTextAreaElement;
   /** The input's attachment chips. */

@@ -3,6 +3,7 @@ import { inertLine } from '../../../shared/printablePath';
 import { renderBanner } from './banner';
 import { icon } from './dom';
 import type { Panel } from './panel';
+import { renderDecisions } from './decisions';
 import { renderTask } from './taskCard';
 import { addTurnView, formatCount } from './turnView';
 import { discussionUsage } from './viewModel';
@@ -16,6 +17,7 @@ export function renderEverything(panel: Panel): void {
   for (const turn of model.state.turns) addTurnView(panel, turn);
   renderHeader(panel);
   renderBanner(panel);
+  renderDecisions(panel);
   renderTask(panel);
   renderControls(panel);
 }

@@ -1,5 +1,6 @@
 /** The prepared coding task's card: rendered from the model, and read back as the user edits it. */
-import type { PreparedTask } from '../../../shared/protocol';
+import type { ConstraintSource, PreparedTask } from '../../../shared/protocol';
+import { inertText, printablePath } from '../../../shared/printablePath';
 import { element, icon, iconButton } from './dom';
 import type { Panel } from './panel';
 
@@ -29,13 +30,22 @@ export function renderTask({ model, taskRegion }: Panel, focus?: TaskFocus): voi
       'aria-label': `Constraint ${index + 1}`,
     }) as HTMLTextAreaElement;
     field.value = text;
-    constraints.append(
-      element('li', { class: 'constraint' }, [
-        field,
-        iconButton('trash', `Remove constraint ${index + 1}`, { 'data-action': 'remove-constraint', 'data-index': String(index) }),
-      ]),
-    );
+    const item = element('li', { class: 'constraint' }, [
+      field,
+      iconButton('trash', `Remove constraint ${index + 1}`, { 'data-action': 'remove-constraint', 'data-index': String(index) }),
+    ]);
+    const stale = staleMark(sourceOf(task, text, index));
+    if (stale) item.append(stale);
+    constraints.append(item);
   });
+  const questions = task.openQuestions?.length
+    ? [
+        element('div', { class: 'task-questions' }, [
+          element('span', { class: 'task-label' }, ['Open questions']),
+          element('ul', { class: 'task-question-list' }, task.openQuestions.map((question) => element('li', {}, [inertText(question)]))),
+        ]),
+      ]
+    : [];
 
   const addButton = element('button', { type: 'button', class: 'button secondary', 'data-action': 'add-constraint' }, [
     icon('add'),
@@ -54,6 +64,7 @@ export function renderTask({ model, taskRegion }: Panel, focus?: TaskFocus): voi
       constraints,
       addButton,
     ]),
+    ...questions,
     element('div', { class: 'task-actions' }, [
       element('span', { class: 'task-hint' }, ['Nothing runs until you hand it off.']),
       element('button', { type: 'button', class: 'button primary', 'data-action': 'hand-off' }, [
@@ -85,4 +96,28 @@ export function readTaskFromCard({ model, taskRegion }: Panel): PreparedTask | n
   if (!intent) return model.state.task;
   const constraints = Array.from(taskRegion.querySelectorAll<HTMLTextAreaElement>('[data-task-field="constraint"]'), (field) => field.value);
   return { intent: intent.value, constraints };
+}
+
+/**
+ * The source of the constraint at `index`: the one in the same place when the
+ * text still matches, else one with the same text (the user removed or added
+ * a constraint before it). A reworded constraint no longer claims its source.
+ */
+function sourceOf(task: PreparedTask, text: string, index: number): ConstraintSource | undefined {
+  const sources = task.constraintSources;
+  if (!sources) return undefined;
+  if (sources[index]?.text === text) return sources[index];
+  return sources.find((source) => source.text === text);
+}
+
+/** Says that the code a constraint cites changed since it was agreed, with the changed places. */
+function staleMark(source: ConstraintSource | undefined): HTMLElement | undefined {
+  if (!source?.stale?.length) return undefined;
+  const places = source.stale.map((stale) => (stale.line ? `${printablePath(stale.path)}:${stale.line}` : printablePath(stale.path)));
+  const mark = element('div', { class: 'constraint-stale', role: 'note' }, [
+    icon('warning'),
+    element('span', {}, [`The code it cites changed since it was agreed: ${places.join(', ')}`]),
+  ]);
+  mark.title = source.stale.map((stale) => inertText(stale.diff)).join('\n');
+  return mark;
 }

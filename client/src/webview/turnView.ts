@@ -2,6 +2,7 @@
 import { inertLine, inertText } from '../../../shared/printablePath';
 import { sentAttachmentChips } from './attachmentChips';
 import { element, icon } from './dom';
+import { findRepoPaths, formatRepoPath } from './links';
 import { MarkdownStream } from './markdown';
 import type { Panel, TurnView } from './panel';
 import { applyStreamUpdate } from './replyStream';
@@ -74,7 +75,8 @@ export function renderTurnMeta(panel: Panel, view: TurnView): void {
   for (const chip of Array.from(view.tools.children)) {
     if (chip instanceof HTMLDetailsElement && chip.dataset.chipId) existing.set(chip.dataset.chipId, chip);
   }
-  const chips = turn.tools.map((chip) => renderToolChip(existing.get(String(chip.id)), chip, turn.complete));
+  const repoRoot = model.state.repo ?? undefined;
+  const chips = turn.tools.map((chip) => renderToolChip(existing.get(String(chip.id)), chip, turn.complete, repoRoot));
   view.tools.replaceChildren(...chips);
   view.tools.hidden = chips.length === 0;
 
@@ -119,7 +121,7 @@ export function formatCount(count: number): string {
   return count >= 10_000 ? `${Math.round(count / 1000)}k` : count >= 1000 ? `${(count / 1000).toFixed(1)}k` : String(count);
 }
 
-function renderToolChip(existing: HTMLDetailsElement | undefined, chip: ToolChip, turnComplete: boolean): HTMLDetailsElement {
+function renderToolChip(existing: HTMLDetailsElement | undefined, chip: ToolChip, turnComplete: boolean, repoRoot: string | undefined): HTMLDetailsElement {
   const details = existing ?? (element('details', { class: 'tool-chip', 'data-chip-id': String(chip.id) }) as HTMLDetailsElement);
   const state =
     chip.ok === null ? (turnComplete ? 'not-run' : 'running') : chip.ok ? 'ok' : chip.refused ? 'refused' : 'failed';
@@ -156,7 +158,7 @@ function renderToolChip(existing: HTMLDetailsElement | undefined, chip: ToolChip
     ...(params ? [element('span', { class: 'tool-params' }, [params])] : []),
   ]);
   const body = chip.preview
-    ? element('pre', { class: 'tool-preview' }, [inertText(chip.preview)])
+    ? element('pre', { class: 'tool-preview' }, linkedPaths(inertText(chip.preview), repoRoot))
     : element('p', { class: 'tool-preview is-empty' }, [chip.ok === null ? 'No result yet.' : 'No output.']);
   details.replaceChildren(summary, call, body);
   return details;
@@ -166,4 +168,25 @@ export function fixButton(fix: FixAction): HTMLElement {
   return element('button', { type: 'button', class: 'button secondary fix-button', 'data-action': 'run-command', 'data-command': fix.command }, [
     fix.label,
   ]);
+}
+
+/**
+ * Text with every `path:line` it cites as a link that opens the file at that
+ * line (the click is handled like the answer's links, in input.ts). The text
+ * is already inert; a link carries only the parsed path and line.
+ */
+function linkedPaths(text: string, repoRoot: string | undefined): Array<Node | string> {
+  const matches = findRepoPaths(text, { repoRoot });
+  if (matches.length === 0) return [text];
+  const pieces: Array<Node | string> = [];
+  let cursor = 0;
+  for (const match of matches) {
+    if (match.start > cursor) pieces.push(text.slice(cursor, match.start));
+    const attributes: Record<string, string> = { href: '#', class: 'path-link', 'data-path': match.path, title: formatRepoPath(match) };
+    if (match.line !== undefined) attributes['data-line'] = String(match.line);
+    pieces.push(element('a', attributes, [text.slice(match.start, match.end)]));
+    cursor = match.end;
+  }
+  if (cursor < text.length) pieces.push(text.slice(cursor));
+  return pieces;
 }

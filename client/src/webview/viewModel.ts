@@ -6,7 +6,7 @@
  * Each message is applied in time proportional to its own size: a delta
  * touches only the open turn, never the history before it.
  */
-import type { AttachmentOutcome, DiscussionEvent, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
+import type { AttachmentOutcome, Decision, DiscussionEvent, ExtensionToWebview, PreparedTask, Review, WebviewToExtension } from '../../../shared/protocol';
 import { inertLine, printablePath } from '../../../shared/printablePath';
 
 export type FixCommand = (WebviewToExtension & { type: 'runCommand' })['command'];
@@ -72,6 +72,10 @@ export interface ConversationState {
   banner: Banner | null;
   /** Why the panel lost its discussion, while it has none. */
   detached: string | null;
+  /** The current decision log, in the order recorded (edited entries keep their place). */
+  decisions: Decision[];
+  /** The latest review of an implementation against the hand-off. */
+  review: Review | null;
 }
 
 /** What changed, so the webview redraws only that. */
@@ -86,6 +90,8 @@ export type ViewChange =
   /** Tools, errors or completion of a turn. */
   | { kind: 'turnUpdated'; turnId: number }
   | { kind: 'task' }
+  /** The decision log or the review changed. */
+  | { kind: 'decisions' }
   | { kind: 'banner' }
   /** The panel dropped history it could not trust: ask the extension for all of it again. */
   | { kind: 'resync' };
@@ -219,7 +225,14 @@ export class ConversationModel {
 
   /** The user edited the task card. */
   editTask(task: PreparedTask): void {
-    this.current.task = copyTask(task);
+    // The card's fields carry only intent and constraints; where each
+    // constraint came from and the open questions stay with the task.
+    const previous = this.current.task;
+    this.current.task = copyTask({
+      ...task,
+      constraintSources: task.constraintSources ?? previous?.constraintSources,
+      openQuestions: task.openQuestions ?? previous?.openQuestions,
+    });
   }
 
   discardTask(): ViewChange[] {
@@ -357,8 +370,26 @@ export class ConversationModel {
         return;
       }
       case 'task_prepared':
-        this.current.task = { intent: event.intent, constraints: [...event.constraints] };
+        this.current.task = copyTask(event);
         changes.push({ kind: 'task' });
+        return;
+      case 'decision_recorded': {
+        const { decision } = event;
+        const log = this.current.decisions.filter((entry) => entry.id !== decision.replaces);
+        const at = log.findIndex((entry) => entry.id === decision.id);
+        if (at >= 0) log[at] = decision;
+        else log.push(decision);
+        this.current.decisions = log;
+        changes.push({ kind: 'decisions' });
+        return;
+      }
+      case 'decision_deleted':
+        this.current.decisions = this.current.decisions.filter((entry) => entry.id !== event.id);
+        changes.push({ kind: 'decisions' });
+        return;
+      case 'review':
+        this.current.review = event.review;
+        changes.push({ kind: 'decisions' });
         return;
       default:
         return;
@@ -464,11 +495,16 @@ function emptyState(): ConversationState {
     handingOff: false,
     banner: null,
     detached: null,
+    decisions: [],
+    review: null,
   };
 }
 
 function copyTask(task: PreparedTask): PreparedTask {
-  return { intent: task.intent, constraints: [...task.constraints] };
+  const copy: PreparedTask = { intent: task.intent, constraints: [...task.constraints] };
+  if (task.constraintSources) copy.constraintSources = task.constraintSources.map((source) => ({ ...source }));
+  if (task.openQuestions) copy.openQuestions = [...task.openQuestions];
+  return copy;
 }
 
 function fromSnapshot(snapshot: ConversationSnapshot): ConversationState {
@@ -486,6 +522,9 @@ function fromSnapshot(snapshot: ConversationSnapshot): ConversationState {
     handingOff: false,
     banner: snapshot.banner ?? null,
     detached: typeof snapshot.detached === 'string' ? snapshot.detached : null,
+    // Snapshots from before the decision log have neither; the replay does not resend them.
+    decisions: Array.isArray(snapshot.decisions) ? snapshot.decisions : [],
+    review: snapshot.review ?? null,
   };
 }
 

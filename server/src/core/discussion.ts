@@ -1,5 +1,5 @@
-import type { Decision, DiscussionEvent, Handoff, PreparedTask } from '../../../shared/protocol';
-import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
+import type { Decision, DiscussionEvent, Handoff, PreparedTask, Review } from '../../../shared/protocol';
+import type { ChatMessage, ChatModel, TokenUsage, ToolCall, ToolSpec } from '../model/types';
 import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
 import { DiscussError } from './errors';
@@ -8,6 +8,8 @@ import { MESSAGE_MAX_BYTES, TITLE_MAX_CHARS, TRANSCRIPT_MAX_TURNS } from './limi
 import { PREPARE_TASK_TOOL, RECORD_DECISION_TOOL, repoMapSection } from './prompt';
 import { DecisionLog, type Cite } from './decisions';
 import { distill } from './distill';
+import { reviewImplementation } from './review';
+import { boundaryAfterTurns, summarizeTurns, summarySection, type SummaryNote } from './compaction';
 import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, fitToBudget, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
 import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
@@ -44,6 +46,8 @@ export interface DiscussionSnapshot {
   /** The current decision log (absent in discussions saved before it existed). */
   decisions?: Decision[];
   nextDecisionId?: number;
+  /** The "so far" note requests carry instead of the oldest turns, once they no longer fit. */
+  summary?: SummaryNote;
 }
 
 export interface DiscussionInit {
@@ -95,6 +99,7 @@ export class Discussion {
   private preparedTask: PreparedTask | null;
   private handoffs: Handoff[];
   readonly decisions: DecisionLog;
+  private summary: SummaryNote | null;
   private turnCount: number;
   private updatedAt: number;
   private lastActive: number;
@@ -115,6 +120,8 @@ export class Discussion {
   private released = false;
   /** The running distillation, aborted by close and cancel like a turn. */
   private promoting: AbortController | null = null;
+  /** The running review, aborted by close and cancel like a turn. */
+  private reviewing: AbortController | null = null;
   /** Bumped by every send: a distillation that saw an older one is stale. */
   private generation = 0;
 
@@ -143,6 +150,7 @@ export class Discussion {
     this.preparedTask = saved?.preparedTask ?? null;
     this.handoffs = saved?.handoffs ? [...saved.handoffs] : [];
     this.decisions = new DecisionLog(saved);
+    this.summary = validSummary(saved?.summary, this.history.length);
     this.turnCount = saved?.turns ?? 0;
     this.stream = new EventStream({
       discussionId: this.id,
@@ -222,6 +230,7 @@ export class Discussion {
       nextSeq: this.stream.seqNext,
       seqCeiling: this.stream.reservedCeiling,
       ...this.decisions.state(),
+      ...(this.summary ? { summary: { ...this.summary } } : {}),
     };
   }
 
@@ -233,10 +242,15 @@ export class Discussion {
     // The map is built in the background: it joins from the first call after
     // it is ready. The decision log rides in the system message too, which no
     // trimming ever drops.
+    // The "so far" note stands in for the turns it covers, which the saved history still holds.
     const content =
-      this.systemPrompt + repoMapSection(this.repoMap?.(repoMapTokensFor(this.contextWindow()))) + handoffNote(this.handoffs) + this.decisions.promptSection();
+      this.systemPrompt +
+      repoMapSection(this.repoMap?.(repoMapTokensFor(this.contextWindow()))) +
+      handoffNote(this.handoffs) +
+      summarySection(this.summary) +
+      this.decisions.promptSection();
     if (this.systemMessage?.content !== content) this.systemMessage = { role: 'system', content };
-    return [this.systemMessage, ...this.history];
+    return [this.systemMessage, ...(this.summary ? this.history.slice(this.summary.upTo) : this.history)];
   }
 
   private systemMessage: { role: 'system'; content: string } | undefined;
@@ -417,6 +431,7 @@ export class Discussion {
     this.assertOpen();
     this.turn?.abort.abort();
     this.promoting?.abort();
+    this.reviewing?.abort();
   }
 
   /**
@@ -429,6 +444,7 @@ export class Discussion {
     const running = this.turn;
     running?.abort.abort();
     this.promoting?.abort();
+    this.reviewing?.abort();
     // A model call that ignores its abort must not hang the close: the turn
     // is latched out of every further step either way.
     const done = running ? Promise.race([running.done, delay(CLOSE_WAIT_MS)]) : Promise.resolve();
@@ -502,6 +518,59 @@ export class Discussion {
     return offered;
   }
 
+  /**
+   * Reviews what changed since the last hand-off against its task: one
+   * read-only model request over git_diff's text (from the hand-off's commit,
+   * or `base`, or the uncommitted changes when neither is known). Emits and
+   * saves a `review` event; never changes a file.
+   */
+  async review(base?: unknown, signal?: AbortSignal): Promise<Review> {
+    this.assertOpen();
+    if (base !== undefined && base !== null && (typeof base !== 'string' || base.trim() === '' || base.length > 200)) {
+      throw new DiscussError('InvalidParams', '"base" must be a commit hash, branch or tag (at most 200 characters).');
+    }
+    const handoff = this.handoffs[this.handoffs.length - 1];
+    if (!handoff) {
+      throw new DiscussError(
+        'InvalidParams',
+        'Nothing has been handed off in this discussion yet — prepare a coding task and hand it off, then review the implementation.',
+      );
+    }
+    if (this.turn || this.promoting || this.reviewing) {
+      throw new DiscussError('Busy', `Discussion ${this.id} is busy — wait for the reply (or the task, or the review) to finish, then review.`);
+    }
+    if (!this.toolbox.diffSince || this.toolbox.isDenied('git_diff')) {
+      throw new DiscussError('InvalidParams', 'The review needs git_diff, which this folder\'s policy denies (or the folder cannot run it).');
+    }
+    const from = typeof base === 'string' ? base.trim() : handoff.commit;
+    const abort = new AbortController();
+    signal?.addEventListener('abort', () => abort.abort(), { once: true });
+    this.reviewing = abort;
+    let review: Review;
+    try {
+      const diff = await this.toolbox.diffSince(from, abort.signal);
+      if (abort.signal.aborted) throw new DiscussError('InvalidParams', 'The review was cancelled — nothing was changed.');
+      if (!diff.ok) throw new DiscussError('InvalidParams', `The diff to review could not be taken: ${bound(diff.output, 400)}`);
+      review = await reviewImplementation(this.model, {
+        handoff,
+        diff: diff.output,
+        compared: bound(firstLine(diff.output).replace(/:.*$/, ''), 200),
+        ...(from ? { base: from } : {}),
+        model: this.effectiveModel ?? undefined,
+        now: this.clock.now(),
+        signal: abort.signal,
+        onUsage: (usage) => this.stream.emit({ type: 'usage', ...usage }),
+      });
+    } finally {
+      this.reviewing = null;
+    }
+    this.assertOpen();
+    this.stream.emit({ type: 'review', review });
+    this.touch();
+    this.changed();
+    return review;
+  }
+
   private setTask(task: PreparedTask): void {
     // Only the newest card is worth replaying.
     this.stream.drop((e) => e.type === 'task_prepared');
@@ -569,7 +638,7 @@ export class Discussion {
       },
       isClosed: () => this.closed,
       tools: () => this.tools(),
-      requestMessages: (tools) => this.requestMessages(tools),
+      requestMessages: (tools, signal) => this.requestMessages(tools, signal),
       runTool: (toolCall, signal) => this.runTool(toolCall, signal),
       saveProgress: () => this.changed(),
       finish: (answer) => {
@@ -585,28 +654,60 @@ export class Discussion {
   }
 
   /**
-   * The history as the next request carries it: trimmed to the model's
-   * context window (oldest tool results elided first, then the oldest turns;
-   * never the system prompt, the latest user message or this turn's tool
-   * exchange). The saved history keeps everything.
+   * The history as the next request carries it, fitted to the model's
+   * context window. When the oldest turns would have to go, they are
+   * summarized instead (one model request, at most COMPACTION_ROUNDS per
+   * call) into the "so far" note, kept with the discussion for later
+   * requests; only if summarizing fails are they left out. Oldest tool results
+   * are still stubbed first; the system prompt (the decision log in it), the
+   * latest user message and this turn's tool exchange are never touched. The
+   * saved history keeps everything.
    */
-  private requestMessages(tools: ToolSpec[]): ChatMessage[] {
-    const messages = this.modelMessages();
-    let latestUser = messages.length - 1;
-    while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
-    const contextTokens = this.contextWindow();
-    const fitted = fitToBudget(messages, {
-      contextTokens,
-      reserveForReply: reserveForReplyFor(contextTokens),
-      protectFrom: Math.max(1, latestUser),
-      tools,
-    });
-    if (fitted.elidedToolResults || fitted.droppedTurns) {
-      this.logger.info(
-        `discussion ${this.id}: fitted to ${contextTokens} tokens by eliding ${fitted.elidedToolResults} tool results and ${fitted.droppedTurns} turns`,
-      );
+  private async requestMessages(tools: ToolSpec[], signal: AbortSignal): Promise<{ messages: ChatMessage[]; usage?: TokenUsage }> {
+    let usage: TokenUsage | undefined;
+    for (let round = 0; ; round++) {
+      const contextTokens = this.contextWindow();
+      const messages = this.modelMessages();
+      let latestUser = messages.length - 1;
+      while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
+      const reserveForReply = reserveForReplyFor(contextTokens);
+      const fitted = fitToBudget(messages, { contextTokens, reserveForReply, protectFrom: Math.max(1, latestUser), tools });
+      const from = this.summary?.upTo ?? 0;
+      const upTo = fitted.droppedTurns ? boundaryAfterTurns(this.history, from, fitted.droppedTurns) : from;
+      if (upTo <= from || round >= COMPACTION_ROUNDS || signal.aborted || this.closed) {
+        if (fitted.elidedToolResults || fitted.droppedTurns) {
+          this.logger.info(
+            `discussion ${this.id}: fitted to ${contextTokens} tokens by eliding ${fitted.elidedToolResults} tool results and ${fitted.droppedTurns} turns`,
+          );
+        }
+        return { messages: fitted.messages, ...(usage ? { usage } : {}) };
+      }
+      const maxTokens = Math.max(64, Math.min(1_024, Math.floor(contextTokens / 8)));
+      try {
+        const summarized = await summarizeTurns(this.model, {
+          previous: this.summary,
+          turns: this.history.slice(from, upTo),
+          // One character per token at least: the summary request fits the window as well.
+          maxInputChars: Math.max(0, contextTokens - reserveForReply - maxTokens),
+          maxTokens,
+          model: this.effectiveModel ?? undefined,
+          signal,
+        });
+        if (summarized.usage) {
+          usage = {
+            promptTokens: (usage?.promptTokens ?? 0) + summarized.usage.promptTokens,
+            completionTokens: (usage?.completionTokens ?? 0) + summarized.usage.completionTokens,
+          };
+        }
+        if (this.closed || signal.aborted) return { messages: fitted.messages, ...(usage ? { usage } : {}) };
+        this.summary = { note: summarized.note, upTo };
+        this.logger.info(`discussion ${this.id}: summarized history up to message ${upTo} to fit ${contextTokens} tokens`);
+        this.changed();
+      } catch (err) {
+        this.logger.warn(`discussion ${this.id}: ${errorText(err)}; leaving the oldest turns out instead`);
+        return { messages: fitted.messages, ...(usage ? { usage } : {}) };
+      }
     }
-    return fitted.messages;
   }
 
   private runTool(toolCall: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string }> {
@@ -643,6 +744,16 @@ export class Discussion {
 
 function attachmentLabel(outcome: { path: string; shownStart?: number; shownEnd?: number }): string {
   return outcome.shownStart !== undefined ? `${outcome.path}:${outcome.shownStart}-${outcome.shownEnd}` : outcome.path;
+}
+
+/** Summaries one model call may ask for before falling back to leaving turns out. */
+const COMPACTION_ROUNDS = 2;
+
+/** A saved note that still fits the saved history (an edited or truncated file must not slice past it). */
+function validSummary(saved: SummaryNote | undefined, historyLength: number): SummaryNote | null {
+  if (!saved || typeof saved.note !== 'string' || typeof saved.upTo !== 'number') return null;
+  if (!Number.isInteger(saved.upTo) || saved.upTo < 1 || saved.upTo > historyLength) return null;
+  return { note: saved.note, upTo: saved.upTo };
 }
 
 /** How long a close waits for a running turn to unwind before letting go of it. */

@@ -10,6 +10,7 @@ import type {
   ListRequest,
   PreparedTask,
   PromoteRequest,
+  Review,
   StartRequest,
   Untrusted,
 } from '../../../shared/protocol';
@@ -203,6 +204,10 @@ export class DiscussionService {
 
   editDecision(discussionId: unknown, id: unknown, change: { text?: unknown; kind?: unknown }): Decision {
     return this.get(discussionId).editDecision(id, change);
+  }
+
+  async review(discussionId: unknown, base?: unknown): Promise<{ review: Review }> {
+    return { review: await this.get(discussionId).review(base) };
   }
 
   deleteDecision(discussionId: unknown, id: unknown): void {

@@ -1,4 +1,4 @@
-import type { ChatMessage, ChatModel, ToolCall, ToolSpec } from '../model/types';
+import type { ChatMessage, ChatModel, TokenUsage, ToolCall, ToolSpec } from '../model/types';
 import { ModelError } from '../model/types';
 import type { Logger } from './deps';
 import type { EventStream } from './eventStream';
@@ -30,8 +30,11 @@ export interface TurnHost {
   /** The discussion's close latch, checked before every model call. */
   isClosed(): boolean;
   tools(): ToolSpec[];
-  /** The history as the next request carries it, fitted to the context window. */
-  requestMessages(tools: ToolSpec[]): ChatMessage[];
+  /**
+   * The history as the next request carries it, fitted to the context
+   * window; `usage` is what summarizing older turns to fit it cost.
+   */
+  requestMessages(tools: ToolSpec[], signal: AbortSignal): Promise<{ messages: ChatMessage[]; usage?: TokenUsage }>;
   /** Runs one of the model's tool calls (refusing whatever is not a read tool). */
   runTool(toolCall: ToolCall, signal: AbortSignal): Promise<{ ok: boolean; output: string }>;
   /** A step of the turn completed: worth saving. */
@@ -71,9 +74,16 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
       if (turnText && !turnText.endsWith('\n')) show('\n\n');
       streamed = '';
       const tools = host.tools();
+      const request = await host.requestMessages(tools, signal);
+      if (request.usage) {
+        usage.promptTokens += request.usage.promptTokens;
+        usage.completionTokens += request.usage.completionTokens;
+        usage.reported = true;
+      }
+      if (host.isClosed() || signal.aborted) break;
       const response = await host.model.complete(
         {
-          messages: host.requestMessages(tools),
+          messages: request.messages,
           tools,
           model: host.effectiveModel ?? undefined,
           signal,

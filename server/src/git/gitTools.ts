@@ -212,6 +212,36 @@ export const gitDiff = guarded('git_diff', async (boundary, args, signal) => {
   return { ok: true, output: `Diff of ${what}: ${files} file(s), +${added} −${deleted}.\n\n${text}` };
 });
 
+/**
+ * What changed since `base` (a commit, e.g. the one recorded at a hand-off),
+ * committed and uncommitted alike (`git diff <base>` against the working
+ * tree); without `base`, the uncommitted changes against HEAD. For the
+ * review of an implementation, through the same bounded, filtered diff as
+ * git_diff.
+ */
+export const gitDiffSince = guarded('git_diff', async (boundary, args, signal) => {
+  const repoResult = await open(boundary, signal);
+  if (!repoResult.ok) return failed(repoResult.message);
+  const repo = repoResult.value;
+  let command: string[];
+  let what: string;
+  if (args.base !== undefined) {
+    const resolved = await resolveCommit(repo, args.base, 'base', signal);
+    if (!resolved.ok) return failed(resolved.message);
+    command = ['diff', resolved.value];
+    what = `changes since ${resolved.value.slice(0, 10)} (commits and the working tree)`;
+  } else {
+    const head = await headCommit(repo, signal);
+    command = ['diff', head ?? EMPTY_TREE];
+    what = 'uncommitted changes (working tree and staged) against HEAD';
+  }
+  const diff = await boundedDiff(boundary, repo, command, '.', signal);
+  if (!diff.ok) return failed(diff.message);
+  const { files, added, deleted, text } = diff.value;
+  if (files === 0 && diff.value.hidden.length === 0) return { ok: true, output: `No ${what}. (Untracked files are not part of git diffs.)` };
+  return { ok: true, output: `Diff of ${what}: ${files} file(s), +${added} −${deleted}.\n\n${text}` };
+});
+
 export const gitShow = guarded('git_show', async (boundary, args, signal) => {
   const repoResult = await open(boundary, signal);
   if (!repoResult.ok) return failed(repoResult.message);

@@ -16,8 +16,14 @@ export const FILE_LIST_LIMITS = Object.freeze({
   maxQuery: 40,
 });
 
-/** `**\/*` then each letter of the last segment as a case-free class, `*` between: a subsequence of the base name. */
-function narrowingGlob(query: string): string {
+/**
+ * The globs that narrow the walk to candidates: the query's last segment as a
+ * case-free subsequence of a base name, or of a directory name (then every
+ * file under it). The ranking matches the whole path, so a glob on the base
+ * name alone hid every file of a directory typed by name: `@billing` found
+ * nothing in src/billing/.
+ */
+export function narrowingGlobs(query: string): string[] {
   const lastSegment = query.split('/').pop() ?? '';
   const units: string[] = [];
   for (const char of lastSegment) {
@@ -25,7 +31,9 @@ function narrowingGlob(query: string): string {
     else if (/[0-9._-]/.test(char)) units.push(char);
     // Anything else could be glob syntax: left to the ranking instead.
   }
-  return units.length === 0 ? '**' : `**/*${units.join('*')}*`;
+  if (units.length === 0) return ['**'];
+  const subsequence = `*${units.join('*')}*`;
+  return [`**/${subsequence}`, `**/${subsequence}/**`];
 }
 
 /**
@@ -56,14 +64,17 @@ export function fuzzyScore(path: string, query: string): number {
 
 export async function listFiles(boundary: ReadBoundary, rawQuery: string, engine: SearchEngine, signal?: AbortSignal): Promise<string[]> {
   const query = rawQuery.trim().replace(/\\/g, '/').slice(0, FILE_LIST_LIMITS.maxQuery);
-  const outcome = await engine.run(
-    { kind: 'find', root: boundary.root, denyRead: boundary.denyRules.policyGlobs, scope: { relativePath: '.', realPath: boundary.root, kind: 'directory' }, pattern: narrowingGlob(query) },
-    signal,
-  );
-  if (!outcome.ok || outcome.result.kind !== 'find') return [];
-  return outcome.result.results
-    .filter((file) => !file.denied)
-    .map((file) => ({ path: file.relativePath, score: fuzzyScore(file.relativePath, query) }))
+  const found = new Set<string>();
+  for (const pattern of narrowingGlobs(query)) {
+    const outcome = await engine.run(
+      { kind: 'find', root: boundary.root, denyRead: boundary.denyRules.policyGlobs, scope: { relativePath: '.', realPath: boundary.root, kind: 'directory' }, pattern },
+      signal,
+    );
+    if (!outcome.ok || outcome.result.kind !== 'find') continue;
+    for (const file of outcome.result.results) if (!file.denied) found.add(file.relativePath);
+  }
+  return [...found]
+    .map((file) => ({ path: file, score: fuzzyScore(file, query) }))
     .filter((file) => file.score >= 0)
     .sort((a, b) => b.score - a.score || a.path.localeCompare(b.path))
     .slice(0, FILE_LIST_LIMITS.maxResults)

@@ -11,7 +11,7 @@ import { readAttachments, type ReadAttachment } from './attachments';
 import { listFiles } from './fileList';
 import type { Attachment } from '../../../shared/protocol';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
-import { GIT_TOOLS, headCommitOf } from '../git/gitTools';
+import { GIT_TOOLS, gitDiffSince, headCommitOf } from '../git/gitTools';
 import type { IdeQueries } from '../symbols/ideSource';
 import { SYMBOL_TOOLS } from '../symbols/symbolTools';
 
@@ -248,6 +248,10 @@ class ReadOnlyToolbox implements Toolbox {
 
   headCommit(signal?: AbortSignal): Promise<string | undefined> {
     return headCommitOf(this.boundary, signal).catch(() => undefined);
+  }
+
+  diffSince(base: string | undefined, signal?: AbortSignal): Promise<ToolOutcome> {
+    return gitDiffSince(this.boundary, base === undefined ? {} : { base }, signal);
   }
 
   attach(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]> {

@@ -40,6 +40,8 @@ export interface Toolbox {
   cite?(path: string, line: number | undefined, signal?: AbortSignal): Promise<Citation>;
   /** HEAD of the repository the folder is in, when it is one. */
   headCommit?(signal?: AbortSignal): Promise<string | undefined>;
+  /** What changed since `base` (working tree included), or the uncommitted changes without it: git_diff's bounded, filtered text. Never throws. */
+  diffSince?(base: string | undefined, signal?: AbortSignal): Promise<ToolOutcome>;
   /** Reads a message's attachments through the read boundary (see attachments.ts). Never throws. */
   attach?(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]>;
   /** Folder files matching `query` for `@` completion, best first, none denied (see fileList.ts). Never throws. */

@@ -308,6 +308,25 @@ describe('the chat panel script', function () {
     assert.match(chip.querySelector('.tool-params')?.textContent ?? '', /symbol: "?createServer/);
   });
 
+  it("links every path:line a tool result cites, opening the file at that line", async () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({
+      type: 'events',
+      events: numbered([
+        { type: 'user_message', text: 'Who calls createThing?' },
+        { type: 'tool_call', tool: 'find_references', paramsPreview: JSON.stringify({ symbol: 'createThing' }) },
+        { type: 'tool_result', tool: 'find_references', ok: true, preview: '2 reference(s) to "createThing" in 2 file(s):\n\nsrc/a.ts:12: createThing()\nlib/b.ts:3: createThing()' },
+        { type: 'turn_complete' },
+      ]),
+    });
+    await panel.nextFrame();
+    const links = Array.from(panel.document.querySelectorAll<HTMLAnchorElement>('details.tool-chip .tool-preview a.path-link'));
+    assert.deepEqual(links.map((link) => [link.dataset.path, link.dataset.line]), [['src/a.ts', '12'], ['lib/b.ts', '3']]);
+    click(panel, links[0]);
+    assert.deepEqual(panel.posted.at(-1), { type: 'openFile', path: 'src/a.ts', line: 12 });
+  });
+
   it('shows a tool chip for a hostile file name escaped and inert: no bidi or control character reaches its text or title, and nothing in it is markup', async () => {
     const hostile = 'invoice\u202efdp.ts\nauth.ts:12: <img src=x onerror=alert(1)>\u001b[31m';
     panel = openPanel();
@@ -332,6 +351,161 @@ describe('the chat panel script', function () {
     assert.equal(chip.querySelector('.tool-name')?.textContent, 'read_file\\u202e');
     assert.equal(chip.querySelector('.tool-preview')?.textContent?.split('\n').length, 2, 'the preview keeps its one real line break');
     assert.equal(chip.querySelector('img'), null);
-    assert.equal(chip.querySelectorAll('*').length, chip.querySelectorAll('summary, span, pre').length, 'only the chip\'s own elements');
+    assert.equal(chip.querySelectorAll('*').length, chip.querySelectorAll('summary, span, pre, a.path-link').length, 'only the chip\'s own elements');
+  });
+
+  describe('the decision log and review', () => {
+    const decision = (id: string, kind: 'constraint' | 'rejected' | 'question' | 'resolved', text: string, extra: Record<string, unknown> = {}) => ({
+      type: 'decision_recorded' as const,
+      decision: { id, kind, text, evidence: [], at: 1_700_000_000_000, by: 'model' as const, ...extra },
+    });
+
+    it('shows the log from decision events, grouped by kind, with an edit replacing its entry, a superseding entry the one it replaces, and a deletion removing one; a reload keeps it', () => {
+      panel = openPanel();
+      panel.receive(ATTACHED);
+      panel.receive({
+        type: 'events',
+        events: numbered([
+          decision('d1', 'constraint', 'Keep the public API', { evidence: [{ path: 'src/api.ts', line: 4, hash: 'h' }] }),
+          decision('d2', 'rejected', 'A global lock'),
+          decision('d3', 'question', 'Retry on 429?'),
+          decision('d4', 'resolved', 'Use exponential backoff'),
+          decision('d1', 'constraint', 'Keep the public API unchanged', { evidence: [{ path: 'src/api.ts', line: 4, hash: 'h' }] }),
+          decision('d5', 'resolved', 'Retry on 429: yes', { replaces: 'd3' }),
+          { type: 'decision_deleted', id: 'd2' },
+        ]),
+      });
+      const readLog = (doc: Document) =>
+        Array.from(doc.querySelectorAll('details.decisions .decision-group'), (group) => [
+          group.querySelector('h3')?.textContent,
+          Array.from(group.querySelectorAll('.decision-text'), (text) => text.textContent),
+        ]);
+      const expected = [
+        ['Constraints', ['Keep the public API unchanged']],
+        ['Resolved', ['Use exponential backoff', 'Retry on 429: yes']],
+      ];
+      assert.deepEqual(readLog(panel.document), expected);
+      assert.equal(panel.document.querySelector('details.decisions summary')?.textContent, 'Decisions (3)');
+      assert.equal(panel.document.querySelector('[data-decision-id="d1"] .decision-evidence')?.textContent, 'src/api.ts:4');
+
+      const saved = panel.savedState();
+      panel.close();
+      panel = openPanel(saved);
+      assert.deepEqual(readLog(panel.document), expected);
+    });
+
+    it('marks a constraint whose cited code changed since it was agreed, and lists the open questions on the task card', () => {
+      panel = openPanel();
+      panel.receive(ATTACHED);
+      panel.receive({
+        type: 'events',
+        events: numbered([
+          { type: 'user_message', text: 'Plan it' },
+          { type: 'turn_complete' },
+          {
+            type: 'task_prepared',
+            intent: 'Add retries',
+            constraints: ['Keep the API', 'Log each retry'],
+            constraintSources: [
+              { text: 'Keep the API', source: 'decision', decisionId: 'd1', evidence: ['src/api.ts:4'], stale: [{ path: 'src/api.ts', line: 4, diff: '-export function get()\n+export function fetch()' }] },
+              { text: 'Log each retry', source: 'distilled' },
+            ],
+            openQuestions: ['Retry on 429?'],
+          },
+        ]),
+      });
+      const items = panel.document.querySelectorAll('.task-card .constraint');
+      assert.match(items[0].querySelector('.constraint-stale')?.textContent ?? '', /the code it cites changed since it was agreed: src\/api\.ts:4/i);
+      assert.equal(items[1].querySelector('.constraint-stale'), null, 'a constraint with unchanged evidence carries no mark');
+      assert.deepEqual(Array.from(panel.document.querySelectorAll('.task-card .task-question-list li'), (li) => li.textContent), ['Retry on 429?']);
+
+      // Removing the first constraint must not move its mark onto the next one.
+      click(panel, items[0].querySelector('[data-action="remove-constraint"]'));
+      const remaining = panel.document.querySelectorAll('.task-card .constraint');
+      assert.equal(remaining.length, 1);
+      assert.equal(remaining[0].querySelector('.constraint-stale'), null);
+    });
+
+    it('shows the review checklist: each constraint met, not met or cannot tell with its evidence, and the unrequested changes', () => {
+      panel = openPanel();
+      panel.receive(ATTACHED);
+      panel.receive({
+        type: 'events',
+        events: numbered([
+          {
+            type: 'review',
+            review: {
+              intent: 'Add retries',
+              compared: 'changes since 1a2b3c4d5e (commits and the working tree)',
+              items: [
+                { constraint: 'Keep the API', status: 'met', evidence: ['src/api.ts:4'] },
+                { constraint: 'Log each retry', status: 'not met', evidence: ['src/http.ts:40'], note: 'No log call in the loop.' },
+                { constraint: 'No new dependency', status: 'cannot tell', evidence: [] },
+              ],
+              unrequested: [{ text: 'Renamed a helper', evidence: ['src/util.ts:9'] }],
+              at: 1_700_000_000_000,
+            },
+          },
+        ]),
+      });
+      const review = panel.document.querySelector('.review')!;
+      assert.equal(review.querySelector('.review-compared')?.textContent, 'changes since 1a2b3c4d5e (commits and the working tree)');
+      assert.deepEqual(
+        Array.from(review.querySelectorAll('.review-item'), (item) => [
+          item.querySelector('.review-status')?.textContent,
+          item.querySelector('.review-constraint')?.textContent,
+          item.querySelector('.review-evidence')?.textContent ?? null,
+        ]),
+        [
+          ['Met', 'Keep the API', 'src/api.ts:4'],
+          ['Not met', 'Log each retry', 'src/http.ts:40'],
+          ['Cannot tell', 'No new dependency', null],
+        ],
+      );
+      assert.equal(review.querySelector('.review-note')?.textContent, 'No log call in the loop.');
+      assert.equal(review.querySelector('.review-unrequested li')?.textContent, 'Renamed a helpersrc/util.ts:9');
+    });
+
+    it('shows hostile decision and review text inert: no markup, and no bidi or control character reaches the page', () => {
+      const hostile = 'ok\u202e <img src=x onerror=alert(1)>\u001b[31m<script>x()</script>';
+      panel = openPanel();
+      panel.receive(ATTACHED);
+      panel.receive({
+        type: 'events',
+        events: numbered([
+          decision('d1', 'constraint', hostile, { evidence: [{ path: `a\u202eb.ts`, line: 1, hash: 'h' }] }),
+          {
+            type: 'review',
+            review: {
+              intent: hostile,
+              compared: hostile,
+              items: [{ constraint: hostile, status: 'met', evidence: [hostile], note: hostile }],
+              unrequested: [{ text: hostile, evidence: [hostile] }],
+              at: 0,
+            },
+          },
+        ]),
+      });
+      const region = panel.document.querySelector('.decisions-region')!;
+      assert.equal(region.querySelector('img, script'), null);
+      const unsafe = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+      assert.doesNotMatch(region.textContent ?? '', unsafe);
+      assert.match(region.querySelector('.decision-text')?.textContent ?? '', /<img src=x onerror=alert\(1\)>/, 'shown as text');
+    });
+
+    it('posts deleteDecision for the entry whose delete button is clicked, and editDecision with the new text on Save', () => {
+      panel = openPanel();
+      panel.receive(ATTACHED);
+      panel.receive({ type: 'events', events: numbered([decision('d1', 'constraint', 'Keep the API'), decision('d2', 'rejected', 'A global lock')]) });
+      panel.posted.length = 0;
+      click(panel, panel.document.querySelector('[data-decision-id="d2"] [data-action="delete-decision"]'));
+      assert.deepEqual(panel.posted, [{ type: 'deleteDecision', id: 'd2' }]);
+
+      click(panel, panel.document.querySelector('[data-decision-id="d1"] [data-action="edit-decision"]'));
+      const field = panel.document.querySelector<HTMLTextAreaElement>('[data-decision-id="d1"] textarea')!;
+      field.value = 'Keep the API stable';
+      click(panel, panel.document.querySelector('[data-decision-id="d1"] [data-action="save-decision"]'));
+      assert.deepEqual(panel.posted.slice(1), [{ type: 'editDecision', id: 'd1', text: 'Keep the API stable' }]);
+    });
   });
 });
