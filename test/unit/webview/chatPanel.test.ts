@@ -1,74 +1,11 @@
 import assert from 'node:assert/strict';
-import * as path from 'node:path';
-import { build } from 'esbuild';
-import { JSDOM } from 'jsdom';
-import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview, WebviewToExtension } from '../../../shared/protocol';
+import type { DiscussionEventBody, ExtensionToWebview, WebviewToExtension } from '../../../shared/protocol';
+import { ATTACHED, buildWebviewBundle, click, numbered, openPanel, press, type Panel } from '../../support/webviewPanel';
 
 /**
  * The webview script itself (main.ts, bundled as the build does) in jsdom,
  * with a fake VS Code API: what it posts, what it saves, what it shows.
  */
-
-const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
-let bundle = '';
-
-interface Panel {
-  window: JSDOM['window'];
-  document: Document;
-  posted: Array<Record<string, unknown>>;
-  copied: string[];
-  receive(message: ExtensionToWebview): void;
-  /** Resolves after the panel's own pending animation frame has run. */
-  nextFrame(): Promise<void>;
-  /** What the panel would get back from getState after a reload. */
-  savedState(): unknown;
-  close(): void;
-}
-
-function openPanel(savedState?: unknown): Panel {
-  const dom = new JSDOM('<!DOCTYPE html><html><body><div id="app"></div></body></html>', {
-    runScripts: 'outside-only',
-    pretendToBeVisual: true,
-    url: 'https://webview.test/index.html',
-  });
-  const { window } = dom;
-  const posted: Array<Record<string, unknown>> = [];
-  const copied: string[] = [];
-  let state = savedState;
-  Object.assign(window, {
-    acquireVsCodeApi: () => ({
-      // Cloned as postMessage does, which also brings it into this realm for deepEqual.
-      postMessage: (message: Record<string, unknown>) => posted.push(JSON.parse(JSON.stringify(message))),
-      getState: () => state,
-      setState: (next: unknown) => {
-        state = JSON.parse(JSON.stringify(next));
-      },
-    }),
-  });
-  Object.defineProperty(window.navigator, 'clipboard', {
-    value: { writeText: async (text: string) => void copied.push(text) },
-  });
-  window.eval(bundle);
-  return {
-    window,
-    document: window.document,
-    posted,
-    copied,
-    receive: (message) => window.dispatchEvent(new window.MessageEvent('message', { data: message })),
-    nextFrame: () => new Promise((resolve) => window.requestAnimationFrame(() => resolve())),
-    savedState: () => {
-      window.dispatchEvent(new window.Event('pagehide'));
-      return state;
-    },
-    close: () => window.close(),
-  };
-}
-
-function numbered(bodies: DiscussionEventBody[], firstSeq = 0): DiscussionEvent[] {
-  return bodies.map((body, i) => ({ discussionId: 'disc-1', seq: firstSeq + i, ts: 1_700_000_000_000, ...body }) as DiscussionEvent);
-}
-
-const ATTACHED: ExtensionToWebview = { type: 'attached', discussionId: 'disc-1', repo: '/work/repo', model: 'model-a', reset: true };
 
 const ONE_TURN: DiscussionEventBody[] = [
   { type: 'user_message', text: 'Where is the retry logic?' },
@@ -80,36 +17,11 @@ const ONE_TURN: DiscussionEventBody[] = [
   { type: 'assistant_delta', text: '```ts\nretry(3);\n```\n\nSee [the docs](https://example.com/retry).' },
 ];
 
-function press(panel: Panel, target: Element, key: string, init: Record<string, unknown> = {}): KeyboardEvent {
-  const event = new panel.window.KeyboardEvent('keydown', { key, bubbles: true, cancelable: true, ...init });
-  target.dispatchEvent(event);
-  return event;
-}
-
-function click(panel: Panel, target: Element | null): MouseEvent {
-  assert.ok(target, 'nothing to click');
-  const event = new panel.window.MouseEvent('click', { bubbles: true, cancelable: true });
-  target.dispatchEvent(event);
-  return event;
-}
-
 describe('the chat panel script', function () {
   this.timeout(20_000);
   let panel: Panel | undefined;
 
-  before(async () => {
-    const result = await build({
-      absWorkingDir: ROOT,
-      entryPoints: [path.join(ROOT, 'client', 'src', 'webview', 'main.ts')],
-      tsconfig: path.join(ROOT, 'client', 'src', 'webview', 'tsconfig.json'),
-      bundle: true,
-      format: 'iife',
-      platform: 'browser',
-      write: false,
-      logLevel: 'silent',
-    });
-    bundle = result.outputFiles[0].text;
-  });
+  before(buildWebviewBundle);
 
   afterEach(() => panel?.close());
 

@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
-import * as path from 'node:path';
-import { build } from 'esbuild';
-import { JSDOM } from 'jsdom';
-import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview } from '../../../shared/protocol';
+import { ATTACHED, buildWebviewBundle, click, numbered, openPanel, press, type Panel } from '../../support/webviewPanel';
 
 /**
  * The composer of the real webview bundle in jsdom: attachment chips (sent
@@ -10,61 +7,6 @@ import type { DiscussionEvent, DiscussionEventBody, ExtensionToWebview } from '.
  * and focus.
  */
 
-const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
-let bundle = '';
-
-interface Panel {
-  window: JSDOM['window'];
-  document: Document;
-  input: HTMLTextAreaElement;
-  posted: Array<Record<string, unknown>>;
-  receive(message: ExtensionToWebview): void;
-  close(): void;
-}
-
-function openPanel(): Panel {
-  const dom = new JSDOM('<!DOCTYPE html><html><body><div id="app"></div></body></html>', {
-    runScripts: 'outside-only',
-    pretendToBeVisual: true,
-    url: 'https://webview.test/index.html',
-  });
-  const { window } = dom;
-  const posted: Array<Record<string, unknown>> = [];
-  let state: unknown;
-  Object.assign(window, {
-    acquireVsCodeApi: () => ({
-      postMessage: (message: Record<string, unknown>) => posted.push(JSON.parse(JSON.stringify(message))),
-      getState: () => state,
-      setState: (next: unknown) => (state = next),
-    }),
-  });
-  window.eval(bundle);
-  return {
-    window,
-    document: window.document,
-    input: window.document.querySelector('#message-input') as HTMLTextAreaElement,
-    posted,
-    receive: (message) => window.dispatchEvent(new window.MessageEvent('message', { data: message })),
-    close: () => window.close(),
-  };
-}
-
-function numbered(bodies: DiscussionEventBody[], firstSeq = 0): DiscussionEvent[] {
-  return bodies.map((body, i) => ({ discussionId: 'disc-1', seq: firstSeq + i, ts: 1_700_000_000_000, ...body }) as DiscussionEvent);
-}
-
-const ATTACHED: ExtensionToWebview = { type: 'attached', discussionId: 'disc-1', repo: '/work/repo', model: 'model-a', reset: true };
-
-function press(panel: Panel, target: Element, key: string): KeyboardEvent {
-  const event = new panel.window.KeyboardEvent('keydown', { key, bubbles: true, cancelable: true });
-  target.dispatchEvent(event);
-  return event;
-}
-
-function click(panel: Panel, target: Element | null): void {
-  assert.ok(target, 'nothing to click');
-  target.dispatchEvent(new panel.window.MouseEvent('click', { bubbles: true, cancelable: true }));
-}
 
 function type(panel: Panel, text: string): void {
   panel.input.value = text;
@@ -84,19 +26,7 @@ describe('the chat panel composer', function () {
   this.timeout(20_000);
   let panel: Panel | undefined;
 
-  before(async () => {
-    const result = await build({
-      absWorkingDir: ROOT,
-      entryPoints: [path.join(ROOT, 'client', 'src', 'webview', 'main.ts')],
-      tsconfig: path.join(ROOT, 'client', 'src', 'webview', 'tsconfig.json'),
-      bundle: true,
-      format: 'iife',
-      platform: 'browser',
-      write: false,
-      logLevel: 'silent',
-    });
-    bundle = result.outputFiles[0].text;
-  });
+  before(buildWebviewBundle);
 
   afterEach(() => panel?.close());
 
