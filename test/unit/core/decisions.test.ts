@@ -1,28 +1,13 @@
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { hashOf } from '../../../server/src/core/decisions';
 import type { ChatMessage } from '../../../server/src/model/types';
 import { EventLog, harness, type Harness } from '../../support/coreHarness';
 import type { ScriptStep } from '../../support/scriptedModel';
+import { testGit } from '../../support/testGit';
 
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Ada',
-      GIT_AUTHOR_EMAIL: 'ada@example.com',
-      GIT_COMMITTER_NAME: 'Ada',
-      GIT_COMMITTER_EMAIL: 'ada@example.com',
-    },
-  });
-}
+const git = testGit;
 
 function record(args: Record<string, unknown>): ScriptStep {
   return { text: '', toolCalls: [{ name: 'record_decision', arguments: JSON.stringify(args) }] };

@@ -1,5 +1,4 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,30 +8,13 @@ import type { ToolOutcome } from '../../../server/src/read/types';
 import { gitBlame, gitDiff, gitLog, gitShow, GIT_TOOLS } from '../../../server/src/git/gitTools';
 import { headerPath, unquoteGitPath } from '../../../server/src/git/diffFilter';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
+import { testGit } from '../../support/testGit';
 
 /** The name with a bidi override and a newline: it must come back quoted, never raw. */
 const HOSTILE_NAME = 'docs/evil\u202etxt.exe\nfake.md';
 const POLICY_MARKER = 'POLICY-DENIED-5be0';
 
-/** The test's own git, with the user's config kept out so the fixture is the same everywhere. */
-function git(cwd: string, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Ada',
-      GIT_AUTHOR_EMAIL: 'ada@example.com',
-      GIT_COMMITTER_NAME: 'Ada',
-      GIT_COMMITTER_EMAIL: 'ada@example.com',
-      GIT_AUTHOR_DATE: '2024-03-01T10:00:00Z',
-      GIT_COMMITTER_DATE: '2024-03-01T10:00:00Z',
-    },
-  });
-}
+const git = testGit;
 
 function commitAll(repo: string, message: string): void {
   git(repo, 'add', '-A');
