@@ -1,7 +1,7 @@
 import { ErrorCodes, ResponseError, type Connection } from 'vscode-languageserver';
-import type { DiscussMethod, ParamsOf, ResultOf, Untrusted } from '../../shared/protocol';
+import type { DiscussErrorData, DiscussMethod, ParamsOf, ResultOf, Untrusted } from '../../shared/protocol';
 import { DiscussError } from './core/errors';
-import { errorText } from '../../shared/errorText';
+import { errorClause } from '../../shared/errorText';
 
 /**
  * Binds one protocol request to `handler`, typed by the protocol's request
@@ -20,7 +20,7 @@ export function bindRequest<M extends DiscussMethod>(
 }
 
 /** Runs a handler, turning a refusal into a JSON-RPC error a person can act on. */
-export async function answer<T>(run: () => T | Promise<T>): Promise<T | ResponseError<void>> {
+export async function answer<T>(run: () => T | Promise<T>): Promise<T | ResponseError<DiscussErrorData | undefined>> {
   try {
     return await run();
   } catch (err) {
@@ -28,8 +28,7 @@ export async function answer<T>(run: () => T | Promise<T>): Promise<T | Response
   }
 }
 
-export function asResponseError(err: unknown): ResponseError<void> {
-  if (err instanceof DiscussError) return new ResponseError(err.code, err.message);
-  const message = errorText(err);
-  return new ResponseError(ErrorCodes.InternalError, `The server failed: ${message}. See the server log for details.`);
+export function asResponseError(err: unknown): ResponseError<DiscussErrorData | undefined> {
+  if (err instanceof DiscussError) return new ResponseError(err.code, err.message, err.remedy ? { remedy: err.remedy } : undefined);
+  return new ResponseError(ErrorCodes.InternalError, `The server failed: ${errorClause(err)}. See the server log for details.`, undefined);
 }

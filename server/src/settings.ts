@@ -31,7 +31,7 @@ export class ServerSettings {
   initialize(options: InitializationOptions): void {
     const invalid = invalidSettings(options);
     if (invalid) throw new DiscussError('InvalidParams', `initializationOptions: ${invalid}`);
-    this.model = mergeModel(this.model, options.model);
+    this.model = { ...mergeModel(this.model, options.model), audience: options.client === 'terminal' ? 'terminal' : undefined };
     this.contextTokens = positiveInt(options.model?.contextTokens) ?? this.contextTokens;
     this.denyRead = stringArray(options.denyRead);
   }

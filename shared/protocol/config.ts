@@ -1,3 +1,5 @@
+import type { ClientKind } from './errors';
+
 /** Where a model lives and which one to use. */
 export interface ModelConfig {
   baseUrl?: string;
@@ -33,4 +35,10 @@ export interface InitializationOptions {
    * VS Code extension does); model ids starting with `vscode-lm:` then work.
    */
   languageModels?: boolean;
+  /**
+   * Who reads the messages. A terminal client words remedies itself (from an
+   * error's `remedy`), so the server leaves out the VS Code commands it would
+   * otherwise name; absent means VS Code.
+   */
+  client?: ClientKind;
 }

@@ -2,6 +2,7 @@ import type { PreparedTask } from './task';
 import type { Decision } from './decisions';
 import type { AttachmentOutcome } from './attachments';
 import type { Review } from './review';
+import type { RemedyCode } from './errors';
 
 /** Fields every event carries. */
 export interface EventBase {
@@ -21,7 +22,8 @@ export type DiscussionEventBody =
   | { type: 'tool_result'; tool: string; ok: boolean; preview: string }
   | ({ type: 'task_prepared' } & PreparedTask)
   | { type: 'turn_complete' }
-  | { type: 'error'; message: string }
+  /** `remedy`: what fixes it, for the client to word (see RemedyCode); the message says what went wrong. */
+  | { type: 'error'; message: string; remedy?: RemedyCode }
   /** The model's reasoning, streamed; shown collapsed and never part of the answer. */
   | { type: 'reasoning_delta'; text: string }
   /** Tokens one turn used, when the endpoint reports them. */

@@ -186,7 +186,7 @@ describe('repo-discuss commands', function () {
       const written = await run(['promote', id.slice(0, 12), '--output', taskFile, '--handoff']);
       assert.equal(written.code, 0, written.stderr);
       assert.match(written.stdout, /^Greet the user by name\.\n\nRepository: /);
-      assert.match(fs.readFileSync(taskFile, 'utf8'), /^# Coding task: Should it greet by name\?/);
+      assert.match(fs.readFileSync(taskFile, 'utf8'), /^# Coding task: Greet the user by name\n/, 'the task is titled by its intent, not by the first question');
       const exported = await run(['export', id]);
       assert.match(exported.stdout, /## Handed off\n\n- .* to file: Greet the user by name\./);
     });

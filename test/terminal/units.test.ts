@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError, parseCommandLine } from '../../client/src/terminal/args';
 import { ConfigError, configFilePath, loadConfigFile, resolveSettings } from '../../client/src/terminal/config';
-import { LineWriter, TurnPrinter, colourWanted, createStyle, decisionLog, reviewChecklist, terminalRemedy, toolVerdict } from '../../client/src/terminal/render';
+import { LineWriter, TurnPrinter, colourWanted, createStyle, decisionLog, reviewChecklist, toolVerdict } from '../../client/src/terminal/render';
+import { remedyLine } from '../../client/src/terminal/remedies';
 import { editableToTask, taskToEditable } from '../../client/src/terminal/taskEdit';
 import { serverEntry } from '../../client/src/terminal/serverConnection';
 import type { DiscussionEvent } from '../../shared/protocol';
@@ -46,6 +47,7 @@ describe('repo-discuss building blocks', () => {
         '/cfg.json',
       );
       assert.deepEqual(resolved.initializationOptions, {
+        client: 'terminal',
         model: { baseUrl: 'http://config/v1', model: 'flag-model', apiKey: 'env-key' },
         storageDir: path.resolve('/data'),
       });
@@ -98,12 +100,17 @@ describe('repo-discuss building blocks', () => {
       assert.equal(toolVerdict(false, 'Not found: "x" does not exist'), 'failed');
     });
 
-    it('says how to fix a model error in terms of this client', () => {
+    it('says how to fix a model error in terms of this client, from the remedy the server named', () => {
       const settings = { sources: { apiKey: 'config' as const }, configPath: '/c/config.json' };
-      assert.match(terminalRemedy("The model endpoint at x rejected the API key (401). Set a valid key with 'Repo Discuss: Set API key'", settings)!, /OPENAI_API_KEY.*\/c\/config\.json \(the current one came from \/c\/config\.json\)/);
-      assert.match(terminalRemedy("The model endpoint at x does not offer the model 'm'.", settings)!, /--model NAME/);
-      assert.match(terminalRemedy('Could not reach the model endpoint at x (connection refused).', settings)!, /--base-url URL/);
-      assert.equal(terminalRemedy('Discussion d is already open in another window', settings), undefined);
+      assert.match(remedyLine('api_key', settings)!, /OPENAI_API_KEY.*\/c\/config\.json \(the current one came from \/c\/config\.json\)/);
+      assert.match(remedyLine('model', settings)!, /--model NAME/);
+      assert.match(remedyLine('base_url', settings)!, /--base-url URL/);
+      assert.match(remedyLine('default_endpoint', settings)!, /OPENAI_BASE_URL[\s\S]*OPENAI_API_KEY/);
+      assert.doesNotMatch(remedyLine('base_url', settings)!, /--model/, 'a wrong base URL is not fixed with a model');
+      assert.equal(remedyLine(undefined, settings), undefined);
+      for (const code of ['api_key', 'model', 'tool_model', 'base_url', 'default_endpoint'] as const) {
+        assert.doesNotMatch(remedyLine(code, settings)!, /VS Code|Repo Discuss:/, `${code} names VS Code in a terminal`);
+      }
     });
 
     it('a tool line is the readable summary with its count, and an untrusted name in it stays inert', () => {
@@ -137,7 +144,7 @@ describe('repo-discuss building blocks', () => {
         { ...base, seq: 2, type: 'tool_call', tool: 'list_dir', paramsPreview: '{}' },
         { ...base, seq: 3, type: 'tool_result', tool: 'list_dir', ok: true, preview: 'a\nb' },
         { ...base, seq: 4, type: 'assistant_delta', text: 'Done.' },
-        { ...base, seq: 5, type: 'error', message: 'The model endpoint at x rejected the API key (401).' },
+        { ...base, seq: 5, type: 'error', message: 'The model endpoint at x rejected the API key (401).', remedy: 'api_key' },
         { ...base, seq: 6, type: 'turn_complete' },
       ];
       for (const event of events) printer.event(event);

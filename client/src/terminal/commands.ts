@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import {
   DeleteRequest,
   DiscussErrorCode,
+  RenameRequest,
   type DiscussionEvent,
   type DiscussionSummary,
   type SendRequest,
@@ -16,6 +17,7 @@ import { TurnPrinter, discussionRow } from './render';
 import { Refusal, type Session } from './session';
 import { errorText } from '../../../shared/errorText';
 import { mentionsIn } from '../../../shared/mentions';
+import { discussionUsage } from './usage';
 
 /**
  * Runs `work` against a fresh server and always stops it afterwards. A
@@ -86,8 +88,10 @@ export async function runAsk(context: Context, options: Options, positionals: st
         errors: context.err,
         settings: context.settings,
         showThinking: context.err.isTTY,
+        discussionUsage: () => discussionUsage(discussion.events),
       });
       let sawError = false;
+      let answered = false;
       let cancelRequested = false;
       let forced: (() => void) | undefined;
       const forcedExit = new Promise<'forced'>((resolve) => (forced = () => resolve('forced')));
@@ -118,6 +122,7 @@ export async function runAsk(context: Context, options: Options, positionals: st
               if (json) emit(event);
               else printer.event(event);
               if (event.type === 'error') sawError = true;
+              if (event.type === 'assistant_delta' && event.text.trim()) answered = true;
               if (event.type === 'turn_complete') finished = true;
             }
             if (finished) {
@@ -130,7 +135,13 @@ export async function runAsk(context: Context, options: Options, positionals: st
         const outcome = await Promise.race([turnDone, forcedExit, session.died.then((gone) => Promise.reject(gone))]);
         if (outcome === 'forced') return ExitCode.Interrupted;
         await session.hub.close(discussion.id);
-        if (!json && context.err.isTTY) {
+        // A new discussion whose one question failed before any answer is a record of nothing: saved
+        // discussions piled up with these. --keep is for whoever wants it, e.g. to export the error.
+        const discard = !resumeId && sawError && !answered && !cancelRequested && options.keep !== true;
+        if (discard) {
+          await session.request(DeleteRequest.method, { discussionId: discussion.id }).catch(() => undefined);
+          if (!json) context.err.line(context.err.style.dim('The question got no answer, so the discussion was not kept (--keep keeps it).'));
+        } else if (!json && context.err.isTTY) {
           context.err.line(context.err.style.dim(`discussion ${discussion.id} — continue it: repo-discuss ask --resume ${discussion.id} "…"`));
         }
         if (cancelRequested) return ExitCode.Interrupted;
@@ -174,6 +185,45 @@ export async function runList(context: Context, options: Options): Promise<numbe
 }
 
 // ---------------------------------------------------------------------------
+// delete and rename
+
+export async function runDelete(context: Context, options: Options, ids: string[]): Promise<number> {
+  return withSession(context, async (session) => {
+    // Every id is found before anything is deleted, so a typo in the third deletes none.
+    const rows = [];
+    for (const id of ids) rows.push(await savedDiscussion(session, id));
+    const deleted: string[] = [];
+    for (const row of rows) {
+      // The store refuses a discussion open elsewhere (VS Code, another terminal): it is never deleted under its feet.
+      await session.request(DeleteRequest.method, { discussionId: row.discussionId });
+      deleted.push(row.discussionId);
+      if (!options.json) context.out.line(term`Deleted ${context.out.style.cyan(row.discussionId)}  ${row.title || '(untitled)'}`);
+    }
+    if (options.json) context.out.write(term`${inertJson({ deleted })}\n`);
+    return ExitCode.Ok;
+  });
+}
+
+export async function runRename(context: Context, options: Options, id: string, titleWords: string[]): Promise<number> {
+  const title = titleWords.join(' ').trim();
+  if (!title) throw new UsageError('rename needs a title that is not blank: repo-discuss rename ID "new title".', 'rename');
+  return withSession(context, async (session) => {
+    const row = await savedDiscussion(session, id);
+    // The server renames open discussions only; opening takes the lease, so one open elsewhere is refused, not overwritten.
+    const { discussion } = await session.open({ folder: row.repo, resumeId: row.discussionId });
+    try {
+      await session.request(RenameRequest.method, { discussionId: discussion.id, title });
+    } finally {
+      await session.hub.close(discussion.id);
+    }
+    const renamed = (await session.findDiscussion(discussion.id))?.title ?? title;
+    if (options.json) context.out.write(term`${inertJson({ discussionId: discussion.id, title: renamed })}\n`);
+    else context.out.line(term`Renamed ${context.out.style.cyan(discussion.id)} to ${context.out.style.bold(renamed)}`);
+    return ExitCode.Ok;
+  });
+}
+
+// ---------------------------------------------------------------------------
 // promote
 
 export async function runPromote(context: Context, options: Options, id: string): Promise<number> {
@@ -183,7 +233,7 @@ export async function runPromote(context: Context, options: Options, id: string)
     // The files the discussion read come from its replayed tool calls.
     await replayed;
     const task = await session.hub.promote(discussion.id);
-    const taskContext = taskContextOf(discussion, row.title);
+    const taskContext = taskContextOf(discussion, task);
     if (options.json) {
       context.out.write(term`${inertJson({ discussionId: discussion.id, intent: task.intent, constraints: task.constraints })}\n`);
     } else {

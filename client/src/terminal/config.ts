@@ -9,6 +9,8 @@ export interface ConfigFile {
   model?: string;
   apiKey?: string;
   storageDir?: string;
+  /** The model's context window in tokens, for a local server whose window the server cannot know (Ollama's default is small). */
+  contextTokens?: number;
   /** Extra globs the model may not read, as the extension's `repoDiscuss.denyRead`. */
   denyRead?: string[];
 }
@@ -19,9 +21,11 @@ export interface SettingFlags {
   model?: string;
   apiKey?: string;
   storageDir?: string;
+  contextTokens?: number;
 }
 
-export type SettingSource = 'flag' | 'env' | 'config';
+/** `session`: changed in a discussion, with /endpoint. */
+export type SettingSource = 'flag' | 'env' | 'config' | 'session';
 
 export interface ResolvedSettings {
   initializationOptions: InitializationOptions;
@@ -48,15 +52,20 @@ export function configFilePath(env: NodeJS.ProcessEnv = process.env, platform = 
 }
 
 /**
- * Reads the config file; a missing file is an empty config. Warnings are
+ * Reads the config file; a missing default file is an empty config, but a
+ * file named with --config (`required`) must exist: a typo in its name would
+ * otherwise run with none of the settings it was meant to give. Warnings are
  * things worth telling the user that do not stop the run.
  */
-export function loadConfigFile(file: string, platform = process.platform): { config: ConfigFile; warnings: string[] } {
+export function loadConfigFile(file: string, platform = process.platform, required = false): { config: ConfigFile; warnings: string[] } {
   let raw: string;
   try {
     raw = fs.readFileSync(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { config: {}, warnings: [] };
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      if (required) throw new ConfigError(`The config file ${file} given with --config does not exist. Check its name, or leave --config out to use the default one.`);
+      return { config: {}, warnings: [] };
+    }
     throw new ConfigError(`Cannot read the config file ${file} (${(err as Error).message}). Fix its permissions, or remove it.`);
   }
   let parsed: unknown;
@@ -76,6 +85,13 @@ export function loadConfigFile(file: string, platform = process.platform): { con
     if (typeof value !== 'string') throw new ConfigError(`In ${file}, "${key}" must be a string.`);
     if (value.trim()) config[key] = value.trim();
   }
+  if (record.contextTokens !== undefined && record.contextTokens !== null) {
+    const tokens = record.contextTokens;
+    if (typeof tokens !== 'number' || !Number.isInteger(tokens) || tokens <= 0) {
+      throw new ConfigError(`In ${file}, "contextTokens" must be a whole number of tokens, e.g. 32768.`);
+    }
+    config.contextTokens = tokens;
+  }
   if (record.denyRead !== undefined) {
     if (!Array.isArray(record.denyRead) || record.denyRead.some((g) => typeof g !== 'string')) {
       throw new ConfigError(`In ${file}, "denyRead" must be an array of glob strings.`);
@@ -83,7 +99,7 @@ export function loadConfigFile(file: string, platform = process.platform): { con
     config.denyRead = record.denyRead as string[];
   }
   const warnings: string[] = [];
-  const known = new Set(['baseUrl', 'model', 'apiKey', 'storageDir', 'denyRead']);
+  const known = new Set(['baseUrl', 'model', 'apiKey', 'storageDir', 'contextTokens', 'denyRead']);
   const unknown = Object.keys(record).filter((k) => !known.has(k));
   if (unknown.length) warnings.push(`${file}: ignoring unknown setting${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}.`);
   if (config.apiKey && platform !== 'win32') {
@@ -128,8 +144,11 @@ export function resolveSettings(flags: SettingFlags, env: NodeJS.ProcessEnv, con
   const model = pick('model', 'OPENAI_MODEL');
   const apiKey = pick('apiKey', 'OPENAI_API_KEY');
   const storageDir = flags.storageDir?.trim() || config.storageDir;
+  const contextTokens = flags.contextTokens ?? config.contextTokens;
   const initializationOptions: InitializationOptions = {
-    model: { baseUrl, model, apiKey },
+    // The server then leaves VS Code's commands out of its messages; remedies.ts words the fix.
+    client: 'terminal',
+    model: { baseUrl, model, apiKey, ...(contextTokens ? { contextTokens } : {}) },
     ...(storageDir ? { storageDir: path.resolve(expandHome(storageDir)) } : {}),
     ...(config.denyRead ? { denyRead: config.denyRead } : {}),
   };

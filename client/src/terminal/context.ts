@@ -6,7 +6,8 @@ import type { Options } from './args';
 import { configFilePath, loadConfigFile, resolveSettings, type ResolvedSettings } from './config';
 import { ExitCode } from './exitCodes';
 import { term } from './inertText';
-import { LineWriter, colourWanted, createStyle, terminalRemedy } from './render';
+import { LineWriter, colourWanted, createStyle } from './render';
+import { remedyLine } from './remedies';
 import { Refusal, ServerGone, Session } from './session';
 import { errorText } from '../../../shared/errorText';
 
@@ -25,9 +26,15 @@ export interface Context {
 /** Builds the context; throws ConfigError when the config file is unusable. */
 export function createContext(options: Options, env: NodeJS.ProcessEnv, version: string): { context: Context; warnings: string[] } {
   const configPath = options.config ? path.resolve(options.config) : configFilePath(env);
-  const { config, warnings } = loadConfigFile(configPath);
+  const { config, warnings } = loadConfigFile(configPath, process.platform, options.config !== undefined);
   const settings = resolveSettings(
-    { baseUrl: options['base-url'], model: options.model, apiKey: options['api-key'], storageDir: options['storage-dir'] },
+    {
+      baseUrl: options['base-url'],
+      model: options.model,
+      apiKey: options['api-key'],
+      storageDir: options['storage-dir'],
+      contextTokens: options['context-tokens'] === undefined ? undefined : Number(options['context-tokens']),
+    },
     env,
     config,
     configPath,
@@ -78,21 +85,21 @@ export function packageVersion(from: string = __dirname): string {
 /** The exit code for a failure, and the message to print for it. */
 export function failureExit(err: unknown): { code: number; message: string; refused: boolean } {
   if (err instanceof Refusal) {
-    // A distillation that failed is the model failing, not the request being wrong.
-    const code = err.code === DiscussErrorCode.ModelFailed ? ExitCode.ModelFailed : ExitCode.Refused;
-    return { code, message: err.message, refused: true };
+    // A distillation that failed is the model failing, not the request being wrong; a storage failure is not a "no" either.
+    if (err.code === DiscussErrorCode.ModelFailed) return { code: ExitCode.ModelFailed, message: err.message, refused: false };
+    return { code: ExitCode.Refused, message: err.message, refused: err.code !== DiscussErrorCode.StorageFailed };
   }
   if (err instanceof ServerGone) return { code: ExitCode.ServerFailed, message: err.message, refused: false };
   return { code: ExitCode.ServerFailed, message: errorText(err), refused: false };
 }
 
-/** A refusal in the terminal: the server's words, as is, marked as a refusal rather than an error. */
+/** A failure in the terminal: the server's words, as is, marked "refused:" only when the server said no. */
 export function printFailure(context: Context, err: unknown): number {
   const { code, message, refused } = failureExit(err);
   const { err: stderr } = context;
   const label = refused ? stderr.style.yellow(stderr.style.bold('refused:')) : stderr.style.red(stderr.style.bold('error:'));
   stderr.line(term`${label} ${message}`);
-  const remedy = terminalRemedy(message, context.settings);
+  const remedy = remedyLine(err instanceof Refusal ? err.remedy : undefined, context.settings);
   if (remedy) stderr.line(stderr.style.dim(remedy));
   return code;
 }

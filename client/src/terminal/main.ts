@@ -5,7 +5,7 @@
  * continues from one to the other.
  */
 import { UsageError, commandName, helpText, parseCommandLine } from './args';
-import { runAsk, runExport, runList, runPromote } from './commands';
+import { runAsk, runDelete, runExport, runList, runPromote, runRename } from './commands';
 import { ConfigError } from './config';
 import { createContext, defaultPaths, packageVersion } from './context';
 import { ExitCode } from './exitCodes';
@@ -51,6 +51,10 @@ async function main(argv: string[]): Promise<number> {
         return await runPromote(context, invocation.options, invocation.positionals[0]);
       case 'export':
         return await runExport(context, invocation.options, invocation.positionals[0]);
+      case 'delete':
+        return await runDelete(context, invocation.options, invocation.positionals);
+      case 'rename':
+        return await runRename(context, invocation.options, invocation.positionals[0], invocation.positionals.slice(1));
     }
   } catch (err) {
     return usageFailure(err);

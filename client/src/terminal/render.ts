@@ -2,6 +2,8 @@ import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, Prepar
 import { attachmentLabel } from '../../../shared/mentions';
 import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
+import { remedyLine } from './remedies';
+import { usageLine, type TokenTotals } from './usage';
 import { TerminalText, term, type Printable } from './inertText';
 
 // ---------------------------------------------------------------------------
@@ -110,33 +112,6 @@ function verdictText(verdict: ToolVerdict, preview: string, style: Style, outcom
 }
 
 // ---------------------------------------------------------------------------
-// Errors and their remedies in terminal terms
-
-/**
- * The server's model errors name VS Code commands and the server's
- * environment; this says the same in terms of this client's flags and files.
- */
-export function terminalRemedy(message: string, settings: Pick<ResolvedSettings, 'sources' | 'configPath'>): string | undefined {
-  const from = (key: 'baseUrl' | 'model' | 'apiKey') => {
-    const source = settings.sources[key];
-    if (source === 'flag') return ' (the current one came from a flag)';
-    if (source === 'env') return ` (the current one came from ${{ baseUrl: 'OPENAI_BASE_URL', model: 'OPENAI_MODEL', apiKey: 'OPENAI_API_KEY' }[key]})`;
-    if (source === 'config') return ` (the current one came from ${settings.configPath})`;
-    return '';
-  };
-  if (/API key|quota/i.test(message)) {
-    return `To fix: export OPENAI_API_KEY=<key>, or set "apiKey" in ${settings.configPath}${from('apiKey')}.`;
-  }
-  if (/does not offer (the )?model|No model is set|no model list|Select model/i.test(message)) {
-    return `To fix: pass --model NAME (or /model NAME in a discussion), set OPENAI_MODEL, or set "model" in ${settings.configPath}${from('model')}.`;
-  }
-  if (/Could not reach|base URL|not an http\(s\) URL|broke off/i.test(message)) {
-    return `To fix: pass --base-url URL, set OPENAI_BASE_URL, or set "baseUrl" in ${settings.configPath}${from('baseUrl')}.`;
-  }
-  return undefined;
-}
-
-// ---------------------------------------------------------------------------
 // A turn as it streams
 
 export interface TurnPrinterOptions {
@@ -149,6 +124,8 @@ export interface TurnPrinterOptions {
   settings: Pick<ResolvedSettings, 'sources' | 'configPath'>;
   /** A "thinking…" note when a reasoning model thinks before answering. */
   showThinking: boolean;
+  /** The discussion's token totals so far: with it, a dim line after the reply tells the turn's and the discussion's usage. */
+  discussionUsage?: () => TokenTotals;
 }
 
 /**
@@ -162,6 +139,7 @@ export class TurnPrinter {
   private lastCall: { tool: string; paramsPreview: string } | undefined;
   private thinkingShown = false;
   private answered = false;
+  private turnTokens: TokenTotals | undefined;
   sawError = false;
 
   constructor(private readonly options: TurnPrinterOptions) {}
@@ -219,14 +197,23 @@ export class TurnPrinter {
         this.closeToolLine();
         answer.endLine();
         errors.line(term`${errors.style.red(errors.style.bold('error:'))} ${event.message}`);
-        const remedy = terminalRemedy(event.message, this.options.settings);
+        const remedy = remedyLine(event.remedy, this.options.settings);
         if (remedy) errors.line(errors.style.dim(remedy));
         break;
       }
-      case 'turn_complete':
+      case 'usage':
+        this.turnTokens = {
+          prompt: (this.turnTokens?.prompt ?? 0) + event.promptTokens,
+          completion: (this.turnTokens?.completion ?? 0) + event.completionTokens,
+        };
+        break;
+      case 'turn_complete': {
         this.closeToolLine();
         answer.endLine();
+        const usage = notes && this.options.discussionUsage ? usageLine(this.turnTokens, this.options.discussionUsage(), notes.style) : undefined;
+        if (usage) notes!.line(usage);
         break;
+      }
       case 'user_message':
         // The chips: what was attached and what was refused, paths and reasons only (the writer makes them inert).
         // A refused one is shown even without notes: the user asked for it and must learn it was not given.
@@ -239,8 +226,7 @@ export class TurnPrinter {
         }
         break;
       default:
-        // user_message is what the user typed; assistant_message repeats the
-        // streamed deltas; usage is bookkeeping.
+        // assistant_message repeats the streamed deltas.
         break;
     }
   }

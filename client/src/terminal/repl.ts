@@ -17,6 +17,8 @@ import { printFailure, type Context } from './context';
 import { ExitCode } from './exitCodes';
 import { exportedText, taskContextOf, writeOutputFile } from './outputFiles';
 import { TerminalText, term, type Printable } from './inertText';
+import { switchEndpoint } from './endpointSwitch';
+import { discussionUsage, usageReport } from './usage';
 import { TurnPrinter, cut, decisionLog, discussionRow, reviewChecklist, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
 import { configuredEditor, editTask } from './taskEdit';
@@ -400,6 +402,7 @@ class Repl {
       errors: this.context.err,
       settings: this.context.settings,
       showThinking: this.terminal,
+      discussionUsage: () => discussionUsage(discussion.events),
     });
     await Promise.race([
       this.woken,
@@ -460,6 +463,12 @@ class Repl {
         return this.switchModel(rest);
       case '/models':
         return this.models();
+      case '/endpoint':
+        for (const line of await switchEndpoint(this.session!, this.context.settings, this.context.env, args.filter(Boolean))) this.out.line(line);
+        return;
+      case '/usage':
+        for (const line of usageReport(this.requireCurrent().events, this.style)) this.out.line(line);
+        return;
       case '/export':
         return this.exportMarkdown(rest);
       case '/decisions':
@@ -511,7 +520,7 @@ class Repl {
       task = promoted;
       this.state = { kind: 'idle' };
     }
-    const taskContext = () => taskContextOf(discussion, this.titleOf(discussion));
+    const taskContext = () => taskContextOf(discussion, task);
     this.out.line();
     for (const line of taskCard(task, style)) this.out.line(line);
     this.out.line();

@@ -3,10 +3,12 @@ import {
   ListRequest,
   StartRequest,
   SubscribeRequest,
+  type DiscussErrorData,
   type DiscussMethod,
   type DiscussionEvent,
   type DiscussionSummary,
   type ParamsOf,
+  type RemedyCode,
   type ResultOf,
 } from '../../../shared/protocol';
 import { DiscussionHub, type ClientDiscussion, type RpcChannel } from '../common/discussionHub';
@@ -18,6 +20,8 @@ export class Refusal extends Error {
   constructor(
     message: string,
     readonly code: number,
+    /** What fixes it, when the server said (see RemedyCode). */
+    readonly remedy?: RemedyCode,
   ) {
     super(message);
   }
@@ -126,11 +130,19 @@ export class Session {
     try {
       return await request;
     } catch (err) {
-      if (err instanceof ResponseError) throw new Refusal(err.message, err.code);
+      if (err instanceof ResponseError) throw new Refusal(err.message, err.code, remedyOf(err.data));
       throw new ServerGone(this.goneMessage ?? `The Repo Discuss server stopped answering (${errorText(err)}).`);
     }
   }
 }
+
+/** The remedy code in a refusal's data; the server is trusted for its codes, but not to send only known ones. */
+function remedyOf(data: unknown): RemedyCode | undefined {
+  const remedy = (data as DiscussErrorData | undefined)?.remedy;
+  return typeof remedy === 'string' && (REMEDY_CODES as readonly string[]).includes(remedy) ? remedy : undefined;
+}
+
+const REMEDY_CODES: readonly RemedyCode[] = ['api_key', 'model', 'tool_model', 'base_url', 'default_endpoint'];
 
 /** Resolves once the discussion's events satisfy `test`. */
 export function waitFor(discussion: ClientDiscussion, test: (events: DiscussionEvent[]) => boolean): Promise<void> {

@@ -5,6 +5,8 @@ export const SLASH_COMMANDS = `  /add PATH[:START-END]           attach a file (
   /resume ID                      switch to a saved discussion (an id prefix will do)
   /model NAME                     continue this discussion with another model ("auto" clears)
   /models                         the models the endpoint offers
+  /endpoint [URL [$KEY_VARIABLE]] show or change the endpoint; the key is read from the variable named
+  /usage                          tokens used by the last turn and by the whole discussion
   /export [FILE]                  this discussion as Markdown, on stdout or into FILE
   /decisions                      the decision log: constraints, rejected alternatives, open and resolved questions
   /review [BASE]                  check what changed since the hand-off (or BASE) against the task

@@ -1,9 +1,9 @@
-import type { PreparedTask } from '../../../shared/protocol';
-import type { ChatModel } from '../model/types';
+import type { PreparedTask, RemedyCode } from '../../../shared/protocol';
+import { ModelError, type ChatModel } from '../model/types';
 import { DiscussError } from './errors';
 import { DISTILL_WINDOW_TURNS, PROMOTE_MAX_ATTEMPTS } from './limits';
 import type { TranscriptTurn } from './discussion';
-import { errorText } from '../../../shared/errorText';
+import { asClause, errorText } from '../../../shared/errorText';
 
 export interface DistillInput {
   transcript: TranscriptTurn[];
@@ -39,6 +39,8 @@ export async function distill(model: ChatModel, input: DistillInput): Promise<Pr
   ].join('\n');
 
   let lastProblem = 'no attempt was made';
+  // A model failure's fix (a key, a model) is the fix for this request too.
+  let lastRemedy: RemedyCode | undefined;
   for (let attempt = 0; attempt < PROMOTE_MAX_ATTEMPTS; attempt++) {
     if (input.signal.aborted) break;
     let text: string;
@@ -57,19 +59,22 @@ export async function distill(model: ChatModel, input: DistillInput): Promise<Pr
     } catch (err) {
       if (input.signal.aborted) break;
       lastProblem = errorText(err);
+      lastRemedy = err instanceof ModelError ? err.remedy : undefined;
       continue;
     }
     const parsed = parseTask(text);
     if (typeof parsed === 'string') {
       lastProblem = parsed;
+      lastRemedy = undefined;
       continue;
     }
     return parsed;
   }
   throw new DiscussError(
     'ModelFailed',
-    `Could not distill this discussion into a task after ${PROMOTE_MAX_ATTEMPTS} attempts: ${lastProblem}. ` +
+    `Could not distill this discussion into a task after ${PROMOTE_MAX_ATTEMPTS} attempts: ${asClause(lastProblem)}. ` +
       'Try again, or pick a stronger model.',
+    lastRemedy,
   );
 }
 

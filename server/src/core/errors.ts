@@ -1,4 +1,4 @@
-import { DiscussErrorCode } from '../../../shared/protocol';
+import { DiscussErrorCode, type RemedyCode } from '../../../shared/protocol';
 
 export type DiscussErrorKind = keyof typeof DiscussErrorCode;
 
@@ -10,6 +10,8 @@ export class DiscussError extends Error {
   constructor(
     readonly kind: DiscussErrorKind,
     message: string,
+    /** What fixes it, sent as the error's data so a client can word the fix itself. */
+    readonly remedy?: RemedyCode,
   ) {
     super(message);
     this.name = 'DiscussError';

@@ -1,10 +1,15 @@
+import type { DiscussionEvent } from '../../../shared/protocol';
+import type { ChatMessage } from '../model/types';
 import type { DiscussionSnapshot } from './discussion';
 
 /**
  * A discussion as Markdown: the conversation as the user saw it (tool calls
- * named, their output left out), then the pending task and the hand-offs.
+ * named, their output left out, a turn's error kept), then the pending task
+ * and the hand-offs. `events` is the saved event log, where errors live: the
+ * model history has none, so a failed turn showed as "## You" twice.
  */
-export function exportMarkdown(snapshot: DiscussionSnapshot): string {
+export function exportMarkdown(snapshot: DiscussionSnapshot, events: readonly DiscussionEvent[] = []): string {
+  const errors = turnErrors(snapshot.history, events);
   const out: string[] = [];
   out.push(`# ${snapshot.title || 'Discussion'}`, '');
   out.push(`- Repository: \`${snapshot.repo}\``);
@@ -12,8 +17,15 @@ export function exportMarkdown(snapshot: DiscussionSnapshot): string {
   out.push(`- Last active: ${new Date(snapshot.updatedAt).toISOString()}`);
   if (snapshot.model) out.push(`- Model: ${snapshot.model}`);
   out.push(`- Id: ${snapshot.id}`, '');
-  for (const message of snapshot.history) {
+  let turnErrorsPending: string[] = [];
+  const flushErrors = () => {
+    for (const message of turnErrorsPending) out.push(`**Error:** ${message}`, '');
+    turnErrorsPending = [];
+  };
+  for (const [index, message] of snapshot.history.entries()) {
     if (message.role === 'user') {
+      flushErrors();
+      turnErrorsPending = errors.get(index) ?? [];
       out.push('## You', '', message.content, '');
     } else if (message.role === 'assistant') {
       if (message.content.trim()) out.push('## Assistant', '', message.content, '');
@@ -22,6 +34,7 @@ export function exportMarkdown(snapshot: DiscussionSnapshot): string {
       }
     }
   }
+  flushErrors();
   if (snapshot.preparedTask) {
     out.push('## Prepared task', '', snapshot.preparedTask.intent, '');
     for (const c of snapshot.preparedTask.constraints) out.push(`- ${c}`);
@@ -33,4 +46,26 @@ export function exportMarkdown(snapshot: DiscussionSnapshot): string {
     out.push('');
   }
   return out.join('\n');
+}
+
+/**
+ * Each turn's error messages, by the index of the turn's user message in the
+ * history. The event log may have lost its oldest turns (it is bounded) but
+ * always ends with the latest, and each user_message event is one user
+ * message of the history, so the two are matched from the end.
+ */
+function turnErrors(history: readonly ChatMessage[], events: readonly DiscussionEvent[]): Map<number, string[]> {
+  const turns: string[][] = [];
+  for (const event of events) {
+    if (event.type === 'user_message') turns.push([]);
+    else if (event.type === 'error' && turns.length > 0) turns[turns.length - 1].push(event.message);
+  }
+  const userIndexes = history.flatMap((message, index) => (message.role === 'user' ? [index] : []));
+  const matched = turns.slice(-userIndexes.length || turns.length);
+  const offset = userIndexes.length - matched.length;
+  const byIndex = new Map<number, string[]>();
+  matched.forEach((messages, k) => {
+    if (messages.length && offset + k >= 0) byIndex.set(userIndexes[offset + k], messages);
+  });
+  return byIndex;
 }

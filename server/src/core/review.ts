@@ -1,6 +1,6 @@
-import { REVIEW_STATUSES, type Handoff, type Review, type ReviewItem, type ReviewStatus, type UnrequestedChange } from '../../../shared/protocol';
-import type { ChatModel, TokenUsage } from '../model/types';
-import { errorText } from '../../../shared/errorText';
+import { REVIEW_STATUSES, type RemedyCode, type Handoff, type Review, type ReviewItem, type ReviewStatus, type UnrequestedChange } from '../../../shared/protocol';
+import { ModelError, type ChatModel, type TokenUsage } from '../model/types';
+import { asClause, errorText } from '../../../shared/errorText';
 import { extractJsonObject } from './distill';
 import { DiscussError } from './errors';
 import { bound } from './text';
@@ -38,6 +38,8 @@ export interface ReviewInput {
 export async function reviewImplementation(model: ChatModel, input: ReviewInput): Promise<Review> {
   const prompt = reviewPrompt(input.handoff, input.diff);
   let lastProblem = 'no attempt was made';
+  // A model failure's fix (a key, a model) is the fix for this request too.
+  let lastRemedy: RemedyCode | undefined;
   for (let attempt = 0; attempt < REVIEW_LIMITS.attempts; attempt++) {
     if (input.signal.aborted) break;
     let text: string;
@@ -51,11 +53,13 @@ export async function reviewImplementation(model: ChatModel, input: ReviewInput)
     } catch (err) {
       if (input.signal.aborted) break;
       lastProblem = errorText(err);
+      lastRemedy = err instanceof ModelError ? err.remedy : undefined;
       continue;
     }
     const parsed = parseReview(text, input.handoff.constraints);
     if (typeof parsed === 'string') {
       lastProblem = parsed;
+      lastRemedy = undefined;
       continue;
     }
     return { intent: input.handoff.intent, ...(input.base ? { base: input.base } : {}), compared: input.compared, ...parsed, at: input.now };
@@ -63,7 +67,8 @@ export async function reviewImplementation(model: ChatModel, input: ReviewInput)
   if (input.signal.aborted) throw new DiscussError('InvalidParams', 'The review was cancelled — nothing was changed.');
   throw new DiscussError(
     'ModelFailed',
-    `The model's review could not be read after ${REVIEW_LIMITS.attempts} attempts: ${lastProblem}. Try again, or pick a stronger model.`,
+    `The model's review could not be read after ${REVIEW_LIMITS.attempts} attempts: ${asClause(lastProblem)}. Try again, or pick a stronger model.`,
+    lastRemedy,
   );
 }
 

@@ -231,11 +231,14 @@ export class DiscussionService {
       throw new DiscussError('InvalidParams', `Unknown export format ${quote(format, 40)} — use "markdown" or "json".`);
     }
     const id = discussionIdOf(discussionId);
-    const snapshot = this.open.get(id)?.snapshot() ?? (await this.store.load(id))?.snapshot;
+    const open = this.open.get(id);
+    const saved = open ? undefined : await this.store.load(id);
+    const snapshot = open?.snapshot() ?? saved?.snapshot;
     if (!snapshot) throw new DiscussError('NotFound', `No discussion ${quote(id)} to export — pick one from discuss/list.`);
+    const events = open?.stream.events() ?? saved?.events ?? [];
     const { seqCeiling: _ceiling, ...portable } = snapshot as typeof snapshot & { historyLength?: number };
     delete (portable as { historyLength?: number }).historyLength;
-    return { format, text: format === 'json' ? JSON.stringify(portable, null, 2) : exportMarkdown(snapshot) };
+    return { format, text: format === 'json' ? JSON.stringify(portable, null, 2) : exportMarkdown(snapshot, events) };
   }
 
   rename(discussionId: unknown, title: unknown): void {
@@ -281,7 +284,7 @@ export class DiscussionService {
       const ids = await this.deps.model.listModels();
       return ids.map((id) => ({ id }));
     } catch (err) {
-      throw new DiscussError('ModelFailed', errorText(err));
+      throw new DiscussError('ModelFailed', errorText(err), err instanceof ModelError ? err.remedy : undefined);
     }
   }
 
@@ -295,7 +298,7 @@ export class DiscussionService {
       offered = await this.deps.model.listModels(undefined, modelId);
     } catch (err) {
       // A source that cannot be reached from this client (a VS Code model in the terminal) is said so now, not at the first send.
-      if (err instanceof ModelError && err.kind === 'unknown_model') throw new DiscussError('InvalidParams', err.message);
+      if (err instanceof ModelError && err.kind === 'unknown_model') throw new DiscussError('InvalidParams', err.message, err.remedy);
       return;
     }
     if (offered.length === 0 || offered.includes(modelId)) return;

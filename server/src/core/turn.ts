@@ -138,7 +138,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
   } catch (err) {
     if (!(signal.aborted || (err instanceof ModelError && err.kind === 'cancelled'))) {
       host.logger.warn(`discussion ${host.id}: turn failed: ${errorText(err)}`);
-      stream.emit({ type: 'error', message: errorText(err) });
+      stream.emit({ type: 'error', message: errorText(err), ...(err instanceof ModelError && err.remedy ? { remedy: err.remedy } : {}) });
     }
   } finally {
     // A reply cut short keeps what was said, so the model sees it next

@@ -3,6 +3,7 @@
  * interface, so tests drive it with scripted fakes and production plugs in the
  * OpenAI-compatible implementation.
  */
+import type { ClientKind, RemedyCode } from '../../../shared/protocol';
 
 export interface ToolCall {
   /** Provider-assigned id, echoed back on the tool's result message. */
@@ -97,13 +98,15 @@ export type ModelErrorKind =
 
 /**
  * A model failure a person can act on: `message` says what happened and what
- * to do about it (set a key, pick another model, try again).
+ * to do about it (set a key, pick another model, try again). `remedy` names
+ * the fix, so a client can word it in its own terms (see RemedyCode).
  */
 export class ModelError extends Error {
   constructor(
     readonly kind: ModelErrorKind,
     message: string,
     readonly status?: number,
+    readonly remedy?: RemedyCode,
   ) {
     super(message);
     this.name = 'ModelError';
@@ -122,4 +125,6 @@ export interface ModelSettings {
    * the key goes in an `api-key` header and every request carries the version.
    */
   apiVersion?: string;
+  /** Who reads the failure messages: a terminal gets them without VS Code's commands (absent: VS Code). */
+  audience?: ClientKind;
 }

@@ -23,21 +23,22 @@
  *   endpoint.ts).
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import OpenAI, { AzureOpenAI } from 'openai';
+import OpenAI, { APIError, AzureOpenAI } from 'openai';
 import { Stream } from 'openai/core/streaming';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, StreamObserver } from '../types';
 import { displayUrl, Endpoint, modelIdsFrom, resolveEndpoint } from './endpoint';
 import {
+  advised,
   cancelledError,
   classify,
   DeltaCallbackFailed,
   Failure,
   FailureContext,
+  failureError,
   MAX_HONOURED_RETRY_AFTER_MS,
+  missingApiPath,
   notConfigured,
-  SET_KEY_REMEDY,
-  SET_MODEL_REMEDY,
   StreamEndedEmpty,
   StreamStalled,
 } from './failures';
@@ -137,7 +138,24 @@ class OpenAIChatModel implements ChatModel {
       if (!chosenModel && error instanceof ModelError && error.kind === 'unknown_model') {
         this.fallbackModels.delete(endpoint.id);
       }
+      if (error instanceof ModelError && error.kind === 'unknown_model' && error.status === 404 && !endpoint.azure) {
+        if (await this.answers404OnModels(client, signal)) throw failureError(missingApiPath(endpoint, '/chat/completions and /models'), 0);
+      }
       throw error;
+    }
+  }
+
+  /**
+   * A 404 on /chat/completions means an unknown model only if the API is
+   * there: one more 404 on /models says the base URL itself is wrong (most
+   * often missing /v1). Anything else leaves the model to blame.
+   */
+  private async answers404OnModels(client: OpenAI, signal: AbortSignal): Promise<boolean> {
+    try {
+      await client.get<unknown>('/models', { signal });
+      return false;
+    } catch (error) {
+      return error instanceof APIError && error.status === 404;
     }
   }
 
@@ -199,9 +217,12 @@ class OpenAIChatModel implements ChatModel {
       }
       const ids = modelIdsFrom(body);
       if (!ids) {
+        const problem = `The endpoint at ${where} did not answer /models with a model list. Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself`;
         throw new ModelError(
           'cannot_list',
-          `The endpoint at ${where} did not answer /models with a model list. Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself: ${SET_MODEL_REMEDY}`,
+          endpoint.audience === 'terminal' ? `${problem}.` : advised(`${problem}:`, 'setModel', endpoint.audience),
+          undefined,
+          'model',
         );
       }
       return ids;
@@ -215,8 +236,8 @@ class OpenAIChatModel implements ChatModel {
     try {
       ids = await this.listModelsAt(endpoint, signal);
     } catch (error) {
-      // Setting a model would not fix a bad key, an unreachable server or a cancel.
-      if (error instanceof ModelError && ['auth', 'network', 'cancelled'].includes(error.kind)) throw error;
+      // Setting a model would not fix a bad key, an unreachable server, a wrong base URL or a cancel.
+      if (error instanceof ModelError && (['auth', 'network', 'cancelled'].includes(error.kind) || error.remedy === 'base_url')) throw error;
       const why = error instanceof ModelError && error.status ? `its model list failed with ${error.status}` : 'its model list failed';
       throw notConfigured(endpoint, why);
     }
@@ -251,7 +272,9 @@ class OpenAIChatModel implements ChatModel {
         if (!endpoint.apiKey) {
           throw new ModelError(
             'auth',
-            `The Azure OpenAI endpoint at ${displayUrl(endpoint.baseUrl)} needs an API key and none is set. ${SET_KEY_REMEDY.replace('a valid key', 'one')}`,
+            advised(`The Azure OpenAI endpoint at ${displayUrl(endpoint.baseUrl)} needs an API key and none is set.`, 'setFirstKey', endpoint.audience),
+            undefined,
+            'api_key',
           );
         }
         // Azure wants the key in an `api-key` header and `api-version` on every request; the SDK's Azure client does both.
@@ -365,7 +388,7 @@ class OpenAIChatModel implements ChatModel {
         const failure = classify(error, context);
         if (!failure) throw error;
         const wait = failure.retryable && !progress.received && retries < this.maxRetries ? this.backoff(failure, retries) : undefined;
-        if (wait === undefined) throw new ModelError(failure.kind, failure.describe(retries), failure.status);
+        if (wait === undefined) throw failureError(failure, retries);
         await sleep(wait, signal);
       }
     }

@@ -3,6 +3,7 @@
  * model, extra query, Azure OpenAI's dialect), the base URL as shown to
  * people, and the model ids in a /models answer.
  */
+import type { ClientKind } from '../../../../shared/protocol';
 import { ModelError, ModelSettings } from '../types';
 
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -24,6 +25,10 @@ export interface Endpoint {
   query: Record<string, string>;
   /** Present when the endpoint speaks Azure OpenAI's deployment API. */
   azure?: { apiVersion: string; deployment?: string };
+  /** No base URL was set, so this is OpenAI's: a failure then says so rather than blaming a choice nobody made. */
+  defaulted: boolean;
+  /** Who reads failure messages (see ModelSettings.audience). */
+  audience?: ClientKind;
 }
 
 /**
@@ -39,9 +44,12 @@ export function resolveEndpoint(settings: ModelSettings): Endpoint {
     url = undefined;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    const problem = `The model base URL '${raw.replace(/\/+$/, '')}' is not an http(s) URL. Set it to the endpoint's OpenAI-compatible API, e.g. http://localhost:11434/v1`;
     throw new ModelError(
       'not_configured',
-      `The model base URL '${raw.replace(/\/+$/, '')}' is not an http(s) URL. Set it to the endpoint's OpenAI-compatible API, e.g. http://localhost:11434/v1 (OPENAI_BASE_URL for the server).`,
+      settings.audience === 'terminal' ? `${problem}.` : `${problem} (OPENAI_BASE_URL for the server).`,
+      undefined,
+      'base_url',
     );
   }
   const query: Record<string, string> = {};
@@ -74,6 +82,8 @@ export function resolveEndpoint(settings: ModelSettings): Endpoint {
     model: settings.model?.trim() || undefined,
     query,
     ...(azure ? { azure } : {}),
+    defaulted: !settings.baseUrl?.trim(),
+    ...(settings.audience ? { audience: settings.audience } : {}),
   };
 }
 

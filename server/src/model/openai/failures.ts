@@ -5,18 +5,33 @@
  * person, with the remedy to try.
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, OpenAIError } from 'openai';
+import type { ClientKind, RemedyCode } from '../../../../shared/protocol';
 import { ModelError, ModelErrorKind } from '../types';
 import { displayUrl, Endpoint } from './endpoint';
-import { errorText } from '../../../../shared/errorText';
+import { asClause, errorText } from '../../../../shared/errorText';
 
 /** A server asking for a longer pause is better reported than waited out. */
 export const MAX_HONOURED_RETRY_AFTER_MS = 60_000;
 
-export const SET_KEY_REMEDY = "Set a valid key with 'Repo Discuss: Set API key' in VS Code, or OPENAI_API_KEY for the server.";
-const SELECT_MODEL_REMEDY = "Pick one it offers with 'Repo Discuss: Select model' in VS Code, or set OPENAI_MODEL for the server.";
-export const SET_MODEL_REMEDY = "Set a model with 'Repo Discuss: Select model' in VS Code, or OPENAI_MODEL for the server.";
-const TOOL_CAPABLE_REMEDY =
-  "Pick a tool-capable one with 'Repo Discuss: Select model' in VS Code, or set OPENAI_MODEL for the server.";
+/**
+ * VS Code's words for each fix, said after the problem: its users know these
+ * commands. A terminal reader gets the problem alone and words the fix from
+ * the error's remedy code (its flags, environment and config file), so it is
+ * never told to run a VS Code command.
+ */
+const VSCODE_REMEDIES = {
+  setKey: "Set a valid key with 'Repo Discuss: Set API key' in VS Code, or OPENAI_API_KEY for the server.",
+  setFirstKey: "Set one with 'Repo Discuss: Set API key' in VS Code, or OPENAI_API_KEY for the server.",
+  selectModel: "Pick one it offers with 'Repo Discuss: Select model' in VS Code, or set OPENAI_MODEL for the server.",
+  setModel: "Set a model with 'Repo Discuss: Select model' in VS Code, or OPENAI_MODEL for the server.",
+  toolModel: "Pick a tool-capable one with 'Repo Discuss: Select model' in VS Code, or set OPENAI_MODEL for the server.",
+  baseUrl: "Set it with 'Repo Discuss: Select endpoint' in VS Code, or OPENAI_BASE_URL for the server.",
+} as const;
+
+/** `problem` (whole sentences), then VS Code's remedy for it unless a terminal reads it. */
+export function advised(problem: string, remedy: keyof typeof VSCODE_REMEDIES, audience: ClientKind | undefined): string {
+  return audience === 'terminal' ? problem : `${problem} ${VSCODE_REMEDIES[remedy]}`;
+}
 
 type Operation = 'chat' | 'models';
 
@@ -34,6 +49,8 @@ export interface Failure {
   status?: number;
   retryable: boolean;
   retryAfterMs?: number;
+  /** What fixes it, for a client that words the fix itself. */
+  remedy?: RemedyCode;
   describe(retries: number): string;
 }
 
@@ -67,7 +84,7 @@ export function classify(error: unknown, context: FailureContext): Failure | und
   if (error instanceof StreamEndedEmpty) {
     return network(true, (retries) =>
       `The model endpoint at ${where} ended its reply before sending anything${gaveUp(retries)}. Check that the base URL points at an OpenAI-compatible API and that the server is running.`,
-    );
+    'base_url');
   }
   if (error instanceof StreamCutOff) {
     // Part of the reply has been shown, so it is not repeated (see withRetries).
@@ -78,17 +95,17 @@ export function classify(error: unknown, context: FailureContext): Failure | und
   if (error instanceof SyntaxError) {
     return network(false, () =>
       `The model endpoint at ${where} sent a stream chunk that is not valid JSON. Check that the base URL points at an OpenAI-compatible API.`,
-    );
+    'base_url');
   }
   if (error instanceof APIConnectionTimeoutError) {
     return network(true, (retries) =>
       `The model endpoint at ${where} did not answer in time${gaveUp(retries)}. Check the base URL and that the server is running.`,
-    );
+    'base_url');
   }
   if (error instanceof APIConnectionError) {
     return network(true, (retries) =>
       `Could not reach the model endpoint at ${where} (${connectionProblem(error)})${gaveUp(retries)}. Check the base URL and that the server is running.`,
-    );
+    'base_url');
   }
   if (error instanceof APIError && typeof error.status === 'number') {
     return classifyStatus(error, error.status, context, where, model);
@@ -109,22 +126,29 @@ export function classify(error: unknown, context: FailureContext): Failure | und
     // fetch reports a body cut short (reset, closed socket) as a TypeError.
     return network(true, (retries) =>
       `The connection to the model endpoint at ${where} broke off (${connectionProblem(error)})${gaveUp(retries)}. Check that the server is still running and try again.`,
-    );
+    'base_url');
   }
   return undefined;
 }
 
 function classifyStatus(error: APIError, status: number, context: FailureContext, where: string, model: string): Failure {
-  const detail = serverDetail(error, context.endpoint.apiKey);
+  const { endpoint } = context;
+  const audience = endpoint.audience;
+  const detail = serverDetail(error, endpoint.apiKey);
   const withDetail = detail ? `: ${detail}` : '';
   if (status === 401 || status === 403) {
     // The 401 detail is left out: providers echo (part of) the key in it.
-    const message = !context.endpoint.apiKey
-      ? `The model endpoint at ${where} needs an API key (${status}) and none is set. ${SET_KEY_REMEDY.replace('a valid key', 'one')}`
+    if (!endpoint.apiKey && endpoint.defaulted && audience === 'terminal') {
+      // Nothing was configured: the likely fix is naming the endpoint meant, not a key for one never chosen.
+      const message = `No model endpoint is set, so OpenAI's default (${where}) was used, and it needs an API key (${status}), which is not set either.`;
+      return { kind: 'auth', status, retryable: false, remedy: 'default_endpoint', describe: () => message };
+    }
+    const message = !endpoint.apiKey
+      ? advised(`The model endpoint at ${where} needs an API key (${status}) and none is set.`, 'setFirstKey', audience)
       : status === 401
-        ? `The model endpoint at ${where} rejected the API key (401). ${SET_KEY_REMEDY}`
-        : `The model endpoint at ${where} refused this API key access (403)${withDetail}. Check the key's permissions. ${SET_KEY_REMEDY}`;
-    return { kind: 'auth', status, retryable: false, describe: () => message };
+        ? advised(`The model endpoint at ${where} rejected the API key (401).`, 'setKey', audience)
+        : advised(`The model endpoint at ${where} refused this API key access (403)${withDetail}. Check the key's permissions.`, 'setKey', audience);
+    return { kind: 'auth', status, retryable: false, remedy: 'api_key', describe: () => message };
   }
   // Ollama: 400 "registry.ollama.ai/library/gemma2:9b does not support tools"; llama.cpp without --jinja:
   // "tools param requires --jinja flag"; vLLM without --enable-auto-tool-choice.
@@ -133,8 +157,9 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
       kind: 'no_tools',
       status,
       retryable: false,
+      remedy: 'tool_model',
       describe: () =>
-        `Model '${model}' cannot read the repository: the endpoint at ${where} says it does not support tools (${status}${withDetail}). ${TOOL_CAPABLE_REMEDY}`,
+        advised(`Model '${model}' cannot read the repository: the endpoint at ${where} says it does not support tools (${status}${withDetail}).`, 'toolModel', audience),
     };
   }
   if (error.code === 'model_not_found' || (status === 404 && context.operation === 'chat')) {
@@ -142,12 +167,16 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
   }
   // Endpoints without a model list (llama.cpp builds before /v1/models, gateways, some proxies) answer 404, 405 or 501.
   if (context.operation === 'models' && (status === 404 || status === 405 || status === 501)) {
+    if (status === 404 && lacksApiVersion(endpoint)) return missingApiPath(endpoint, '/models');
     return {
       kind: 'cannot_list',
       status,
       retryable: false,
+      remedy: 'model',
       describe: () =>
-        `The endpoint at ${where} has no model list (${status} on /models). Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself: ${SET_MODEL_REMEDY}`,
+        audience === 'terminal'
+          ? `The endpoint at ${where} has no model list (${status} on /models). Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself.`
+          : `The endpoint at ${where} has no model list (${status} on /models). Check the base URL (OpenAI-compatible APIs usually end in /v1), or name the model yourself: ${VSCODE_REMEDIES.setModel}`,
     };
   }
   if (status === 429) {
@@ -156,8 +185,9 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
         kind: 'rate_limited',
         status,
         retryable: false,
+        remedy: 'api_key',
         describe: () =>
-          `The model endpoint at ${where} reports that the API key's quota is used up (429). Check the plan and billing for this key, or set another with 'Repo Discuss: Set API key'.`,
+          `The model endpoint at ${where} reports that the API key's quota is used up (429). Check the plan and billing for this key, or set another${audience === 'terminal' ? '' : " with 'Repo Discuss: Set API key'"}.`,
       };
     }
     const retryAfterMs = retryAfter(error.headers);
@@ -193,6 +223,37 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
   };
 }
 
+/** `/v1`, `/v1beta`, `/openai/v1`…: a base URL without a version segment is usually one cut short. */
+function lacksApiVersion(endpoint: Endpoint): boolean {
+  let path: string;
+  try {
+    path = new URL(endpoint.baseUrl).pathname;
+  } catch {
+    return false;
+  }
+  return !endpoint.azure && !/\/v\d+[a-z]*(?:\/|$)/i.test(path);
+}
+
+/**
+ * A base URL that answers 404 for the API's own paths (`/models`, and
+ * `/chat/completions` when that was tried) is the wrong URL, not a wrong
+ * model: blaming the model sends people to the wrong fix.
+ */
+export function missingApiPath(endpoint: Endpoint, paths: '/models' | '/chat/completions and /models'): Failure {
+  const where = displayUrl(endpoint.baseUrl);
+  const both = paths === '/models' ? '404 on /models' : 'a 404 on both /chat/completions and /models';
+  const problem = lacksApiVersion(endpoint)
+    ? `The endpoint at ${where} answered ${both}: the base URL is probably missing /v1 (try ${where}/v1).`
+    : `The endpoint at ${where} answered ${both}: the base URL probably does not point at an OpenAI-compatible API.`;
+  return {
+    kind: paths === '/models' ? 'cannot_list' : 'not_configured',
+    status: 404,
+    retryable: false,
+    remedy: 'base_url',
+    describe: () => advised(problem, 'baseUrl', endpoint.audience),
+  };
+}
+
 /** Words servers use to refuse tool definitions for a model. */
 const NO_TOOLS =
   /does not support tools|tools? (?:are|is) not supported|not support(?:ed)? (?:for )?(?:tool|function)[ _-]?call|tool use is not supported|requires --jinja|enable-auto-tool-choice/i;
@@ -219,27 +280,39 @@ function contextOverflow(model: string, status: number | undefined, detail: stri
 function unknownModel(context: FailureContext, where: string, model: string, status: number | undefined): Failure {
   const code = status === undefined ? '' : ` (${status})`;
   const deployment = context.endpoint.azure?.deployment;
+  const audience = context.endpoint.audience;
+  const checkBaseUrl = 'If the name is right, check the base URL (OpenAI-compatible APIs usually end in /v1).';
   return {
     kind: 'unknown_model',
     status,
     retryable: false,
+    remedy: deployment ? 'base_url' : 'model',
     describe: () =>
       deployment
         ? // The deployment in an Azure base URL is the model; the request's model name is ignored there.
           `The Azure OpenAI endpoint at ${where} has no deployment '${deployment}'${code}. Check the deployment name in the base URL, or its api-version.`
-        : `The model endpoint at ${where} does not offer the model '${model}'${code}. ${SELECT_MODEL_REMEDY} If the name is right, check the base URL (OpenAI-compatible APIs usually end in /v1).`,
+        : audience === 'terminal'
+          ? `The model endpoint at ${where} does not offer the model '${model}'${code}. ${checkBaseUrl}`
+          : `The model endpoint at ${where} does not offer the model '${model}'${code}. ${VSCODE_REMEDIES.selectModel} ${checkBaseUrl}`,
   };
 }
 
-function network(retryable: boolean, describe: (retries: number) => string): Failure {
-  return { kind: 'network', retryable, describe };
+function network(retryable: boolean, describe: (retries: number) => string, remedy?: RemedyCode): Failure {
+  return { kind: 'network', retryable, describe, ...(remedy ? { remedy } : {}) };
 }
 
 export function notConfigured(endpoint: Endpoint, why: string): ModelError {
   return new ModelError(
     'not_configured',
-    `No model is set, and the endpoint at ${displayUrl(endpoint.baseUrl)} gave none to fall back on (${why}). ${SET_MODEL_REMEDY}`,
+    advised(`No model is set, and the endpoint at ${displayUrl(endpoint.baseUrl)} gave none to fall back on (${why}).`, 'setModel', endpoint.audience),
+    undefined,
+    'model',
   );
+}
+
+/** The error a classified failure ends in, once the retries are counted. */
+export function failureError(failure: Failure, retries: number): ModelError {
+  return new ModelError(failure.kind, failure.describe(retries), failure.status, failure.remedy);
 }
 
 export function cancelledError(): ModelError {
@@ -258,7 +331,8 @@ function serverDetail(error: APIError, apiKey: string | undefined): string {
   // Proxies answer errors with HTML pages; their text is what helps.
   text = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
   if (apiKey) text = text.split(apiKey).join('***');
-  return text.length > 300 ? `${text.slice(0, 297)}...` : text;
+  // It is set inside our sentences, so its own closing stop would double ours (".." or ".,").
+  return asClause(text.length > 300 ? `${text.slice(0, 299)}…` : text);
 }
 
 /** Header-provided wait: `retry-after-ms` (OpenAI), else `retry-after` in seconds or as a date. */
