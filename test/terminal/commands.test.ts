@@ -203,6 +203,240 @@ describe('repo-discuss commands', function () {
     });
   });
 
+  describe('errors written for the terminal', () => {
+    /** Every saved discussion's id, from the store through the client. */
+    async function savedIds(): Promise<string[]> {
+      const listed = await run(['list', '--json']);
+      const parsed = JSON.parse(listed.stdout) as ListRequest.Result;
+      return [...parsed.discussions, ...parsed.saved].map((row) => row.discussionId);
+    }
+
+    it('a rejected key names terminal remedies only, never a VS Code command', async () => {
+      fake.push({ kind: 'error', status: 401, message: 'Incorrect API key provided.', code: 'invalid_api_key' });
+      const result = await run(['ask', 'Hello?']);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /^error: The model endpoint at \S+ rejected the API key \(401\)\.$/m);
+      assert.match(result.stderr, /^To fix: export OPENAI_API_KEY=<key>/m);
+      assert.doesNotMatch(result.stderr, /VS Code|Repo Discuss:|for the server/);
+      assert.doesNotMatch(result.stderr, /\.\.|\.,/, 'doubled punctuation');
+    });
+
+    it('a 404 on both /chat/completions and /models says the base URL is probably missing /v1, and the fix is the base URL, not --model', async () => {
+      const withoutV1 = fake.baseUrl.replace(/\/v1$/, '');
+      fake.setModels({ kind: 'error', status: 404, message: 'Not Found' });
+      fake.push({ kind: 'error', status: 404, message: 'Not Found' });
+      const result = await run(['ask', 'Hello?'], { env: env({ OPENAI_BASE_URL: withoutV1 }) });
+      assert.equal(result.code, 1, result.stderr);
+      assert.match(
+        result.stderr,
+        new RegExp(`error: The endpoint at ${withoutV1.replace(/[.]/g, '\\.')} answered a 404 on both /chat/completions and /models: the base URL is probably missing /v1 \\(try ${withoutV1.replace(/[.]/g, '\\.')}/v1\\)\\.`),
+      );
+      const fix = result.stderr.split('\n').find((line) => line.startsWith('To fix:'));
+      assert.ok(fix, result.stderr);
+      assert.match(fix, /--base-url URL.*OPENAI_BASE_URL.*\(the current one came from OPENAI_BASE_URL\)/);
+      assert.doesNotMatch(fix, /--model/);
+    });
+
+    it('a model the endpoint does not offer (its model list answering) still blames the model, with --model as the fix', async () => {
+      fake.push({ kind: 'error', status: 404, message: 'The model `nope` does not exist.', code: 'model_not_found' });
+      const result = await run(['ask', 'Hello?']);
+      assert.equal(result.code, 1);
+      assert.match(result.stderr, /does not offer the model 'fake-model' \(404\)\. If the name is right, check the base URL/);
+      assert.match(result.stderr, /^To fix: pass --model NAME/m);
+    });
+
+    it('"refused:" marks only a refusal: a model failure of promote is an "error:"', async () => {
+      fake.setFallback(echoLastUserMessage);
+      const asked = await run(['ask', '--json', 'Anything?']);
+      const id = (JSON.parse(asked.stdout.split('\n')[0]) as DiscussionEvent).discussionId;
+      fake.setFallback({ kind: 'text', text: 'no JSON here' });
+      const promoted = await run(['promote', id]);
+      assert.equal(promoted.code, 1, promoted.stderr);
+      assert.match(promoted.stderr, /^error: Could not distill this discussion/m);
+      assert.doesNotMatch(promoted.stderr, /refused:/);
+      assert.doesNotMatch(promoted.stderr, /\.\.|\.,/);
+    });
+
+    it('a new discussion whose only question failed before any answer is not kept, unless --keep', async () => {
+      fake.push({ kind: 'error', status: 500, message: 'boom' }, { kind: 'error', status: 500, message: 'boom' }, { kind: 'error', status: 500, message: 'boom' });
+      const failed = await run(['ask', 'Will this fail?']);
+      assert.equal(failed.code, 1);
+      assert.match(failed.stderr, /not kept \(--keep keeps it\)/);
+      assert.deepEqual(await savedIds(), []);
+
+      fake.push({ kind: 'error', status: 500, message: 'boom' }, { kind: 'error', status: 500, message: 'boom' }, { kind: 'error', status: 500, message: 'boom' });
+      const kept = await run(['ask', '--keep', '--json', 'Keep this failure']);
+      assert.equal(kept.code, 1);
+      const id = (JSON.parse(kept.stdout.split('\n')[0]) as DiscussionEvent).discussionId;
+      assert.deepEqual(await savedIds(), [id]);
+
+      // export keeps the turn's error, so the file never shows "## You" twice with nothing between.
+      fake.push({ kind: 'error', status: 500, message: 'boom' }, { kind: 'error', status: 500, message: 'boom' }, { kind: 'error', status: 500, message: 'boom' });
+      assert.equal((await run(['ask', '--resume', id, 'Second try'])).code, 1);
+      const exported = await run(['export', id]);
+      assert.equal(exported.code, 0, exported.stderr);
+      assert.match(exported.stdout, /## You\n\nKeep this failure\n\n\*\*Error:\*\* The model endpoint at \S+ failed with a server error \(500\): boom, still after 2 retries\. [^\n]+\n\n## You\n\nSecond try\n\n\*\*Error:\*\* /);
+      assert.doesNotMatch(exported.stdout, /## You\n\n[^\n]*\n\n## You/);
+    });
+
+    it('a missing --config file is refused rather than ignored', async () => {
+      const result = await run(['--config', path.join(sandbox.root, 'no-such.json'), 'list']);
+      assert.equal(result.code, 4);
+      assert.match(result.stderr, /The config file .*no-such\.json given with --config does not exist/);
+    });
+  });
+
+  describe('command-line slips', () => {
+    it('a near miss of a command is suggested, not taken as a folder; a folder of that name is still discussed', async () => {
+      const slip = await run(['lsit']);
+      assert.equal(slip.code, 2);
+      assert.match(slip.stderr, /unknown command "lsit" — did you mean "list"\?/);
+      assert.doesNotMatch(slip.stderr, /does not exist/);
+      fs.mkdirSync(path.join(sandbox.repo, 'lsit'));
+      const folder = TerminalProcess.start(['--storage-dir', sandbox.storage, 'lsit'], { env: env(), cwd: sandbox.repo });
+      clients.push(folder);
+      await folder.untilPrompts(1);
+      assert.match(folder.stdout, /lsit/);
+      folder.endInput();
+      assert.equal((await folder.exited).code, 0);
+    });
+
+    it('a near miss of an option is suggested instead of the parser\'s own message', async () => {
+      const result = await run(['ask', '--modle', 'm', 'Hi']);
+      assert.equal(result.code, 2);
+      assert.match(result.stderr, /^repo-discuss ask: unknown option --modle — did you mean --model\?$/m);
+      assert.doesNotMatch(result.stderr, /positional argument|place it at the end/);
+      const elsewhere = await run(['list', '--handoff']);
+      assert.match(elsewhere.stderr, /unknown option --handoff — it is an option of `repo-discuss promote`/);
+    });
+  });
+
+  describe('delete, rename and list --folder', () => {
+    async function ask(question: string, extra: string[] = []): Promise<string> {
+      const asked = await run(['ask', '--json', ...extra, question]);
+      assert.equal(asked.code, 0, asked.stderr);
+      return (JSON.parse(asked.stdout.split('\n')[0]) as DiscussionEvent).discussionId;
+    }
+
+    it('rename retitles a saved discussion and delete removes it, an id prefix doing for either', async () => {
+      fake.setFallback(echoLastUserMessage);
+      const first = await ask('First question');
+      const second = await ask('Second question');
+      const renamed = await run(['rename', first.slice(0, 14), 'Caching', 'plan']);
+      assert.equal(renamed.code, 0, renamed.stderr);
+      assert.match(renamed.stdout, new RegExp(`Renamed ${first} to Caching plan`));
+      const listed = JSON.parse((await run(['list', '--json'])).stdout) as ListRequest.Result;
+      assert.deepEqual(listed.saved.map((row) => [row.discussionId, row.title]).sort(), [[first, 'Caching plan'], [second, 'Second question']].sort());
+
+      const missing = await run(['delete', second, 'disc-doesnotexist']);
+      assert.equal(missing.code, 3);
+      assert.match(missing.stderr, /refused: No saved discussion "disc-doesnotexist"/);
+      assert.equal((JSON.parse((await run(['list', '--json'])).stdout) as ListRequest.Result).saved.length, 2, 'nothing is deleted when one id is wrong');
+
+      const deleted = await run(['delete', second]);
+      assert.equal(deleted.code, 0, deleted.stderr);
+      assert.match(deleted.stdout, new RegExp(`Deleted ${second}`));
+      const after = JSON.parse((await run(['list', '--json'])).stdout) as ListRequest.Result;
+      assert.deepEqual(after.saved.map((row) => row.discussionId), [first]);
+    });
+
+    it('delete and rename refuse a discussion open elsewhere', async () => {
+      fake.setFallback(echoLastUserMessage);
+      const open = TerminalProcess.start(['--storage-dir', sandbox.storage, sandbox.repo], { env: env(), cwd: sandbox.repo });
+      clients.push(open);
+      await open.untilPrompts(1);
+      open.line('Hold this open');
+      await open.untilStdout('Echo: Hold this open');
+      const id = /New discussion (disc-\w+)/.exec(open.stdout)![1];
+      const deleted = await run(['delete', id]);
+      assert.equal(deleted.code, 3);
+      assert.match(deleted.stderr, /refused: Discussion .* is already open in another window/);
+      const renamed = await run(['rename', id, 'New name']);
+      assert.equal(renamed.code, 3);
+      assert.match(renamed.stderr, /refused: Discussion .* is already open in another window/);
+      open.endInput();
+      await open.exited;
+    });
+
+    it('list --folder shows only that folder\'s discussions, the folder given relative to the current one', async () => {
+      fake.setFallback(echoLastUserMessage);
+      await ask('Here');
+      const other = path.join(sandbox.repo, 'sub');
+      fs.mkdirSync(other);
+      await ask('In sub', ['--folder', other]);
+      const here = await runClient(['--storage-dir', sandbox.storage, 'list', '--folder', 'sub'], { env: env(), cwd: sandbox.repo });
+      assert.equal(here.code, 0, here.stderr);
+      assert.match(here.stdout, /In sub/);
+      assert.doesNotMatch(here.stdout, /Here/);
+      const none = await run(['list', '--folder', path.join(sandbox.root)]);
+      assert.match(none.stdout, /No saved discussions of /);
+    });
+  });
+
+  describe('token usage', () => {
+    it('ask shows the turn\'s and the discussion\'s totals after the reply, dim on stderr, never on stdout', async () => {
+      fake.push({ kind: 'text', text: 'First.', usage: { promptTokens: 1200, completionTokens: 30 } });
+      const first = await run(['ask', '--verbose', '--json', 'One']);
+      const id = (JSON.parse(first.stdout.split('\n')[0]) as DiscussionEvent).discussionId;
+      fake.push({ kind: 'text', text: 'Second.', usage: { promptTokens: 1500, completionTokens: 45 } });
+      const second = await run(['ask', '--verbose', '--resume', id, 'Two']);
+      assert.equal(second.code, 0, second.stderr);
+      assert.equal(second.stdout, 'Second.\n');
+      assert.match(second.stderr, /tokens: 1,500 in · 45 out this turn · 2,700 in · 75 out in this discussion/);
+    });
+
+    it('/usage in a session shows the discussion\'s totals and the last turn\'s', async () => {
+      fake.push({ kind: 'text', text: 'Hi there.', usage: { promptTokens: 800, completionTokens: 20 } });
+      const session = TerminalProcess.start(['--storage-dir', sandbox.storage, sandbox.repo], { env: env(), cwd: sandbox.repo });
+      clients.push(session);
+      await session.untilPrompts(1);
+      session.line('Hello');
+      await session.untilStdout('tokens: 800 in · 20 out this turn · 800 in · 20 out in this discussion');
+      await session.untilPrompts(2);
+      session.line('/usage');
+      await session.untilStdout(/This discussion {2}800 in · 20 out \(820 tokens\)\n {2}Last turn {8}800 in · 20 out/);
+      session.endInput();
+      await session.exited;
+    });
+  });
+
+  describe('/endpoint and --context-tokens', () => {
+    it('/endpoint moves the session to another endpoint, without sending the key to a different server', async () => {
+      const second = await startFakeOpenAI({ models: ['fake-model'] });
+      try {
+        fake.setFallback(echoLastUserMessage);
+        second.setFallback({ kind: 'text', text: 'From the second endpoint.' });
+        const session = TerminalProcess.start(['--storage-dir', sandbox.storage, sandbox.repo], { env: env(), cwd: sandbox.repo });
+        clients.push(session);
+        await session.untilPrompts(1);
+        session.line('/endpoint');
+        await session.untilStdout(`Endpoint: ${fake.baseUrl}, with an API key.`);
+        const otherHost = second.baseUrl.replace('127.0.0.1', 'localhost');
+        session.line(`/endpoint ${otherHost}`);
+        await session.untilStdout(`Endpoint: ${otherHost}, no API key: the current one is not sent to another server`);
+        session.line('Where are you?');
+        await session.untilStdout('From the second endpoint.');
+        assert.equal(fake.completionRequests.length, 0);
+        assert.doesNotMatch(String(second.completionRequests[0].headers?.authorization), /sk-test/, 'the first endpoint\'s key went to the second');
+        session.endInput();
+        await session.exited;
+      } finally {
+        await second.close();
+      }
+    });
+
+    it('--context-tokens and "contextTokens" reach the server as the model\'s window; a bad value is refused', async () => {
+      const bad = await run(['--context-tokens', 'lots', 'list']);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /--context-tokens needs a whole number of tokens/);
+      const configFile = path.join(sandbox.root, 'config.json');
+      fs.writeFileSync(configFile, JSON.stringify({ contextTokens: 'big' }));
+      const badConfig = await run(['--config', configFile, 'list']);
+      assert.equal(badConfig.code, 4);
+      assert.match(badConfig.stderr, /"contextTokens" must be a whole number of tokens/);
+    });
+  });
+
   describe('one discussion, several clients', () => {
     it('a discussion started in one terminal is refused in another while open, then resumes there with its history', async () => {
       fake.setFallback(echoLastUserMessage);

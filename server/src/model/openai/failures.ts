@@ -103,6 +103,11 @@ export function classify(error: unknown, context: FailureContext): Failure | und
     'base_url');
   }
   if (error instanceof APIConnectionError) {
+    if (nothingConfigured(context.endpoint)) {
+      return network(true, (retries) =>
+        `No model endpoint is set, so OpenAI's default (${where}) was used, and it could not be reached (${connectionProblem(error)})${gaveUp(retries)}.`,
+      'default_endpoint');
+    }
     return network(true, (retries) =>
       `Could not reach the model endpoint at ${where} (${connectionProblem(error)})${gaveUp(retries)}. Check the base URL and that the server is running.`,
     'base_url');
@@ -138,7 +143,7 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
   const withDetail = detail ? `: ${detail}` : '';
   if (status === 401 || status === 403) {
     // The 401 detail is left out: providers echo (part of) the key in it.
-    if (!endpoint.apiKey && endpoint.defaulted && audience === 'terminal') {
+    if (nothingConfigured(endpoint)) {
       // Nothing was configured: the likely fix is naming the endpoint meant, not a key for one never chosen.
       const message = `No model endpoint is set, so OpenAI's default (${where}) was used, and it needs an API key (${status}), which is not set either.`;
       return { kind: 'auth', status, retryable: false, remedy: 'default_endpoint', describe: () => message };
@@ -221,6 +226,16 @@ function classifyStatus(error: APIError, status: number, context: FailureContext
     describe: () =>
       `The model endpoint at ${where} rejected the request (${status})${withDetail}. Check that model '${model}' supports tool calls and that the endpoint is OpenAI-compatible.`,
   };
+}
+
+/**
+ * No base URL and no key: the request went to OpenAI because nobody chose
+ * anything. A terminal user is told that, and how to name their endpoint,
+ * rather than handed the fix for a choice never made. (VS Code's setup asks
+ * for the endpoint first, so its wording stays as it was.)
+ */
+function nothingConfigured(endpoint: Endpoint): boolean {
+  return endpoint.defaulted && !endpoint.apiKey && endpoint.audience === 'terminal';
 }
 
 /** `/v1`, `/v1beta`, `/openai/v1`…: a base URL without a version segment is usually one cut short. */
