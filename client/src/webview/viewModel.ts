@@ -448,6 +448,8 @@ export function fixForError(message: string): FixAction | undefined {
 }
 
 function fixCommandFor(message: string): FixCommand | undefined {
+  // "answered a 404 on both /chat/completions and /models: the base URL is probably missing /v1": the URL, not the model.
+  if (/the base URL (?:is )?probably/i.test(message)) return 'openSettings';
   if (/\b40[13]\b|api[ _-]?key|unauthori[sz]ed|invalid[_ ]auth/i.test(message)) return 'setApiKey';
   if (/\b404\b|unknown model|model_not_found|does not offer the model|no model is set|model .*not found|select model/i.test(message)) {
     return 'selectModel';

@@ -326,6 +326,7 @@ describe('the webview conversation model', () => {
       ["The model endpoint at https://api.example.com/v1 rejected the API key (401). Set a valid key with 'Repo Discuss: Set API key' in VS Code.", 'setApiKey'],
       ['The model endpoint at http://localhost:11434/v1 needs an API key (401) and none is set.', 'setApiKey'],
       ["The model endpoint at https://api.example.com/v1 does not offer the model 'gpt-9' (404). Pick one it offers with 'Repo Discuss: Select model'.", 'selectModel'],
+      ["The endpoint at http://localhost:11434 answered a 404 on both /chat/completions and /models: the base URL is probably missing /v1 (try http://localhost:11434/v1). Set it with 'Repo Discuss: Select endpoint' in VS Code, or OPENAI_BASE_URL for the server.", 'openSettings'],
       ['Unknown model: gpt-9', 'selectModel'],
       ['Could not reach the model endpoint at http://localhost:1234/v1 (connection refused). Check the base URL and that the server is running.', 'openSettings'],
       ['Cannot reach the model endpoint.', 'openSettings'],
