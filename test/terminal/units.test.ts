@@ -9,6 +9,8 @@ import { editableToTask, taskToEditable } from '../../client/src/terminal/taskEd
 import { serverEntry } from '../../client/src/terminal/serverConnection';
 import type { DiscussionEvent } from '../../shared/protocol';
 import { tempDir } from './terminalProcess';
+import { nearest } from '../../client/src/terminal/nearest';
+import { taskTitle } from '../../client/src/terminal/outputFiles';
 
 describe('repo-discuss building blocks', () => {
   describe('the command line', () => {
@@ -37,6 +39,31 @@ describe('repo-discuss building blocks', () => {
       assert.equal(configFilePath({ XDG_CONFIG_HOME: 'relative' }, 'linux', '/home/u'), '/home/u/.config/repo-discuss/config.json');
       assert.equal(configFilePath({}, 'darwin', '/Users/u'), '/Users/u/Library/Application Support/repo-discuss/config.json');
       assert.equal(configFilePath({ APPDATA: 'C:\\Users\\u\\AppData\\Roaming' }, 'win32', 'C:\\Users\\u'), path.join('C:\\Users\\u\\AppData\\Roaming', 'repo-discuss', 'config.json'));
+    });
+
+    it('contextTokens comes from --context-tokens, else the config file, and reaches the server as the model\'s window', () => {
+      const fromConfig = resolveSettings({}, {}, { contextTokens: 32768 }, '/cfg.json');
+      assert.equal(fromConfig.initializationOptions.model?.contextTokens, 32768);
+      const fromFlag = resolveSettings({ contextTokens: 8192 }, {}, { contextTokens: 32768 }, '/cfg.json');
+      assert.equal(fromFlag.initializationOptions.model?.contextTokens, 8192);
+      assert.equal(resolveSettings({}, {}, {}, '/cfg.json').initializationOptions.model?.contextTokens, undefined);
+      const parsed = parseCommandLine(['--context-tokens', '4096', 'list'], () => false);
+      assert.equal(parsed.kind === 'run' && parsed.options['context-tokens'], '4096');
+    });
+
+    it('suggests the command or option a slip most likely meant, and nothing for a word far from all of them', () => {
+      assert.equal(nearest('lsit', ['ask', 'list', 'export']), 'list');
+      assert.equal(nearest('exprot', ['ask', 'list', 'export']), 'export');
+      assert.equal(nearest('modle', ['model', 'folder']), 'model');
+      assert.equal(nearest('src', ['ask', 'list', 'export', 'delete', 'rename']), undefined);
+      assert.throws(() => parseCommandLine(['delet', 'x'], () => false), /did you mean "delete"/);
+      assert.deepEqual(parseCommandLine(['lsit'], () => true), { kind: 'run', command: 'interactive', options: {}, positionals: ['lsit'] });
+    });
+
+    it('titles a task by its intent\'s first sentence, cut at a word', () => {
+      assert.equal(taskTitle('Greet the user by name. Keep the old greeting as a fallback.'), 'Greet the user by name');
+      const long = taskTitle('Move the cart total computation out of the checkout controller into a pure function in src/cart.ts so it can be tested');
+      assert.ok(long.length <= 72 && long.endsWith('…') && !long.includes(' …'), long);
     });
 
     it('takes each model setting from a flag, else the environment, else the config file', () => {
