@@ -192,7 +192,7 @@ describe('repo-discuss commands', function () {
     });
 
     it('--help works for every command and --version prints the version', async () => {
-      for (const command of [[], ['ask'], ['list'], ['promote'], ['export']]) {
+      for (const command of [[], ['ask'], ['list'], ['promote'], ['export'], ['delete'], ['rename']]) {
         const result = await run([...command, '--help']);
         assert.equal(result.code, 0);
         assert.match(result.stdout, /Usage:/);
