@@ -1,7 +1,8 @@
 import type { Attachment } from './protocol';
 
 /**
- * `@path` and `@path:10-40` in a typed question, as attachments. A mention
+ * `@path`, `@path:10-40` and `@path#Symbol` (`@src/cart.ts#Cart.total`) in
+ * a typed question, as attachments. A mention
  * starts a word (so `me@example.com` is not one); trailing punctuation that
  * ends a sentence is not part of the path. The text is left as typed.
  */
@@ -9,10 +10,16 @@ import type { Attachment } from './protocol';
 const MENTION = /(^|\s)@([^\s@]+)/g;
 const RANGE = /^(.*?):(\d+)(?:-(\d+))?$/;
 const TRAILING = /[.,;:!?)\]]+$/;
+/** `path#Name`, `path#Container.name`, `path#mod::name`: the name an identifier, so a `#` inside a file name stays a path. */
+const SYMBOL = /^(.+)#([A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*)$/;
+/** Longer names are no symbol the server would take (its limit): the mention stays a file. */
+const MAX_SYMBOL_CHARS = 200;
 
 export function mentionOf(token: string): Attachment | undefined {
   const trimmed = token.replace(TRAILING, '');
   if (!trimmed) return undefined;
+  const symbol = SYMBOL.exec(trimmed);
+  if (symbol && symbol[2].length <= MAX_SYMBOL_CHARS) return { kind: 'symbol', path: symbol[1], symbol: symbol[2] };
   const ranged = RANGE.exec(trimmed);
   if (ranged && ranged[1]) {
     const startLine = Number(ranged[2]);
@@ -26,14 +33,17 @@ export function mentionsIn(text: string): Attachment[] {
   const found: Attachment[] = [];
   for (const match of text.matchAll(MENTION)) {
     const attachment = mentionOf(match[2]);
-    if (attachment && !found.some((a) => a.path === attachment.path && a.startLine === attachment.startLine && a.endLine === attachment.endLine)) found.push(attachment);
+    if (attachment && !found.some((a) => a.path === attachment.path && a.startLine === attachment.startLine && a.endLine === attachment.endLine && a.symbol === attachment.symbol)) found.push(attachment);
   }
   return found;
 }
 
-/** An attachment as a chip shows it: `path:start-end`, or the path. */
-export function attachmentLabel(a: Pick<Attachment, 'path' | 'startLine' | 'endLine'> & { shownStart?: number; shownEnd?: number }): string {
+/** An attachment as a chip shows it: `path:start-end`, or the path; a symbol's name after a `#`. */
+export function attachmentLabel(a: Pick<Attachment, 'path' | 'startLine' | 'endLine'> & { kind?: Attachment['kind']; symbol?: string; shownStart?: number; shownEnd?: number }): string {
   const start = a.shownStart ?? a.startLine;
   const end = a.shownEnd ?? a.endLine;
-  return start !== undefined && end !== undefined ? `${a.path}:${start}-${end}` : a.path;
+  const where = start !== undefined && end !== undefined ? `${a.path}:${start}-${end}` : a.path;
+  // The name may come from a replayed event: bounded here, made inert by the writer like the path.
+  const symbol = a.kind === 'symbol' && typeof a.symbol === 'string' ? ` #${a.symbol.length > 80 ? `${a.symbol.slice(0, 80)}…` : a.symbol}` : '';
+  return `${where}${symbol}`;
 }

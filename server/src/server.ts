@@ -36,6 +36,7 @@ import {
   StartRequest,
   SubscribeRequest,
   FilesRequest,
+  SymbolsRequest,
   UnsubscribeRequest,
   type DiscussionEvent,
   type InitializationOptions,
@@ -142,6 +143,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     p.attachments === undefined ? ready().send(p.discussionId, p.text) : ready().sendWithAttachments(p.discussionId, p.text, p.attachments),
   );
   bindRequest(connection, FilesRequest.method, (p) => ready().files(p.discussionId, p.query ?? ''));
+  bindRequest(connection, SymbolsRequest.method, (p) => ready().symbols(p.discussionId, p.query ?? ''));
   bindRequest(connection, SubscribeRequest.method, (p) => ({
     eventsReplayed: ready().subscribe(p.discussionId, CONNECTION_SUBSCRIBER, eventSink, p.fromSeq),
   }));

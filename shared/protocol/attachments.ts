@@ -6,10 +6,13 @@ export interface Attachment {
   kind: AttachmentKind;
   /** Relative to the folder root (an absolute path or `file:` URI inside it also works). */
   path: string;
-  /** 1-based, inclusive. */
+  /**
+   * 1-based, inclusive. For `kind: "symbol"` the server finds the range
+   * itself; a `startLine` only picks among definitions of the same name.
+   */
   startLine?: number;
   endLine?: number;
-  /** The symbol's name, for `kind: "symbol"`. */
+  /** The symbol's name, for `kind: "symbol"` (`name`, or `Container.name`); at most 200 characters. */
   symbol?: string;
 }
 
@@ -23,7 +26,9 @@ export type AttachmentRefusal =
   | 'not_file'
   | 'invalid'
   | 'unreadable'
-  | 'total_cap';
+  | 'total_cap'
+  /** A symbol attachment whose symbol is not defined in that file: nothing of the file is read. */
+  | 'no_symbol';
 
 /**
  * How one attachment fared, as the `user_message` event carries it: the
@@ -39,4 +44,21 @@ export interface AttachmentOutcome extends Attachment {
   refusal?: AttachmentRefusal;
   /** Short words for the chip: why it was refused or where it was cut. */
   note?: string;
+}
+
+/**
+ * One symbol the `@` completion offers (`discuss/symbols`): where a
+ * definition stands, never its text. Every field is bounded by the server.
+ */
+export interface SymbolSuggestion {
+  /** The name as a symbol attachment takes it back (at most 200 characters). */
+  name: string;
+  /** `function`, `class`, `method`, … */
+  kind: string;
+  /** The enclosing class or module, when there is one (at most 100 characters). */
+  container?: string;
+  /** Folder-relative, `/`-separated. */
+  path: string;
+  /** 1-based line of the name. */
+  line: number;
 }

@@ -1,7 +1,7 @@
 import type { ModelConfig } from './config';
 import type { Handoff, PreparedTask } from './task';
 import type { Decision, DecisionKind } from './decisions';
-import type { Attachment } from './attachments';
+import type { Attachment, SymbolSuggestion } from './attachments';
 import type { Review } from './review';
 
 /** Client → server: open a discussion of a folder (or resume a saved one). */
@@ -56,6 +56,18 @@ export namespace FilesRequest {
   export interface Result {
     /** Folder-relative paths, `/`-separated. */
     files: string[];
+  }
+}
+
+/** Client → server: the folder's symbols for `@` completion, from the editor's language service or the symbol index (at most 30, best first). */
+export namespace SymbolsRequest {
+  export const method = 'discuss/symbols';
+  export interface Params {
+    discussionId: string;
+    query: string;
+  }
+  export interface Result {
+    symbols: SymbolSuggestion[];
   }
 }
 
@@ -278,6 +290,7 @@ export interface DiscussRequests {
   [StartRequest.method]: [StartRequest.Params, StartRequest.Result];
   [SendRequest.method]: [SendRequest.Params, SendRequest.Result];
   [FilesRequest.method]: [FilesRequest.Params, FilesRequest.Result];
+  [SymbolsRequest.method]: [SymbolsRequest.Params, SymbolsRequest.Result];
   [SubscribeRequest.method]: [SubscribeRequest.Params, SubscribeRequest.Result];
   [UnsubscribeRequest.method]: [UnsubscribeRequest.Params, UnsubscribeRequest.Result];
   [CancelRequest.method]: [CancelRequest.Params, CancelRequest.Result];

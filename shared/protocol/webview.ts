@@ -1,4 +1,4 @@
-import type { Attachment } from './attachments';
+import type { Attachment, SymbolSuggestion } from './attachments';
 import type { DiscussionEvent } from './events';
 import type { PreparedTask } from './task';
 
@@ -13,6 +13,8 @@ export type WebviewToExtension =
   | { type: 'send'; text: string; attachments?: Attachment[] }
   /** The folder's files matching `query`, for `@` completion; answered by one `filesResult`. */
   | { type: 'files'; requestId: number; query: string }
+  /** The folder's symbols matching `query`, for `@` completion; answered by one `symbolsResult`. */
+  | { type: 'symbols'; requestId: number; query: string }
   | { type: 'cancel' }
   | { type: 'promote' }
   /** Hand the (edited) task off; answered by one `handOffResult` with the same `requestId`. */
@@ -47,6 +49,8 @@ export type ExtensionToWebview =
   | { type: 'handOffResult'; requestId: number; ok: boolean; message: string }
   /** The answer to the `files` with this `requestId`: folder-relative paths, best first. */
   | { type: 'filesResult'; requestId: number; files: string[] }
+  /** The answer to the `symbols` with this `requestId`: definitions, best first. */
+  | { type: 'symbolsResult'; requestId: number; symbols: SymbolSuggestion[] }
   /**
    * The active editor's file (and selection), folder-relative, whenever it
    * changes; null when there is none inside the discussed folder or the
@@ -64,6 +68,7 @@ export type ExtensionToWebview =
 export interface WebviewReplies {
   handOff: 'handOffResult';
   files: 'filesResult';
+  symbols: 'symbolsResult';
 }
 
 export type WebviewRequest = Extract<WebviewToExtension, { type: keyof WebviewReplies }>;
@@ -74,6 +79,6 @@ export function replyTo<R extends WebviewRequest>(
   request: R,
   body: Omit<WebviewReply<R>, 'type' | 'requestId'>,
 ): WebviewReply<R> {
-  const replies: WebviewReplies = { handOff: 'handOffResult', files: 'filesResult' };
+  const replies: WebviewReplies = { handOff: 'handOffResult', files: 'filesResult', symbols: 'symbolsResult' };
   return { ...body, type: replies[request.type], requestId: request.requestId } as WebviewReply<R>;
 }

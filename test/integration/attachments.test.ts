@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AttachmentOutcome, StartRequest } from '../../shared/protocol';
+import type { AttachmentOutcome, StartRequest, SymbolsRequest } from '../../shared/protocol';
 import { startFakeOpenAI, lastUserMessage, type FakeOpenAI } from '../support/fakeOpenAI';
 import { ServerProcess } from '../support/serverProcess';
 
@@ -56,6 +56,30 @@ describe('attachments on a message, against the real server process', function (
     write('private/plan.md', `${PLANTED} plan\n`);
     write('blob.bin', Buffer.from([0x50, 0, 0, 1, ...Buffer.from(PLANTED)]));
     fs.symlinkSync(path.join(work, 'outside', 'secret.txt'), path.join(repo, 'escape.txt'));
+    write(
+      'src/cart.ts',
+      [
+        '// cart header comment',
+        'export const TAX = 0.2;',
+        '',
+        'export function total(items: number[]): number {',
+        '  let sum = 0;',
+        '  for (const item of items) sum += item;',
+        '  return sum * (1 + TAX);',
+        '}',
+        '',
+        'export class Cart {',
+        '  items: number[] = [];',
+        '  total(): number {',
+        '    return total(this.items);',
+        '  }',
+        '}',
+        '// cart footer comment',
+        '',
+      ].join('\n'),
+    );
+    write('src/ledger.ts', `export function balance(): string {\n  return '${PLANTED} ledger';\n}\n`);
+    write('private/hidden.ts', `export function hiddenPlanted(): string {\n  return '${PLANTED}';\n}\n`);
   });
   afterEach(async () => {
     for (const s of servers.splice(0)) await s.stop().catch(() => s.kill());
@@ -171,5 +195,91 @@ describe('attachments on a message, against the real server process', function (
     const firstUser = messages.find((m) => m.role === 'user')!.content;
     assert.match(firstUser, /src\/story\.txt:5-6/);
     assert.ok(firstUser.includes('5: line 5 of the story'));
+  });
+
+  it('gives the model a symbol attachment as its definition\'s lines alone, under a path:start-end label that names the symbol', async () => {
+    const s = await server();
+    const id = await open(s);
+    const [fn, method] = await send(s, id, 'Explain these', [
+      { kind: 'symbol', path: 'src/cart.ts', symbol: 'total' },
+      { kind: 'symbol', path: 'src/cart.ts', symbol: 'Cart.total' },
+    ]);
+
+    const seen = modelSaw();
+    assert.match(seen, /<<<attachment src\/cart\.ts:4-8 \(symbol "total"/);
+    assert.match(seen, /<<<attachment src\/cart\.ts:12-14 \(symbol "Cart\.total"/);
+    assert.ok(seen.includes('4: export function total(') && seen.includes('8: }'));
+    assert.ok(!seen.includes('cart header comment') && !seen.includes('cart footer comment') && !seen.includes('TAX = 0.2'), 'no line outside the definitions');
+    assert.deepEqual(fn, { kind: 'symbol', path: 'src/cart.ts', symbol: 'total', startLine: 4, endLine: 8, status: 'attached', shownStart: 4, shownEnd: 8 });
+    assert.deepEqual([method.startLine, method.endLine, method.status], [12, 14, 'attached']);
+    assert.ok(!JSON.stringify(s.events).includes('sum += item'), 'no event carries the contents');
+  });
+
+  it('refuses a symbol the file does not define, with the reason on the chip and to the model, and no byte of the file goes anywhere', async () => {
+    const s = await server();
+    const id = await open(s);
+    const [chip] = await send(s, id, 'And this?', [{ kind: 'symbol', path: 'src/ledger.ts', symbol: 'credit' }]);
+
+    assert.equal(chip.status, 'refused');
+    assert.equal(chip.refusal, 'no_symbol');
+    assert.equal(chip.note, 'symbol "credit" not found in src/ledger.ts');
+    assert.equal(chip.shownStart, undefined);
+    assert.match(modelSaw(), /\[Attachment src\/ledger\.ts "credit" was not attached: symbol "credit" not found in "src\/ledger\.ts"; /);
+    await s.stop();
+    const everywhere = [...fake.requests.map((r) => r.rawBody), JSON.stringify(s.events), s.stderr.join('\n')].join('\n');
+    assert.ok(!everywhere.includes(PLANTED) && !everywhere.includes('ledger\''), 'not one line of the file was read out');
+  });
+
+  it('refuses a symbol attachment on .env, a denied file, a link out and a path outside the folder as it would the file, before any lookup', async () => {
+    const s = await server();
+    const id = await open(s);
+    const chips = await send(s, id, 'Symbols there?', [
+      { kind: 'symbol', path: '.env', symbol: 'TOKEN' },
+      { kind: 'symbol', path: 'private/hidden.ts', symbol: 'hiddenPlanted' },
+      { kind: 'symbol', path: 'escape.txt', symbol: 'x' },
+      { kind: 'symbol', path: '../outside/secret.txt', symbol: 'x' },
+    ]);
+    assert.deepEqual(chips.map((c) => [c.path, c.status, c.refusal]), [
+      ['.env', 'refused', 'secret'],
+      ['private/hidden.ts', 'refused', 'denied'],
+      ['escape.txt', 'refused', 'outside'],
+      ['../outside/secret.txt', 'refused', 'outside'],
+    ]);
+    await s.stop();
+    const everywhere = [...fake.requests.map((r) => r.rawBody), JSON.stringify(s.events), s.stderr.join('\n')].join('\n');
+    assert.ok(!everywhere.includes(PLANTED), 'no byte of them anywhere');
+  });
+
+  it('carries a symbol attachment through a replay and a resume, and the resumed history keeps its definition', async () => {
+    const first = await server();
+    const id = await open(first);
+    const sentChips = await send(first, id, 'Keep this symbol', [{ kind: 'symbol', path: 'src/cart.ts', symbol: 'total' }, { kind: 'symbol', path: 'src/cart.ts', symbol: 'nope' }]);
+    await first.stop();
+
+    const second = await server();
+    assert.equal(await open(second, id), id);
+    await second.until((events) => events.some((e) => e.type === 'user_message'));
+    assert.deepEqual(second.of(id, 'user_message')[0].attachments, sentChips);
+    assert.equal(sentChips[1].refusal, 'no_symbol');
+
+    await send(second, id, 'Still there?', undefined);
+    const messages = fake.completionRequests[fake.completionRequests.length - 1].body!.messages as Array<{ role: string; content: string }>;
+    const firstUser = messages.find((m) => m.role === 'user')!.content;
+    assert.match(firstUser, /src\/cart\.ts:4-8 \(symbol "total"/);
+    assert.ok(firstUser.includes('5:   let sum = 0;'));
+  });
+
+  it('offers symbols for @ completion by name, kind and path:line, bounded, and none from a denied file', async () => {
+    const s = await server();
+    const id = await open(s);
+    const { symbols } = await s.request<SymbolsRequest.Result>('discuss/symbols', { discussionId: id, query: 'tot' });
+    assert.deepEqual(
+      symbols.map((x) => `${x.kind} ${x.container ? `${x.container}.` : ''}${x.name} ${x.path}:${x.line}`).sort(),
+      ['function total src/cart.ts:4', 'method Cart.total src/cart.ts:12'],
+    );
+    const hidden = await s.request<SymbolsRequest.Result>('discuss/symbols', { discussionId: id, query: 'hiddenPlanted' });
+    assert.deepEqual(hidden.symbols, [], 'a denied file offers nothing');
+    assert.deepEqual((await s.request<SymbolsRequest.Result>('discuss/symbols', { discussionId: id, query: '' })).symbols, []);
+    await assert.rejects(s.request('discuss/symbols', { discussionId: id, query: 42 }), /query must be a string/);
   });
 });

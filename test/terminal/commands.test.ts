@@ -72,6 +72,18 @@ describe('repo-discuss commands', function () {
       assert.match(result.stderr, /@ \.env — not attached: may hold credentials/, 'a refused attachment is told on stderr');
     });
 
+    it('turns @path#Symbol into a symbol attachment: the model gets only that definition, and a symbol the file lacks is refused with its reason', async () => {
+      fs.writeFileSync(path.join(sandbox.repo, 'cart.py'), '# header-line\ndef total(items):\n    return sum(items)\n\n# footer-line\n');
+      fake.push({ kind: 'text', text: 'Seen.' });
+      const result = await run(['ask', 'Why @cart.py#total, and @cart.py#missing?']);
+      assert.equal(result.code, 0, result.stderr);
+      const [seen] = userMessages(fake.completionRequests[0]);
+      assert.match(seen, /<<<attachment cart\.py:2-3 \(symbol "total"/);
+      assert.ok(seen.includes('2: def total(items):') && !seen.includes('header-line') && !seen.includes('footer-line'), 'only the definition');
+      assert.match(seen, /\[Attachment cart\.py "missing" was not attached: symbol "missing" not found in "cart\.py"/);
+      assert.match(result.stderr, /@ cart\.py #missing — not attached: symbol "missing" not found in cart\.py/);
+    });
+
     it('reads the question from stdin when given -', async () => {
       fake.setFallback(echoLastUserMessage);
       const result = await run(['ask', '-'], { input: 'Piped question\n' });

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { DeleteDecisionRequest, EditDecisionRequest, replyTo, type Attachment, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
+import { DeleteDecisionRequest, EditDecisionRequest, replyTo, type Attachment, type SymbolSuggestion, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
 import type { ClientDiscussion, DiscussionHub } from '../common/discussionHub';
 import { makeNonce, renderPanelHtml } from '../panel/html';
 import { ActiveEditorReporter } from './activeEditor';
@@ -14,6 +14,8 @@ export interface ChatHost {
   send(discussion: ClientDiscussion, text: string, attachments?: Attachment[]): Promise<void>;
   /** The folder's files matching `query`, for the panel's `@` completion. */
   files(discussion: ClientDiscussion, query: string): Promise<string[]>;
+  /** The folder's symbols matching `query`, for the panel's `@` completion. */
+  symbols(discussion: ClientDiscussion, query: string): Promise<SymbolSuggestion[]>;
   cancel(discussion: ClientDiscussion): Promise<void>;
   promote(discussion: ClientDiscussion): Promise<void>;
   /** Delivers the task to the configured target; resolves to what to tell the user. */
@@ -106,6 +108,17 @@ export class ChatController implements vscode.Disposable {
             this.host.log.warn(`chat: listing files failed: ${errorText(err)}`);
           }
           this.post(replyTo(message, { files }));
+          break;
+        }
+        case 'symbols': {
+          const discussion = this.discussion;
+          let symbols: SymbolSuggestion[] = [];
+          try {
+            if (discussion && typeof message.query === 'string') symbols = await this.host.symbols(discussion, message.query);
+          } catch (err) {
+            this.host.log.warn(`chat: listing symbols failed: ${errorText(err)}`);
+          }
+          this.post(replyTo(message, { symbols }));
           break;
         }
         case 'cancel':

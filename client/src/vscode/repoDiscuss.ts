@@ -3,6 +3,8 @@ import * as vscode from 'vscode';
 import {
   DeleteRequest,
   FilesRequest,
+  SymbolsRequest,
+  type SymbolSuggestion,
   type Attachment,
   ExportRequest,
   ModelsRequest,
@@ -91,6 +93,10 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
 
   async files(discussion: ClientDiscussion, query: string): Promise<string[]> {
     return (await this.hub.request(FilesRequest.method, { discussionId: discussion.id, query })).files;
+  }
+
+  async symbols(discussion: ClientDiscussion, query: string): Promise<SymbolSuggestion[]> {
+    return (await this.hub.request(SymbolsRequest.method, { discussionId: discussion.id, query })).symbols;
   }
 
   async cancel(discussion: ClientDiscussion): Promise<void> {

@@ -13,14 +13,24 @@ import type { Panel } from './panel';
 /** `path`, or `path:start-end` for a range, inert. */
 export function attachmentLabel(attachment: Attachment): string {
   const shown = printablePath(attachment.path);
+  // A pending symbol chip carries only a line hint: the server finds its range, so none is shown yet.
   const range =
     attachment.startLine !== undefined && attachment.endLine !== undefined
       ? attachment.startLine === attachment.endLine
         ? `:${attachment.startLine}`
         : `:${attachment.startLine}-${attachment.endLine}`
       : '';
-  const symbol = attachment.kind === 'symbol' && attachment.symbol ? ` (${attachment.symbol})` : '';
+  const symbol = attachment.kind === 'symbol' && attachment.symbol !== undefined ? ` (${bounded(attachment.symbol)})` : '';
   return inertLine(`${shown}${range}${symbol}`);
+}
+
+/** A symbol name in a chip: a replayed event may carry one of any length. */
+function bounded(name: string): string {
+  return name.length > 80 ? `${name.slice(0, 80)}…` : name;
+}
+
+function chipIcon(attachment: Attachment): string {
+  return attachment.kind === 'selection' ? 'selection' : attachment.kind === 'symbol' ? 'symbol-method' : 'file';
 }
 
 /** The chips under a sent message: what was attached, what was cut and what was refused, with why. */
@@ -33,7 +43,7 @@ export function sentAttachmentChips(outcomes: readonly AttachmentOutcome[]): HTM
       const note = outcome.note ? inertLine(outcome.note) : '';
       const status = outcome.status === 'refused' ? `not attached: ${note}` : outcome.status === 'cut' ? `cut: ${note}` : 'attached';
       return element('li', { class: `attachment-chip is-${outcome.status}`, title: `${label} — ${status}` }, [
-        icon(outcome.status === 'refused' ? 'circle-slash' : outcome.status === 'cut' ? 'warning' : 'file'),
+        icon(outcome.status === 'refused' ? 'circle-slash' : outcome.status === 'cut' ? 'warning' : chipIcon(outcome)),
         element('span', { class: 'attachment-label' }, [label]),
         ...(outcome.status !== 'attached' && note ? [element('span', { class: 'attachment-note' }, [note])] : []),
       ]);
@@ -96,8 +106,8 @@ export function renderPendingAttachments(panel: Panel): void {
   pendingAttachments.forEach((attachment, index) => {
     const label = attachmentLabel(attachment);
     chips.push(
-      element('li', { class: 'attachment-chip', title: label }, [
-        icon(attachment.kind === 'selection' ? 'selection' : 'file'),
+      element('li', { class: attachment.kind === 'symbol' ? 'attachment-chip is-symbol' : 'attachment-chip', title: label }, [
+        icon(chipIcon(attachment)),
         element('span', { class: 'attachment-label' }, [label]),
         element('button', {
           type: 'button',

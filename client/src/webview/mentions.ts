@@ -1,11 +1,12 @@
 /**
  * `@` completion in the input: typing `@` asks the extension for the folder's
  * files matching what follows (the server ranks them, through the read
- * boundary), shows them in a listbox, and a chosen one becomes a chip in place
- * of the `@query` text. Driven by the keyboard (arrows, Enter or Tab, Escape)
- * or the mouse.
+ * boundary) and, once something is typed, for its symbols (the editor's
+ * language service or the symbol index); it shows both in one listbox, and a
+ * chosen one becomes a chip (a file or a symbol) in place of the `@query`
+ * text. Driven by the keyboard (arrows, Enter or Tab, Escape) or the mouse.
  */
-import type { ExtensionToWebview } from '../../../shared/protocol';
+import type { ExtensionToWebview, SymbolSuggestion } from '../../../shared/protocol';
 import { inertLine, printablePath } from '../../../shared/printablePath';
 import { addPendingAttachment } from './attachmentChips';
 import { element, icon } from './dom';
@@ -21,7 +22,50 @@ export interface MentionState {
   /** The request whose answer is awaited; older answers are ignored. */
   requestId: number;
   files: string[];
+  /** The symbols request whose answer is awaited (none for an empty query). */
+  symbolRequestId: number | undefined;
+  symbols: SymbolSuggestion[];
   selected: number;
+}
+
+/** One row of the list. */
+export type MentionOption = { kind: 'file'; path: string } | { kind: 'symbol'; symbol: SymbolSuggestion };
+
+/** The most symbols shown, and the longest field kept, whatever the extension sends. */
+const SHOWN_SYMBOLS_MAX = 30;
+const SYMBOL_FIELD_MAX = 200;
+
+/**
+ * A query that reads as a symbol rather than a path: a qualified name
+ * (`Cart.total`, `mod::f`) or a camelCase or snake_case identifier. Its
+ * symbols are listed before the files; otherwise after them.
+ */
+export function looksLikeSymbol(query: string): boolean {
+  if (/^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+$/.test(query)) return !/\.[a-z]{1,4}$/.test(query) || /[A-Z]/.test(query.split(/\.|::|#/)[0]);
+  return /^[A-Za-z_$][\w$]*$/.test(query) && /[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(query);
+}
+
+export function mentionOptions(mention: MentionState): MentionOption[] {
+  const files: MentionOption[] = mention.files.map((path) => ({ kind: 'file', path }));
+  const symbols: MentionOption[] = mention.symbols.map((symbol) => ({ kind: 'symbol', symbol }));
+  return looksLikeSymbol(mention.query) ? [...symbols, ...files] : [...files, ...symbols];
+}
+
+/** What a symbol attachment names: `Container.name` when it has one, so the server finds that very one. */
+function symbolName(symbol: SymbolSuggestion): string {
+  return symbol.container && !/[.\s]/.test(symbol.container) ? `${symbol.container}.${symbol.name}` : symbol.name;
+}
+
+function validSymbol(value: unknown): value is SymbolSuggestion {
+  const s = value as SymbolSuggestion;
+  return (
+    typeof s === 'object' && s !== null &&
+    typeof s.name === 'string' && s.name !== '' && s.name.length <= SYMBOL_FIELD_MAX &&
+    typeof s.kind === 'string' && s.kind.length <= SYMBOL_FIELD_MAX &&
+    typeof s.path === 'string' && s.path !== '' &&
+    Number.isInteger(s.line) && s.line >= 1 &&
+    (s.container === undefined || (typeof s.container === 'string' && s.container.length <= SYMBOL_FIELD_MAX))
+  );
 }
 
 export function mentionOpen(panel: Panel): boolean {
@@ -41,8 +85,19 @@ export function updateMention(panel: Panel): void {
   const start = before.length - query.length - 1;
   if (panel.mention && panel.mention.start === start && panel.mention.query === query) return;
   const requestId = ++panel.mentionRequests;
-  panel.mention = { start, query, requestId, files: panel.mention?.files ?? [], selected: 0 };
+  // An empty query has no symbols worth offering: the list is the folder's first files.
+  const symbolRequestId = query === '' ? undefined : ++panel.mentionRequests;
+  panel.mention = { start, query, requestId, files: panel.mention?.files ?? [], symbolRequestId, symbols: symbolRequestId === undefined ? [] : panel.mention?.symbols ?? [], selected: 0 };
   panel.vscode.postMessage({ type: 'files', requestId, query });
+  if (symbolRequestId !== undefined) panel.vscode.postMessage({ type: 'symbols', requestId: symbolRequestId, query });
+  renderMentionList(panel);
+}
+
+export function receiveSymbols(panel: Panel, message: Extract<ExtensionToWebview, { type: 'symbolsResult' }>): void {
+  const mention = panel.mention;
+  if (!mention || mention.symbolRequestId === undefined || message.requestId !== mention.symbolRequestId) return;
+  mention.symbols = Array.isArray(message.symbols) ? message.symbols.filter(validSymbol).slice(0, SHOWN_SYMBOLS_MAX) : [];
+  mention.selected = 0;
   renderMentionList(panel);
 }
 
@@ -64,7 +119,7 @@ export function closeMention(panel: Panel): void {
 export function handleMentionKey(panel: Panel, event: KeyboardEvent): boolean {
   const mention = panel.mention;
   if (!mention || event.isComposing) return false;
-  const count = mention.files.length;
+  const count = mentionOptions(mention).length;
   switch (event.key) {
     case 'ArrowDown':
       if (count === 0) return false;
@@ -91,17 +146,23 @@ export function handleMentionKey(panel: Panel, event: KeyboardEvent): boolean {
   return true;
 }
 
-/** The chosen file becomes a chip and its `@query` leaves the text. */
+/** The chosen file or symbol becomes a chip and its `@query` leaves the text. */
 export function chooseMention(panel: Panel, index: number): void {
   const mention = panel.mention;
-  const file = mention?.files[index];
-  if (!mention || file === undefined) return;
+  const option = mention ? mentionOptions(mention)[index] : undefined;
+  if (!mention || option === undefined) return;
   const { input } = panel;
   const end = mention.start + 1 + mention.query.length;
   input.value = input.value.slice(0, mention.start) + input.value.slice(end);
   input.setSelectionRange(mention.start, mention.start);
   panel.mention = null;
-  addPendingAttachment(panel, { kind: 'file', path: file });
+  addPendingAttachment(
+    panel,
+    option.kind === 'file'
+      ? { kind: 'file', path: option.path }
+      : // The line only picks among same-named definitions in that file; the server finds the range.
+        { kind: 'symbol', path: option.symbol.path, symbol: symbolName(option.symbol), startLine: option.symbol.line },
+  );
   renderMentionList(panel);
   input.focus();
 }
@@ -115,7 +176,7 @@ function renderMentionList(panel: Panel): void {
     input.removeAttribute('aria-activedescendant');
     return;
   }
-  const options = mention.files.map((file, index) =>
+  const options = mentionOptions(mention).map((option, index) =>
     element(
       'li',
       {
@@ -126,11 +187,20 @@ function renderMentionList(panel: Panel): void {
         'data-action': 'choose-mention',
         'data-index': String(index),
       },
-      [icon('file'), element('span', { class: 'mention-path' }, [inertLine(printablePath(file))])],
+      option.kind === 'file'
+        ? [icon('file'), element('span', { class: 'mention-path' }, [inertLine(printablePath(option.path))])]
+        : [
+            icon(symbolIcon(option.symbol.kind)),
+            element('span', { class: 'mention-symbol' }, [inertLine(symbolName(option.symbol))]),
+            ' ',
+            element('span', { class: 'mention-kind' }, [inertLine(option.symbol.kind)]),
+            ' ',
+            element('span', { class: 'mention-path' }, [`${inertLine(printablePath(option.symbol.path))}:${option.symbol.line}`]),
+          ],
     ),
   );
   mentionList.replaceChildren(
-    ...(options.length > 0 ? options : [element('li', { class: 'mention-empty', role: 'presentation' }, [mention.query ? 'No matching files' : 'Type to search files'])]),
+    ...(options.length > 0 ? options : [element('li', { class: 'mention-empty', role: 'presentation' }, [mention.query ? 'No matching files or symbols' : 'Type to search files and symbols'])]),
   );
   mentionList.hidden = false;
   input.setAttribute('aria-expanded', 'true');
@@ -138,4 +208,14 @@ function renderMentionList(panel: Panel): void {
     input.setAttribute('aria-activedescendant', `mention-option-${mention.selected}`);
     options[mention.selected]?.scrollIntoView?.({ block: 'nearest' });
   } else input.removeAttribute('aria-activedescendant');
+}
+
+/** A codicon for a symbol kind; an unknown kind gets the generic one (the kind is server input, never a class name). */
+function symbolIcon(kind: string): string {
+  const known: Record<string, string> = {
+    class: 'symbol-class', interface: 'symbol-interface', struct: 'symbol-structure', enum: 'symbol-enum', enum_member: 'symbol-enum-member',
+    type: 'symbol-parameter', function: 'symbol-method', method: 'symbol-method', constructor: 'symbol-method', property: 'symbol-property',
+    variable: 'symbol-variable', constant: 'symbol-constant', module: 'symbol-namespace', macro: 'symbol-misc',
+  };
+  return Object.prototype.hasOwnProperty.call(known, kind) ? known[kind] : 'symbol-misc';
 }

@@ -1,7 +1,7 @@
 /** Messages from the extension: each is applied to the model, and the model's changes to the DOM. */
 import type { Attachment, ExtensionToWebview } from '../../../shared/protocol';
 import { addPendingAttachment, setActiveFile } from './attachmentChips';
-import { receiveFiles } from './mentions';
+import { receiveFiles, receiveSymbols } from './mentions';
 import { renderBanner } from './banner';
 import { announce, isNearBottom, scrollToBottom, type Panel, type TurnView } from './panel';
 import { scheduleSave } from './panelState';
@@ -20,6 +20,7 @@ export function receiveMessages(panel: Panel): void {
 
     // The composer's own messages: nothing in the conversation changes.
     if (message.type === 'filesResult') return receiveFiles(panel, message);
+    if (message.type === 'symbolsResult') return receiveSymbols(panel, message);
     if (message.type === 'activeEditor') return setActiveFile(panel, isAttachment(message.attachment) ? message.attachment : null);
     if (message.type === 'addAttachment') {
       if (isAttachment(message.attachment)) addPendingAttachment(panel, message.attachment);

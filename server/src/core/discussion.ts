@@ -1,4 +1,4 @@
-import type { Decision, DiscussionEvent, Handoff, PreparedTask, Review } from '../../../shared/protocol';
+import type { Decision, DiscussionEvent, Handoff, PreparedTask, Review, SymbolSuggestion } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, TokenUsage, ToolCall, ToolSpec } from '../model/types';
 import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
@@ -405,6 +405,23 @@ export class Discussion {
     return this.toolbox.files ? this.toolbox.files(query) : [];
   }
 
+  /** The query `symbols` is answering now: a newer one stops it, so keystrokes never queue up lookups. */
+  private symbolQuery: AbortController | undefined;
+
+  /** Folder symbols for the panel's `@` completion (the editor's language service or the symbol index). */
+  async symbols(query: unknown): Promise<SymbolSuggestion[]> {
+    this.assertOpen();
+    if (typeof query !== 'string') throw new DiscussError('InvalidParams', 'query must be a string.');
+    this.symbolQuery?.abort();
+    const current = new AbortController();
+    this.symbolQuery = current;
+    try {
+      return this.toolbox.symbols ? await this.toolbox.symbols(query, current.signal) : [];
+    } finally {
+      if (this.symbolQuery === current) this.symbolQuery = undefined;
+    }
+  }
+
   private checkSendable(text: unknown): void {
     this.assertOpen();
     if (typeof text !== 'string' || text.trim() === '') {
@@ -445,6 +462,7 @@ export class Discussion {
     running?.abort.abort();
     this.promoting?.abort();
     this.reviewing?.abort();
+    this.symbolQuery?.abort();
     // A model call that ignores its abort must not hang the close: the turn
     // is latched out of every further step either way.
     const done = running ? Promise.race([running.done, delay(CLOSE_WAIT_MS)]) : Promise.resolve();

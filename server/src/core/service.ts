@@ -12,6 +12,7 @@ import type {
   PromoteRequest,
   Review,
   StartRequest,
+  SymbolSuggestion,
   Untrusted,
 } from '../../../shared/protocol';
 import type { CoreDeps } from './deps';
@@ -172,6 +173,10 @@ export class DiscussionService {
 
   async files(discussionId: unknown, query: unknown): Promise<{ files: string[] }> {
     return { files: await this.get(discussionId).files(query) };
+  }
+
+  async symbols(discussionId: unknown, query: unknown): Promise<{ symbols: SymbolSuggestion[] }> {
+    return { symbols: await this.get(discussionId).symbols(query) };
   }
 
   subscribe(discussionId: unknown, subscriberId: string, sink: EventSink, fromSeq?: unknown): number {

@@ -3,6 +3,8 @@ import { printablePath, quotedPath } from '../../../shared/printablePath';
 import type { ReadBoundary, RefusedPath } from '../access/boundary';
 import { ATTACHMENT_LIMITS } from './limits';
 import { readFile } from './readFile';
+import type { IdeQueries } from '../symbols/ideSource';
+import { definitionInFile, shownSymbol } from '../symbols/symbolLookup';
 
 /**
  * Reads a message's attachments through the same boundary and the same
@@ -46,19 +48,30 @@ const REFUSAL_WORDS: Record<AttachmentRefusal, string> = {
   invalid: 'not a valid path',
   unreadable: 'could not be read',
   total_cap: 'left out: the attachments reached their total limit',
+  no_symbol: 'symbol not found in the file',
 };
+
+/** How a symbol reads in a label: a name is user input, so it is quoted and escaped, never raw. */
+function symbolPart(attachment: Attachment): string {
+  return attachment.kind === 'symbol' && attachment.symbol !== undefined ? ` ${shownSymbol(attachment.symbol)}` : '';
+}
 
 function label(path: string, start?: number, end?: number): string {
   const shown = printablePath(path);
   return start !== undefined && end !== undefined ? `${shown}:${start}-${end}` : shown;
 }
 
-function refused(attachment: Attachment, refusal: AttachmentRefusal, modelReason: string): ReadAttachment {
+function refused(attachment: Attachment, refusal: AttachmentRefusal, modelReason: string, note = REFUSAL_WORDS[refusal]): ReadAttachment {
   return {
-    outcome: { ...attachment, status: 'refused', refusal, note: REFUSAL_WORDS[refusal] },
-    modelText: `[Attachment ${label(attachment.path, attachment.startLine, attachment.endLine)} was not attached: ${modelReason}]`,
+    outcome: { ...attachment, status: 'refused', refusal, note },
+    modelText: `[Attachment ${label(attachment.path, attachment.startLine, attachment.endLine)}${symbolPart(attachment)} was not attached: ${modelReason}]`,
     bytes: 0,
   };
+}
+
+export interface AttachmentSources {
+  /** The editor's language service, asked first for a symbol's definition (as the symbol tools do). */
+  ide?: IdeQueries;
 }
 
 /**
@@ -88,7 +101,7 @@ function keepLines(output: string, budget: number): { lines: string[]; bytes: nu
   return { lines, bytes, cut: cut || Boolean(note && note.startsWith('[Cut')) || Boolean(note && note.startsWith('[Stopped')), note };
 }
 
-export async function readAttachments(boundary: ReadBoundary, attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]> {
+export async function readAttachments(boundary: ReadBoundary, attachments: readonly Attachment[], signal?: AbortSignal, sources: AttachmentSources = {}): Promise<ReadAttachment[]> {
   const read: ReadAttachment[] = [];
   let remaining = ATTACHMENT_LIMITS.totalBytes;
   for (const attachment of attachments) {
@@ -97,18 +110,47 @@ export async function readAttachments(boundary: ReadBoundary, attachments: reado
       read.push(refused(attachment, 'total_cap', `the attachments of this message reached their total limit of ${ATTACHMENT_LIMITS.totalBytes / 1024} KiB. Ask the user to attach fewer files, or read it with read_file.`));
       continue;
     }
-    const one = await readOne(boundary, attachment, Math.min(remaining, ATTACHMENT_LIMITS.perAttachmentBytes), signal);
+    const one = await readOne(boundary, attachment, Math.min(remaining, ATTACHMENT_LIMITS.perAttachmentBytes), signal, sources);
     remaining -= one.bytes;
     read.push(one);
   }
   return read;
 }
 
-async function readOne(boundary: ReadBoundary, attachment: Attachment, budget: number, signal?: AbortSignal): Promise<ReadAttachment> {
-  const resolved = await boundary.resolve(attachment.path);
-  if (!resolved.ok) return refused(attachment, refusalOf(resolved), resolved.message);
-  if (resolved.kind !== 'file') return refused(attachment, 'not_file', `${quotedPath(attachment.path)} is not a regular file.`);
+/**
+ * A symbol attachment as the range of its definition, or its refusal. The
+ * path was allowed by the boundary first, so a symbol "in" .env or outside
+ * the folder is refused as that file would be, before any lookup.
+ */
+async function symbolRange(
+  boundary: ReadBoundary,
+  attachment: Attachment,
+  file: { relativePath: string; realPath: string; size: number },
+  signal: AbortSignal | undefined,
+  sources: AttachmentSources,
+): Promise<Attachment | ReadAttachment> {
+  const requested = { ...attachment, path: file.relativePath };
+  const symbol = attachment.symbol;
+  // An empty or control-laden name is no identifier: refused without a lookup, and never the whole file instead.
+  if (symbol === undefined || symbol.trim() === '' || /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(symbol)) {
+    return refused(requested, 'invalid', 'a symbol attachment needs the name of a symbol defined in the file.', 'no valid symbol name');
+  }
+  const lookup = await definitionInFile(boundary, file, symbol, { ide: sources.ide, hint: attachment.startLine, signal });
+  if (!lookup.found) return refused(requested, 'no_symbol', `${lookup.reason}`, `symbol ${shownSymbol(symbol)} not found in ${printablePath(file.relativePath)}`);
+  return { ...requested, startLine: lookup.definition.startLine, endLine: lookup.definition.endLine };
+}
+
+async function readOne(boundary: ReadBoundary, requested: Attachment, budget: number, signal: AbortSignal | undefined, sources: AttachmentSources): Promise<ReadAttachment> {
+  const resolved = await boundary.resolve(requested.path);
+  if (!resolved.ok) return refused(requested, refusalOf(resolved), resolved.message);
+  if (resolved.kind !== 'file') return refused(requested, 'not_file', `${quotedPath(requested.path)} is not a regular file.`);
   const relative = resolved.relativePath;
+  let attachment = requested;
+  if (requested.kind === 'symbol') {
+    const ranged = await symbolRange(boundary, requested, resolved, signal, sources);
+    if ('outcome' in ranged) return ranged;
+    attachment = ranged;
+  }
   // The verified read: opened without following links and proved to be the checked file.
   const outcome = await readFile(boundary, { path: relative, start_line: attachment.startLine, end_line: attachment.endLine }, signal);
   if (!outcome.ok) {
@@ -130,7 +172,7 @@ async function readOne(boundary: ReadBoundary, attachment: Attachment, budget: n
   const shownStart = Number(NUMBERED_LINE.exec(kept.lines[0])![1]);
   const shownEnd = Number(NUMBERED_LINE.exec(kept.lines[kept.lines.length - 1])![1]);
   const title = label(relative, shownStart, shownEnd);
-  const kind = attachment.kind === 'symbol' && attachment.symbol ? `symbol ${JSON.stringify(attachment.symbol)}` : attachment.kind;
+  const kind = attachment.kind === 'symbol' && attachment.symbol ? `symbol ${shownSymbol(attachment.symbol)}` : attachment.kind;
   const cutNote = kept.cut
     ? `[Cut: only lines ${shownStart}-${shownEnd} fit in the attachment limit; read the rest with read_file if it matters.]`
     : undefined;

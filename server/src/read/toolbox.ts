@@ -9,7 +9,8 @@ import { listDir } from './listDir';
 import { readFile } from './readFile';
 import { readAttachments, type ReadAttachment } from './attachments';
 import { listFiles } from './fileList';
-import type { Attachment } from '../../../shared/protocol';
+import type { Attachment, SymbolSuggestion } from '../../../shared/protocol';
+import { symbolSuggestions } from '../symbols/symbolLookup';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { GIT_TOOLS, gitDiffSince, headCommitOf } from '../git/gitTools';
 import type { IdeQueries } from '../symbols/ideSource';
@@ -255,7 +256,11 @@ class ReadOnlyToolbox implements Toolbox {
   }
 
   attach(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]> {
-    return readAttachments(this.boundary, attachments, signal);
+    return readAttachments(this.boundary, attachments, signal, { ide: this.ide });
+  }
+
+  symbols(query: string, signal?: AbortSignal): Promise<SymbolSuggestion[]> {
+    return symbolSuggestions(this.boundary, query, { ide: this.ide, signal }).catch(() => []);
   }
 
   files(query: string, signal?: AbortSignal): Promise<string[]> {

@@ -1,5 +1,5 @@
 import type { ToolSpec } from '../model/types';
-import type { Attachment } from '../../../shared/protocol';
+import type { Attachment, SymbolSuggestion } from '../../../shared/protocol';
 import type { ReadAttachment } from './attachments';
 
 /** What one tool call produced. `output` goes back to the model verbatim. */
@@ -46,6 +46,8 @@ export interface Toolbox {
   attach?(attachments: readonly Attachment[], signal?: AbortSignal): Promise<ReadAttachment[]>;
   /** Folder files matching `query` for `@` completion, best first, none denied (see fileList.ts). Never throws. */
   files?(query: string, signal?: AbortSignal): Promise<string[]>;
+  /** Symbols matching `query` for `@` completion, best first, bounded (see symbols/symbolLookup.ts). Never throws. */
+  symbols?(query: string, signal?: AbortSignal): Promise<SymbolSuggestion[]>;
 }
 
 /** A cited place as it reads now, or why it cannot be read. */

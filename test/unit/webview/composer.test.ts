@@ -141,6 +141,88 @@ describe('the chat panel composer', function () {
     assert.deepEqual(Array.from(panel.document.querySelectorAll('#mention-list [role="option"]'), (o) => o.textContent), ['ab.ts']);
   });
 
+  it('offers symbols after the files for @, by keyboard, and a chosen one becomes a symbol chip that is sent with its name and line', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    type(panel, 'Explain @tot');
+    const files = panel.posted.filter((m) => m.type === 'files').pop()!;
+    const symbols = panel.posted.filter((m) => m.type === 'symbols').pop()!;
+    assert.equal(symbols.query, 'tot');
+    panel.receive({ type: 'filesResult', requestId: files.requestId as number, files: ['docs/totals.md'] });
+    panel.receive({
+      type: 'symbolsResult',
+      requestId: symbols.requestId as number,
+      symbols: [
+        { name: 'total', kind: 'function', path: 'src/cart.ts', line: 4 },
+        { name: 'total', kind: 'method', container: 'Cart', path: 'src/cart.ts', line: 12 },
+      ],
+    });
+    const options = Array.from(panel.document.querySelectorAll('#mention-list [role="option"]'), (o) => o.textContent);
+    assert.deepEqual(options, ['docs/totals.md', 'total function src/cart.ts:4', 'Cart.total method src/cart.ts:12']);
+    press(panel, panel.input, 'ArrowDown');
+    press(panel, panel.input, 'ArrowDown');
+    assert.equal(panel.input.getAttribute('aria-activedescendant'), 'mention-option-2');
+    press(panel, panel.input, 'Enter');
+    assert.equal(panel.input.value, 'Explain ');
+    assert.deepEqual(pendingLabels(panel), ['src/cart.ts (Cart.total)']);
+    assert.ok(panel.document.querySelector('.composer-attachments .attachment-chip.is-symbol .codicon-symbol-method'), 'the chip is marked as a symbol');
+    type(panel, 'Explain this');
+    press(panel, panel.input, 'Enter');
+    assert.deepEqual(sends(panel).pop()?.attachments, [{ kind: 'symbol', path: 'src/cart.ts', symbol: 'Cart.total', startLine: 12 }]);
+  });
+
+  it('lists symbols first for a query that reads as one, ignores a stale symbol answer, and drops malformed items while showing hostile names inert', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    type(panel, '@');
+    assert.equal(panel.posted.filter((m) => m.type === 'symbols').length, 0, 'an empty query asks for no symbols');
+    type(panel, '@create');
+    const older = panel.posted.filter((m) => m.type === 'symbols').pop()!;
+    type(panel, '@createSrv');
+    const newer = panel.posted.filter((m) => m.type === 'symbols').pop()!;
+    const files = panel.posted.filter((m) => m.type === 'files').pop()!;
+    panel.receive({ type: 'filesResult', requestId: files.requestId as number, files: ['src/createServer.ts'] });
+    panel.receive({
+      type: 'symbolsResult',
+      requestId: newer.requestId as number,
+      symbols: [
+        { name: 'createServer', kind: 'function', path: 'src/createServer.ts', line: 3 },
+        { name: 'x'.repeat(5000), kind: 'function', path: 'a.ts', line: 1 },
+        { name: 'noLine', kind: 'function', path: 'a.ts', line: 0 },
+        { name: 'create\u202eSrv<img src=x onerror=alert(1)>', kind: 'variable', path: 'b.ts', line: 2 },
+      ] as never,
+    });
+    panel.receive({ type: 'symbolsResult', requestId: older.requestId as number, symbols: [{ name: 'stale', kind: 'function', path: 'old.ts', line: 1 }] });
+    assert.deepEqual(Array.from(panel.document.querySelectorAll('#mention-list [role="option"]'), (o) => o.textContent), [
+      'createServer function src/createServer.ts:3',
+      'create\\u202eSrv<img src=x onerror=alert(1)> variable b.ts:2',
+      'src/createServer.ts',
+    ]);
+    assert.equal(panel.document.querySelector('#mention-list img'), null);
+  });
+
+  it('shows a sent symbol chip with the definition’s range and name, and a missing symbol with its reason', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({
+      type: 'events',
+      events: numbered([
+        {
+          type: 'user_message',
+          text: 'Explain',
+          attachments: [
+            { kind: 'symbol', path: 'src/cart.ts', symbol: 'total', startLine: 4, endLine: 8, status: 'attached', shownStart: 4, shownEnd: 8 },
+            { kind: 'symbol', path: 'src/cart.ts', symbol: 'nope', status: 'refused', refusal: 'no_symbol', note: 'symbol "nope" not found in src/cart.ts' },
+          ],
+        },
+      ]),
+    });
+    const chips = Array.from(panel.document.querySelectorAll('.user-message .attachment-chip'));
+    assert.deepEqual(chips.map((c) => c.querySelector('.attachment-label')?.textContent), ['src/cart.ts:4-8 (total)', 'src/cart.ts (nope)']);
+    assert.ok(chips[0].querySelector('.codicon-symbol-method'));
+    assert.equal(chips[1].querySelector('.attachment-note')?.textContent, 'symbol "nope" not found in src/cart.ts');
+  });
+
   it('turns files dropped with a uri-list into chips, inside the folder only', () => {
     panel = openPanel();
     panel.receive(ATTACHED);
