@@ -156,6 +156,20 @@ describe('repo-discuss in a terminal: rendered replies, progress and multi-line 
     assert.equal((await client.exited).code, 0);
   });
 
+  it('/edit sends the question written in $EDITOR, every line of it', async () => {
+    fake.setFallback(echoLastUserMessage);
+    const editorScript = path.join(sandbox.root, 'write-question.js');
+    fs.writeFileSync(editorScript, "require('fs').appendFileSync(process.argv[2], 'Why does main.py\\nprint hello?\\n');\n");
+    const client = startInPty({ EDITOR: `"${process.execPath}" "${editorScript}"` });
+    await prompts(client, 1);
+    client.write('/edit\r');
+    await prompts(client, 2);
+    assert.equal(fake.completionRequests.length, 1);
+    assert.equal(lastUserMessage(fake.completionRequests[0]), 'Why does main.py\nprint hello?');
+    client.write('\x04');
+    assert.equal((await client.exited).code, 0);
+  });
+
   it("recalls a folder's earlier questions in the next run, from the storage folder and not the repository", async () => {
     fake.setFallback(echoLastUserMessage);
     const first = startInPty();
