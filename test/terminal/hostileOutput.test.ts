@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { driveHostileSession, driveJsonOutputs } from './hostileSession';
 import { HOSTILE_SEQUENCES, judgeTerminalOutput } from './hostileText';
-import { Sandbox, type TerminalProcess } from './terminalProcess';
+import { Sandbox, TerminalProcess, countOf, stripAnsi } from './terminalProcess';
 
 const scriptAvailable = process.platform === 'linux' && spawnSync('script', ['--version']).status === 0;
 
@@ -55,6 +55,39 @@ describe('repo-discuss shows outside text inert', function () {
       },
     );
   }
+
+  (scriptAvailable ? it : it.skip)('in a terminal, a Markdown reply cannot smuggle a control through the renderer: character references, code, links and HTML stay inert', async () => {
+    const esc = '&#27;';
+    const reply = [
+      `# [heading]${esc}]0;pwned-title&#7;\n`,
+      '\n',
+      `[para]${esc}]52;c;Y3VybCBldmlsLnNofHNoCg==&#x07; &#x9b;2J ${esc}[8mconcealed${esc}[28m &#155;H\n`,
+      '\n',
+      `- [item]${esc}[2J and \`[span]${esc}[2J\`\n`,
+      `- [link][click](https://evil.example/${esc}]8;;x) and [file](src/a.ts${esc}[8m#L3)\n`,
+      '\n',
+      '```\n[code]\x1b]52;c;AAAA\x07 \u009b2J\n```\n',
+      '\n',
+      `[html]<a href="https://evil.example">x</a>${esc}]8;;https://evil.example/\x1b\\\n`,
+    ];
+    fake.push({ kind: 'text', deltas: reply });
+    const client = TerminalProcess.startInPty(['--storage-dir', sandbox.storage, sandbox.repo], { env: env(), cwd: sandbox.repo });
+    clients.push(client);
+    await client.untilStdout('› ');
+    client.write('Tell me\r');
+    await client.until((p) => countOf(stripAnsi(p.stdout), '[html]') >= 1 && p.stdout.lastIndexOf('› ') > p.stdout.lastIndexOf('[html]'), 'the reply is rendered and the prompt is back');
+    client.write('\x04');
+    await client.exited;
+
+    const output = client.stdout;
+    assert.deepEqual(judgeTerminalOutput(output, { pty: true, typed: ['Tell me'] }).foreign, [], "only the client's own escape codes");
+    assert.ok(!output.includes('\x1b[8m'), 'no conceal code made from a character reference');
+    assert.ok(!output.includes('\x1b]'), 'no OSC (clipboard, title, hyperlink)');
+    assert.ok(!/[\u0080-\u009f]/.test(output), 'no 8-bit control');
+    for (const tag of ['heading', 'para', 'item', 'span', 'link', 'code', 'html']) assert.ok(output.includes(`[${tag}]`), `the ${tag} text was shown`);
+    assert.ok(stripAnsi(output).includes('␛[8mconcealed'), 'a decoded reference shows as a stand-in, so the reader sees something was there');
+    assert.match(output, /\x1b\[1m/, 'it was rendered, in colour');
+  });
 
   it('--json output holds no raw control character and parses back to the very strings the endpoint sent', async () => {
     const run = await driveHostileSession({ pty: false, fake, sandbox, env: env(), sequences: SAMPLE, clients });

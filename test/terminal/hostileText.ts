@@ -57,6 +57,12 @@ export function activePart(sequence: HostileSequence): string {
 const OWN_SGR = /\x1b\[[0-9;]*m/g;
 /** readline redraws the prompt: to column 1, erase below, the prompt, to the column after it. */
 const READLINE_PROMPT = /\x1b\[1G\x1b\[0J(?:\x1b\[36m)?› (?:\x1b\[39m)?\x1b\[3G/g;
+/**
+ * The client's own controls in a terminal: bracketed paste on and off, the
+ * spinner's clearing of its line (column 1, erase the line, a row up), and a
+ * streamed Markdown block erased to be redrawn (column 1, rows up, erase below).
+ */
+const OWN_TERMINAL_CONTROLS = /\x1b\[\?2004[hl]|\x1b\[1G|\x1b\[0K|\x1b\[\d+A|\x1b\[J/g;
 
 export interface TerminalBytesVerdict {
   /** Active characters (as U+XXXX) left after taking out the client's own sequences. */
@@ -75,7 +81,7 @@ export interface TerminalBytesVerdict {
 export function judgeTerminalOutput(output: string, options: { pty?: boolean; typed?: string[]; tried?: readonly HostileSequence[] } = {}): TerminalBytesVerdict {
   let rest = output.replace(OWN_SGR, '');
   if (options.pty) {
-    rest = output.replace(READLINE_PROMPT, '').replace(OWN_SGR, '').replace(/\r\n/g, '\n');
+    rest = output.replace(READLINE_PROMPT, '').replace(OWN_SGR, '').replace(OWN_TERMINAL_CONTROLS, '').replace(/\r\n/g, '\n');
     for (const line of options.typed ?? []) rest = rest.split(`${line}\r`).join(line);
   }
   const foreign = new Set<string>();

@@ -87,8 +87,10 @@ export class TerminalProcess {
   }
 
   /** Runs `command` under `script`, which gives it a pseudo-terminal as stdin and stdout. */
-  static startInPty(args: string[], options: { env: Record<string, string | undefined>; cwd: string }): TerminalProcess {
-    const command = [process.execPath, CLIENT_ENTRY, ...args].map(shellQuote).join(' ');
+  static startInPty(args: string[], options: { env: Record<string, string | undefined>; cwd: string; size?: { columns: number; rows: number } }): TerminalProcess {
+    let command = [process.execPath, CLIENT_ENTRY, ...args].map(shellQuote).join(' ');
+    // A pseudo-terminal nobody sized is 0 by 0; `stty` gives it the size a test draws against.
+    if (options.size) command = `stty cols ${options.size.columns} rows ${options.size.rows} && exec ${command}`;
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       cwd: options.cwd,
       env: { TERM: 'xterm-256color', ...options.env } as NodeJS.ProcessEnv,

@@ -57,6 +57,28 @@ export class TerminalText {
     return new TerminalText(`\x1b[${open}m${TerminalText.from(text).value}\x1b[${close}m`);
   }
 
+  /**
+   * What the Markdown renderer made of inert text (markdown.ts feeds it
+   * nothing else): its SGR colour codes are kept, and anything else it might
+   * emit (an OSC 8 link of its own, a decoded character reference) is made
+   * inert, so no renderer feature can reopen the hole.
+   */
+  static fromRenderer(rendered: string): TerminalText {
+    return new TerminalText(rendered.split(/(\x1b\[[0-9;]*m)/).map((part, i) => (i % 2 === 1 ? part : inert(part))).join(''));
+  }
+
+  /**
+   * The client's own cursor control, numbers only: back to column 1 and up
+   * `up` rows, then erase to the end of the screen (a streamed block redrawn
+   * once it is complete), or bracketed paste mode on or off.
+   */
+  static control(what: { eraseUp: number } | 'bracketedPasteOn' | 'bracketedPasteOff'): TerminalText {
+    if (what === 'bracketedPasteOn') return new TerminalText('\x1b[?2004h');
+    if (what === 'bracketedPasteOff') return new TerminalText('\x1b[?2004l');
+    if (!Number.isInteger(what.eraseUp) || what.eraseUp < 0) throw new RangeError('a row count is a non-negative integer');
+    return new TerminalText(`\x1b[1G${what.eraseUp ? `\x1b[${what.eraseUp}A` : ''}\x1b[J`);
+  }
+
   static concat(parts: readonly Printable[]): TerminalText {
     return new TerminalText(parts.map((part) => TerminalText.from(part).value).join(''));
   }

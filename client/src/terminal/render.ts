@@ -4,7 +4,10 @@ import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
 import { remedyLine } from './remedies';
 import { usageLine, type TokenTotals } from './usage';
-import { TerminalText, term, type Printable } from './inertText';
+import { TerminalText, inert, term, type Printable } from './inertText';
+import { wrapLine, type MarkdownRenderer } from './markdown';
+import type { Progress } from './progress';
+import { StreamingMarkdown, type ScreenSize } from './streamingMarkdown';
 
 // ---------------------------------------------------------------------------
 // Colour
@@ -58,6 +61,8 @@ export function createStyle(enabled: boolean): Style {
  */
 export class LineWriter {
   private atLineStart = true;
+  /** Runs before anything is written: a spinner on the same terminal clears its line first. */
+  beforeWrite: (() => void) | undefined;
 
   constructor(
     readonly stream: NodeJS.WritableStream & { isTTY?: boolean },
@@ -68,9 +73,22 @@ export class LineWriter {
     return this.stream.isTTY === true;
   }
 
+  /** The terminal's width, to wrap at; undefined for a pipe or a file, which are not wrapped. */
+  get columns(): number | undefined {
+    if (!this.isTTY) return undefined;
+    return (this.stream as { columns?: number }).columns || 80;
+  }
+
+  /** The terminal's size; a pseudo-terminal nobody sized reports 0, read as 80 by 24. */
+  get screen(): ScreenSize {
+    const { columns, rows } = this.stream as { columns?: number; rows?: number };
+    return { columns: columns || 80, rows: rows || 24 };
+  }
+
   write(text: Printable): void {
     const safe = TerminalText.from(text);
     if (!safe.length) return;
+    this.beforeWrite?.();
     this.stream.write(safe.value);
     this.atLineStart = safe.endsWith('\n');
   }
@@ -83,6 +101,12 @@ export class LineWriter {
 
   endLine(): void {
     if (!this.atLineStart) this.write('\n');
+  }
+
+  /** Erases from the cursor back to the start of the row `rowsUp` above it, and leaves the cursor there. */
+  eraseBack(rowsUp: number): void {
+    this.write(TerminalText.control({ eraseUp: rowsUp }));
+    this.atLineStart = true;
   }
 }
 
@@ -126,7 +150,14 @@ export interface TurnPrinterOptions {
   showThinking: boolean;
   /** The discussion's token totals so far: with it, a dim line after the reply tells the turn's and the discussion's usage. */
   discussionUsage?: () => TokenTotals;
+  /** Renders the answer as Markdown as it streams (a terminal only; plain text otherwise). */
+  markdown?: MarkdownRenderer;
+  /** A spinner while the model is awaited and while a tool runs (a terminal only). */
+  progress?: Progress;
 }
+
+/** What the spinner says while the model has not answered yet. */
+export const WAITING_LABEL = 'waiting for the model';
 
 /**
  * Renders one turn's events: the reply as it streams, each tool call as one
@@ -140,20 +171,32 @@ export class TurnPrinter {
   private thinkingShown = false;
   private answered = false;
   private turnTokens: TokenTotals | undefined;
+  private readonly markdown: StreamingMarkdown | undefined;
   sawError = false;
 
-  constructor(private readonly options: TurnPrinterOptions) {}
+  constructor(private readonly options: TurnPrinterOptions) {
+    const { answer, markdown } = options;
+    if (markdown && answer.isTTY && answer.style.enabled) this.markdown = new StreamingMarkdown(answer, markdown, () => answer.screen);
+  }
+
+  /** The turn has been sent and nothing has come back yet. */
+  awaiting(): void {
+    this.options.progress?.show(WAITING_LABEL, Date.now());
+  }
 
   event(event: DiscussionEvent): void {
     const { answer, notes, errors } = this.options;
     switch (event.type) {
       case 'assistant_delta':
         this.closeToolLine();
-        answer.write(event.text);
+        if (this.markdown) this.markdown.write(event.text);
+        else answer.write(event.text);
         if (event.text.trim()) this.answered = true;
         break;
       case 'reasoning_delta':
-        if (this.options.showThinking && notes && !this.thinkingShown && !this.answered) {
+        if (this.options.progress && this.options.showThinking && !this.answered) {
+          this.options.progress.show('thinking');
+        } else if (this.options.showThinking && notes && !this.thinkingShown && !this.answered) {
           this.thinkingShown = true;
           this.beforeNote();
           notes.line(notes.style.dim('  thinking…'));
@@ -165,8 +208,14 @@ export class TurnPrinter {
         this.beforeNote();
         notes.endLine();
         this.lastCall = { tool: event.tool, paramsPreview: event.paramsPreview };
-        // The subject ("references to `x`") is the model's and the repository's text: the writer makes it inert.
-        notes.write(term`  ${notes.style.dim('·')} ${notes.style.cyan(summarizeTool(this.lastCall).subject)}`);
+        // The subject ("references to `x`") is the model's and the repository's text: the writer (or the spinner) makes it inert.
+        const subject = term`${notes.style.dim('·')} ${notes.style.cyan(summarizeTool(this.lastCall).subject)}`;
+        if (this.options.progress) {
+          // The spinner stands for the line until the result completes it.
+          this.options.progress.show(subject, Date.now());
+          break;
+        }
+        notes.write(term`  ${subject}`);
         this.openToolLine = true;
         break;
       }
@@ -182,6 +231,8 @@ export class TurnPrinter {
         } else {
           notes.line(term`  ${notes.style.dim('·')} ${notes.style.cyan(summary.subject)} ${notes.style.dim('→')} ${verdict}`);
         }
+        // The model reads the result next.
+        this.options.progress?.show(WAITING_LABEL, Date.now());
         break;
       }
       case 'task_prepared':
@@ -189,11 +240,12 @@ export class TurnPrinter {
         this.closeToolLine();
         this.beforeNote();
         notes.line();
-        for (const line of taskCard({ intent: event.intent, constraints: event.constraints }, notes.style)) notes.line(line);
+        for (const line of taskCard({ intent: event.intent, constraints: event.constraints }, notes.style, notes.columns)) notes.line(line);
         notes.line(notes.style.dim('  /promote to review it, edit it and hand it off.'));
         break;
       case 'error': {
         this.sawError = true;
+        this.markdown?.finish();
         this.closeToolLine();
         answer.endLine();
         errors.line(term`${errors.style.red(errors.style.bold('error:'))} ${event.message}`);
@@ -208,7 +260,9 @@ export class TurnPrinter {
         };
         break;
       case 'turn_complete': {
+        this.markdown?.finish();
         this.closeToolLine();
+        this.options.progress?.stop();
         answer.endLine();
         const usage = notes && this.options.discussionUsage ? usageLine(this.turnTokens, this.options.discussionUsage(), notes.style) : undefined;
         if (usage) notes!.line(usage);
@@ -237,8 +291,9 @@ export class TurnPrinter {
     this.openToolLine = false;
   }
 
-  /** A note on another stream of the same terminal must not start mid-line of the answer. */
+  /** A note on another stream of the same terminal must not start mid-line of the answer, nor inside its open Markdown block. */
   private beforeNote(): void {
+    this.markdown?.finish();
     const { answer, notes } = this.options;
     if (notes && notes !== answer && answer.isTTY && notes.isTTY) answer.endLine();
     else if (notes === answer) answer.endLine();
@@ -248,12 +303,18 @@ export class TurnPrinter {
 // ---------------------------------------------------------------------------
 // Tasks and lists
 
-export function taskCard(task: PreparedTask, style: Style): TerminalText[] {
+/** The task as a card behind a `│` gutter; on a terminal `columns` wide, each line wraps at words and keeps the gutter. */
+export function taskCard(task: PreparedTask, style: Style, columns?: number): TerminalText[] {
   const lines = [term`  ${style.bold('Task prepared')}`];
-  for (const line of task.intent.trim().split(/\r?\n/)) lines.push(term`  ${style.dim('│')} ${line}`);
+  const gutter = (text: string) => {
+    // Made inert before it is measured, so the wrap counts what the terminal will show.
+    const rows = columns ? wrapLine(inert(text), columns - 4) : [text];
+    for (const row of rows) lines.push(term`  ${style.dim('│')} ${row}`);
+  };
+  for (const line of task.intent.trim().split(/\r?\n/)) gutter(line);
   if (task.constraints.length) {
     lines.push(term`  ${style.dim('│')}`, term`  ${style.dim('│')} ${style.bold('Constraints')}`);
-    for (const constraint of task.constraints) lines.push(term`  ${style.dim('│')} - ${constraint}`);
+    for (const constraint of task.constraints) gutter(`- ${constraint}`);
   }
   return lines;
 }

@@ -21,7 +21,12 @@ import { switchEndpoint } from './endpointSwitch';
 import { discussionUsage, usageReport } from './usage';
 import { TurnPrinter, cut, decisionLog, discussionRow, reviewChecklist, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
-import { configuredEditor, editTask } from './taskEdit';
+import { configuredEditor, editTask, editText } from './taskEdit';
+import { defaultStorageDir } from '../../../shared/storageDir';
+import { HISTORY_SIZE, InputHistory } from './inputHistory';
+import { KeyboardFilter, LINE_BREAK_MARK } from './keyboard';
+import { loadMarkdownRenderer, type MarkdownRenderer } from './markdown';
+import { NO_PROGRESS, loadSpinner, type Progress } from './progress';
 import { SLASH_COMMANDS } from './slashCommands';
 import { errorText } from '../../../shared/errorText';
 import { attachmentLabel, mentionOf, mentionsIn } from '../../../shared/mentions';
@@ -36,6 +41,8 @@ const RECAP_LINES = 6;
 const HELP = `Commands:
 ${SLASH_COMMANDS}
 Anything else is sent as a question (start it with // to send a leading /).
+A pasted question is sent whole; Alt+Enter, or \\ at the end of a line, starts another line of it.
+What you type while a reply streams waits in the next prompt. Up and Down recall this folder's earlier lines.
 Ctrl+C stops a reply; Ctrl+C again, or when idle, quits; Ctrl+D quits.`;
 
 /**
@@ -52,8 +59,13 @@ class LineSource {
     private readonly rl: readline.Interface,
     /** Without a terminal nothing echoes what was read; echoing it keeps the transcript readable. */
     private readonly echo: ((prompt: TerminalText, line: string, prompted: boolean) => void) | undefined,
+    /** In a terminal: holds what is typed while no prompt is shown, and hands it to the next one. */
+    private readonly keyboard?: KeyboardFilter,
   ) {
-    rl.on('line', (line) => {
+    rl.on('line', (typed) => {
+      // At once, within the keystrokes that sent it: whatever is typed after Enter waits for the next prompt.
+      keyboard?.hold();
+      const line = keyboard ? typed.split(LINE_BREAK_MARK).join('\n') : typed;
       const waiter = this.waiter;
       this.waiter = undefined;
       if (waiter) waiter(line);
@@ -82,6 +94,7 @@ class LineSource {
     if (this.ended) return Promise.resolve(null);
     this.rl.setPrompt(prompt.value);
     this.rl.prompt();
+    this.keyboard?.release();
     return new Promise((resolve) => {
       this.waiter = (line) => {
         if (line !== null) this.echo?.(prompt, line, true);
@@ -106,13 +119,43 @@ type State =
 
 export async function runInteractive(context: Context, options: Options, positionals: string[]): Promise<number> {
   const terminal = process.stdin.isTTY === true && process.stdout.isTTY === true;
-  const rl = readline.createInterface({ input: process.stdin, output: process.stdout, terminal, historySize: 200 });
-  const repl = new Repl(context, rl, terminal);
+  const keyboard: KeyboardFilter | undefined = terminal ? new KeyboardFilter(process.stdin, () => ({ line: rl.line, cursor: rl.cursor })) : undefined;
+  const rl: readline.Interface = readline.createInterface({
+    input: (keyboard ?? process.stdin) as NodeJS.ReadableStream,
+    output: process.stdout,
+    terminal,
+    history: [],
+    historySize: HISTORY_SIZE,
+  });
+  const looks = terminal ? await terminalLooks(context) : { progress: NO_PROGRESS };
+  const repl = new Repl(context, rl, terminal, keyboard, looks);
+  const pasteModeOff = () => {
+    // Left on, the shell after us would get every paste wrapped in markers.
+    if (terminal) fs.writeSync(1, TerminalText.control('bracketedPasteOff').value);
+  };
+  if (terminal) {
+    context.out.write(TerminalText.control('bracketedPasteOn'));
+    process.once('exit', pasteModeOff);
+  }
   try {
     return await repl.run(options, positionals);
   } finally {
+    looks.progress.stop();
+    pasteModeOff();
+    process.off('exit', pasteModeOff);
     rl.close();
   }
+}
+
+/** On a terminal: Markdown rendering (unless colours are off: NO_COLOR gets plain text) and a spinner, on both streams. */
+async function terminalLooks(context: Context): Promise<{ markdown?: MarkdownRenderer; progress: Progress }> {
+  const [markdown, progress] = await Promise.all([
+    context.out.style.enabled ? loadMarkdownRenderer() : undefined,
+    loadSpinner(process.stdout, context.out.style.enabled),
+  ]);
+  // Whatever either stream writes clears the spinner's line first.
+  context.out.beforeWrite = context.err.beforeWrite = () => progress.stop();
+  return { markdown, progress };
 }
 
 /** The interactive discussion: one discussion at a time, driven line by line. */
@@ -129,15 +172,22 @@ class Repl {
   private wake: () => void = () => undefined;
   private readonly woken: Promise<void>;
 
+  /** This folder's saved input lines (a terminal only). */
+  private history: InputHistory | undefined;
+
   constructor(
     private readonly context: Context,
     private readonly rl: readline.Interface,
     private readonly terminal: boolean,
+    keyboard: KeyboardFilter | undefined,
+    private readonly looks: { markdown?: MarkdownRenderer; progress: Progress },
   ) {
     this.lines = new LineSource(
       rl,
       terminal ? undefined : (prompt, line, prompted) => this.out.write(term`${prompted ? '' : prompt}${line}\n`),
+      keyboard,
     );
+    if (terminal) rl.on('history', (lines) => this.history?.save(lines));
     this.woken = new Promise((resolve) => (this.wake = resolve));
   }
 
@@ -318,8 +368,19 @@ class Repl {
     if (!opened.started.resumed) this.createdHere.add(opened.discussion.id);
     this.current = opened.discussion;
     this.folder = opened.started.repo;
+    this.recallHistoryOf(this.folder);
     this.banner(opened.started, title ?? this.titleOf(opened.discussion));
     if (opened.started.resumed) this.recap(opened.discussion);
+  }
+
+  /** Up and Down recall what was typed about this folder before, in this run or an earlier one. */
+  private recallHistoryOf(folder: string): void {
+    if (!this.terminal) return;
+    const storageDir = this.context.settings.initializationOptions.storageDir ?? defaultStorageDir(this.context.env);
+    this.history = InputHistory.of(storageDir, folder);
+    // readline keeps (and mutates) the array it was given; it is refilled, not replaced.
+    const lines = (this.rl as unknown as { history: string[] }).history;
+    lines.splice(0, lines.length, ...this.history.load());
   }
 
   private banner(started: StartRequest.Result, title: string): void {
@@ -356,7 +417,7 @@ class Repl {
     }
     if (discussion.task) {
       this.out.line();
-      for (const line of taskCard(discussion.task, style)) this.out.line(line);
+      for (const line of taskCard(discussion.task, style, this.out.columns)) this.out.line(line);
       this.out.line(style.dim('  /promote to review it, edit it and hand it off.'));
     }
   }
@@ -394,8 +455,6 @@ class Repl {
     this.state = state;
     // `/add` attachments go with this message, and so does every `@path` in it.
     const attachments = [...this.pendingAttachments, ...mentionsIn(text)];
-    const sent = await session.hub.send(discussion.id, text, attachments);
-    this.pendingAttachments = [];
     const printer = new TurnPrinter({
       answer: this.out,
       notes: this.out,
@@ -403,7 +462,21 @@ class Repl {
       settings: this.context.settings,
       showThinking: this.terminal,
       discussionUsage: () => discussionUsage(discussion.events),
+      markdown: this.looks.markdown,
+      progress: this.looks.progress,
     });
+    printer.awaiting();
+    try {
+      await this.streamTurn(discussion, session, text, attachments, printer);
+    } finally {
+      this.looks.progress.stop();
+    }
+    if (state.cancelledAt !== null && this.exitCode === undefined) this.out.line(this.style.dim('(stopped)'));
+  }
+
+  private async streamTurn(discussion: ClientDiscussion, session: Session, text: string, attachments: Attachment[], printer: TurnPrinter): Promise<void> {
+    const sent = await session.hub.send(discussion.id, text, attachments);
+    this.pendingAttachments = [];
     await Promise.race([
       this.woken,
       new Promise<void>((resolve) => {
@@ -423,7 +496,6 @@ class Repl {
         if (finished) detach();
       }),
     ]);
-    if (state.cancelledAt !== null && this.exitCode === undefined) this.out.line(this.style.dim('(stopped)'));
   }
 
   // -------------------------------------------------------------------------
@@ -453,6 +525,8 @@ class Repl {
         return;
       case '/add':
         return this.add(rest);
+      case '/edit':
+        return this.editQuestion(rest);
       case '/promote':
         return this.promote(args);
       case '/list':
@@ -522,7 +596,7 @@ class Repl {
     }
     const taskContext = () => taskContextOf(discussion, task);
     this.out.line();
-    for (const line of taskCard(task, style)) this.out.line(line);
+    for (const line of taskCard(task, style, this.out.columns)) this.out.line(line);
     this.out.line();
 
     let target: 'file' | 'stdout' | undefined;
@@ -547,7 +621,7 @@ class Repl {
           }
           task = edited.task;
           this.out.line(style.dim('The edited task:'));
-          for (const line of taskCard(task, style)) this.out.line(line);
+          for (const line of taskCard(task, style, this.out.columns)) this.out.line(line);
           this.out.line();
         }
       } else {
@@ -588,13 +662,42 @@ class Repl {
   }
 
   private runEditor(task: PreparedTask, editor: string): ReturnType<typeof editTask> {
-    // The editor needs the terminal as it found it: cooked mode, nobody else reading.
+    return this.handTerminalTo(() => editTask(task, editor));
+  }
+
+  /** `/edit [TEXT]`: the question written in $VISUAL or $EDITOR (starting from TEXT), sent when saved non-empty. */
+  private async editQuestion(initial: string): Promise<void> {
+    const { style } = this;
+    const editor = configuredEditor(this.context.env);
+    if (!editor) {
+      this.out.line('Set $VISUAL or $EDITOR to write a question in an editor.');
+      return;
+    }
+    const edited = this.handTerminalTo(() => editText(initial ? `${initial}\n` : '', editor, 'QUESTION.md'));
+    if ('problem' in edited) {
+      this.out.line(style.yellow(`Nothing sent: ${edited.problem}.`));
+      return;
+    }
+    const question = edited.text.trim();
+    if (!question) {
+      this.out.line(style.dim('The file was left empty; nothing sent.'));
+      return;
+    }
+    // What the editor wrote does not show in the prompt: the transcript says what was asked.
+    this.out.line(style.dim(`> ${clip(question, 4).split('\n').join('\n> ')}`));
+    await this.turn(question);
+  }
+
+  /** Runs an editor: it needs the terminal as it found it (cooked mode, no paste markers, nobody else reading). */
+  private handTerminalTo<T>(run: () => T): T {
     this.rl.pause();
     const raw = this.terminal && process.stdin.isTTY ? process.stdin.isRaw : false;
     if (raw) process.stdin.setRawMode(false);
+    if (this.terminal) this.out.write(TerminalText.control('bracketedPasteOff'));
     try {
-      return editTask(task, editor);
+      return run();
     } finally {
+      if (this.terminal) this.out.write(TerminalText.control('bracketedPasteOn'));
       if (raw) process.stdin.setRawMode(true);
       this.rl.resume();
     }

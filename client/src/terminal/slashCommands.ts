@@ -1,5 +1,6 @@
 /** The interactive session's commands, as both `--help` and `/help` list them. */
 export const SLASH_COMMANDS = `  /add PATH[:START-END]           attach a file (or its lines) to your next message; @PATH in a message does too
+  /edit [TEXT]                    write your question in $VISUAL or $EDITOR (starting from TEXT); sent when saved
   /promote [stdout | file PATH]   turn the discussion into a coding task; review, edit, hand it off
   /list [all]                     discussions of this folder (or of every folder)
   /resume ID                      switch to a saved discussion (an id prefix will do)

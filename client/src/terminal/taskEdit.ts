@@ -50,22 +50,29 @@ export function configuredEditor(env: NodeJS.ProcessEnv): string | undefined {
   return env.VISUAL?.trim() || env.EDITOR?.trim() || undefined;
 }
 
-/**
- * Opens the task in the editor and reads it back. The editor owns the
- * terminal while it runs (it is run synchronously, so nothing of ours reads
- * stdin meanwhile). The command may carry arguments (`code --wait`), so it
- * goes through the shell.
- */
+/** Opens the task in the editor and reads it back. */
 export function editTask(task: PreparedTask, editor: string): { task: PreparedTask } | { problem: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-task-'));
-  const file = path.join(dir, 'TASK.md');
+  const edited = editText(taskToEditable(task), editor, 'TASK.md');
+  if ('problem' in edited) return edited;
+  const parsed = editableToTask(edited.text);
+  return 'problem' in parsed ? parsed : { task: parsed };
+}
+
+/**
+ * Opens `initial` in the editor as a temporary `fileName` and returns what
+ * was saved. The editor owns the terminal while it runs (it is run
+ * synchronously, so nothing of ours reads stdin meanwhile). The command may
+ * carry arguments (`code --wait`), so it goes through the shell.
+ */
+export function editText(initial: string, editor: string, fileName: string): { text: string } | { problem: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-edit-'));
+  const file = path.join(dir, fileName);
   try {
-    fs.writeFileSync(file, taskToEditable(task));
+    fs.writeFileSync(file, initial);
     const result = spawnSync(`${editor} ${shellQuote(file)}`, { shell: true, stdio: 'inherit' });
     if (result.error) return { problem: `the editor "${editor}" could not be started (${result.error.message})` };
     if (result.status !== 0) return { problem: `the editor "${editor}" exited with ${result.signal ?? `code ${result.status}`}` };
-    const edited = editableToTask(fs.readFileSync(file, 'utf8'));
-    return 'problem' in edited ? edited : { task: edited };
+    return { text: fs.readFileSync(file, 'utf8') };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
