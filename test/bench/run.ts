@@ -39,6 +39,8 @@ import { findChromium, measureWebviewRender } from './webviewRender';
 
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
+/** Whole-figure repetitions for the figures that are one long measurement each (webview, memory, stalls). */
+const SPREAD_RUNS = Math.max(3, Number(process.env.BENCH_SPREAD_RUNS) || 3);
 /** Sections to run; all when unset. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : undefined;
 
@@ -409,9 +411,9 @@ function packageFigures(rows: Row[]): void {
 
 // ------------------------------------------------------------- 7. symbols
 
-/** Median of 3 with min and max: these runs are long, so few. */
-function spread(values: number[]): string {
-  return `${formatMs(median(values))} (min ${formatMs(Math.min(...values))}, max ${formatMs(Math.max(...values))})`;
+/** A figure as its median with the min and max beside it: on a shared machine a lone number says little. */
+function spread(values: number[], format: (value: number) => string = formatMs): string {
+  return `${format(median(values))} (min ${format(Math.min(...values))}, max ${format(Math.max(...values))})`;
 }
 
 async function symbolFigures(repo: GeneratedRepo, rows: Row[]): Promise<void> {
@@ -489,19 +491,27 @@ async function symbolFigures(repo: GeneratedRepo, rows: Row[]): Promise<void> {
 async function webviewFigures(rows: Row[]): Promise<void> {
   const executable = findChromium();
   if (!executable) {
-    rows.push(unavailable('webview cost per delta, 20,000-token reply', 'no Chromium found (Debian: apt-get install -y chromium, or set CHROMIUM_PATH)', 'flat'));
+    rows.push(unavailable('webview cost per delta, 20,000-token reply', 'no Chromium found (Debian: apt-get install -y chromium, or set CHROMIUM_PATH)', '<= 1.2x'));
     return;
   }
-  const timing = await measureWebviewRender(executable, 20_000);
-  const ratio = timing.lastTenthMs / timing.firstTenthMs;
+  // Each run is a fresh browser: the goal holds in every run, not on average.
+  const runs: Array<{ first: number; last: number; ratio: number }> = [];
+  let deltas = 0;
+  for (let i = 0; i < SPREAD_RUNS; i++) {
+    const timing = await measureWebviewRender(executable, 20_000);
+    deltas = timing.deltas;
+    runs.push({ first: timing.firstTenthMs, last: timing.lastTenthMs, ratio: timing.lastTenthMs / timing.firstTenthMs });
+  }
+  const ratios = runs.map((run) => run.ratio);
+  log(`webview: last/first tenth per run ${ratios.map(formatRatio).join(', ')}`);
   rows.push(
     row(
-      `webview cost per delta, last 10% of a ${timing.deltas.toLocaleString('en-US')}-token reply (headless Chromium)`,
-      `${timing.lastTenthMs.toFixed(3)} ms`,
-      `first 10%: ${timing.firstTenthMs.toFixed(3)} ms`,
-      formatRatio(ratio),
-      'flat (~1x)',
-      ratio < 1.5,
+      `webview cost per delta, last 10% of a ${deltas.toLocaleString('en-US')}-token reply (headless Chromium, ${runs.length} runs)`,
+      spread(runs.map((run) => run.last), (ms) => `${ms.toFixed(3)} ms`),
+      `first 10%: ${spread(runs.map((run) => run.first), (ms) => `${ms.toFixed(3)} ms`)}`,
+      spread(ratios, formatRatio),
+      '<= 1.2x in every run',
+      ratios.every((ratio) => ratio <= 1.2),
     ),
   );
 }
