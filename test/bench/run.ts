@@ -352,7 +352,7 @@ interface DiscussionRun {
  */
 async function discussionRun(fake: EndpointProcess, storage: string, folder: string): Promise<DiscussionRun> {
   await fake.setFallback({ script: 'readThenAnswer' });
-  const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } }, { REPO_DISCUSS_BENCH_PROBE: '1', ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}) });
+  const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
   const probe = (reset = false): Promise<BenchProbeResult> => server.request<BenchProbeResult>(BENCH_PROBE_METHOD, { reset });
   try {
     await server.request('discuss/list', {});
