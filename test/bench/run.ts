@@ -340,6 +340,7 @@ const TURNS = 1000;
 interface DiscussionRun {
   idle: number;
   full: number;
+  heapUsed: number;
   stallMaxMs: number;
   stallP99Ms: number;
 }
@@ -371,7 +372,7 @@ async function discussionRun(fake: EndpointProcess, storage: string, folder: str
       server.events.length = 0;
     }
     const end = await probe();
-    return { idle, full: end.rssBytes, stallMaxMs: end.stallMaxMs, stallP99Ms: end.stallP99Ms };
+    return { idle, full: end.rssBytes, heapUsed: end.heapUsedBytes, stallMaxMs: end.stallMaxMs, stallP99Ms: end.stallP99Ms };
   } finally {
     await server.stop();
   }
@@ -381,7 +382,7 @@ async function memoryFigures(rows: Row[], fake: EndpointProcess, storage: () => 
   const runs: DiscussionRun[] = [];
   for (let i = 0; i < SPREAD_RUNS; i++) {
     runs.push(await discussionRun(fake, storage(), folder));
-    log(`memory: run ${i + 1}: idle ${(runs[i].idle / 2 ** 20).toFixed(1)} MB, after ${TURNS} turns ${(runs[i].full / 2 ** 20).toFixed(1)} MB, longest stall ${runs[i].stallMaxMs.toFixed(1)} ms`);
+    log(`memory: run ${i + 1}: idle ${(runs[i].idle / 2 ** 20).toFixed(1)} MB, after ${TURNS} turns ${(runs[i].full / 2 ** 20).toFixed(1)} MB (main-thread heap ${(runs[i].heapUsed / 2 ** 20).toFixed(1)} MB), longest stall ${runs[i].stallMaxMs.toFixed(1)} ms`);
   }
   const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
   const idle = runs.map((run) => run.idle);
