@@ -53,6 +53,9 @@ const builds = [
   // The server's searches run in worker threads loaded from `__dirname/searchWorker.js`
   // (server/src/search/searchPool.ts): the bundle needs that file beside it.
   { ...common, entryPoints: [join(root, 'server', 'src', 'search', 'searchWorker.ts')], outfile: join(outDir, 'searchWorker.js') },
+  // Token counts run in a worker loaded from `__dirname/tokenWorker.js` (server/src/model/tokenCounter.ts);
+  // the tokenizer's ranks live only there, not in server.js.
+  { ...common, entryPoints: [join(root, 'server', 'src', 'model', 'tokenWorker.ts')], outfile: join(outDir, 'tokenWorker.js') },
   // The symbol index parses in its own thread, loaded from `__dirname/symbolWorker.js` (server/src/symbols/symbolIndex.ts).
   { ...common, entryPoints: [join(root, 'server', 'src', 'symbols', 'symbolWorker.ts')], outfile: join(outDir, 'symbolWorker.js') },
 ];

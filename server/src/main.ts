@@ -11,6 +11,7 @@ import { startServer } from './server';
 import { defaultStorageDir } from '../../shared/storageDir';
 import { FileStore } from './store/fileStore';
 import { createRepoAccess } from './read/repoAccess';
+import { installBenchProbe } from './benchProbe';
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
 if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWith(`${t}=`)))) {
@@ -29,6 +30,8 @@ const connection = createConnection(ProposedFeatures.all);
 process.on('unhandledRejection', (reason) => {
   connection.console.error(`unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}`);
 });
+
+installBenchProbe(connection, process.env);
 
 startServer(connection, {
   createModel: (settings) => createOpenAIModel(settings),

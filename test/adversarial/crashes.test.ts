@@ -396,6 +396,18 @@ const KILL_POINTS: KillPoint[] = [
     },
   },
   {
+    name: 'while journaling the record (the last line of record.jsonl torn)',
+    reach: async (c) => {
+      const seq = await c.send('second question', [{ kind: 'gate', gate: c.gate(), deltas: ['Half'], then: { kind: 'text', text: ' done' } }]);
+      await c.untilCount('assistant_delta', seq, 1);
+    },
+    tear: (c) => {
+      const fragment = '{"j":"0123456789ab","set":{"turns":77,"title":"torn';
+      fs.appendFileSync(path.join(discussionDir(c.lab, c.id), 'record.jsonl'), fragment);
+      return [fragment];
+    },
+  },
+  {
     name: 'while saving the history (a torn line in history.jsonl and a stray temporary record)',
     reach: async (c) => {
       const seq = await c.send('second question', [

@@ -333,21 +333,33 @@ const NEW_BLOCK_START = /^[\p{L}#>`~|]/u;
  * these make the streamed HTML identical to rendering the final text at once.
  */
 export class MarkdownStream {
-  private text = '';
-  /** Offset where the live tail starts. */
-  private frozenEnd = 0;
-  /** Offset up to which complete lines have been scanned. */
+  /**
+   * The frozen source, kept only to answer `source` (the final message is
+   * compared with it once). Nothing per delta reads it: scanning and slicing
+   * a whole 100 KB reply on every frame copied it each time and left that much
+   * garbage behind, so the later part of a long reply cost more to stream.
+   */
+  private readonly frozenSource: string[] = [];
+  /** The text after the last safe boundary: all that a delta rescans and re-renders. */
+  private open = '';
+  /** Offset in `open` up to which complete lines have been scanned. */
   private scanEnd = 0;
   private fence: { char: string; length: number } | null = null;
   private afterBlankLine = false;
   private wholeDocument = false;
   private readonly frozenParts: string[] = [];
   private tailHtml = '';
+  private length = 0;
 
   constructor(private readonly renderer: MarkdownRenderer) {}
 
   get source(): string {
-    return this.text;
+    return this.frozenSource.join('') + this.open;
+  }
+
+  /** Characters streamed so far (`source.length`, without joining it). */
+  get sourceLength(): number {
+    return this.length;
   }
 
   /** Everything rendered so far, frozen and live. */
@@ -356,53 +368,65 @@ export class MarkdownStream {
   }
 
   append(chunk: string): StreamUpdate {
-    this.text += chunk;
+    this.open += chunk;
+    this.length += chunk.length;
     const wasWhole = this.wholeDocument;
     const boundary = this.scan();
     if (this.wholeDocument) {
-      this.frozenParts.length = 0;
-      this.frozenEnd = 0;
-      this.tailHtml = this.renderer.render(this.text);
+      // Once whole, nothing is frozen again: `open` is the whole reply from here on.
+      if (!wasWhole) {
+        const before = this.frozenSource.join('');
+        this.open = before + this.open;
+        this.scanEnd += before.length;
+        this.frozenSource.length = 0;
+        this.frozenParts.length = 0;
+      }
+      this.tailHtml = this.renderer.render(this.open);
       return { reset: !wasWhole, frozenHtml: '', tailHtml: this.tailHtml };
     }
     let frozenHtml = '';
-    if (boundary > this.frozenEnd) {
-      frozenHtml = this.renderer.render(this.text.slice(this.frozenEnd, boundary));
+    if (boundary > 0) {
+      const frozen = this.open.slice(0, boundary);
+      frozenHtml = this.renderer.render(frozen);
       this.frozenParts.push(frozenHtml);
-      this.frozenEnd = boundary;
+      this.frozenSource.push(frozen);
+      this.open = this.open.slice(boundary);
+      this.scanEnd -= boundary;
     }
-    this.tailHtml = this.frozenEnd < this.text.length ? this.renderer.render(this.text.slice(this.frozenEnd)) : '';
+    this.tailHtml = this.open.length > 0 ? this.renderer.render(this.open) : '';
     return { reset: false, frozenHtml, tailHtml: this.tailHtml };
   }
 
   /** Starts over with `text` (a final message that differs from the deltas). */
   replace(text: string): StreamUpdate {
-    this.text = '';
-    this.frozenEnd = 0;
+    this.open = '';
+    this.length = 0;
     this.scanEnd = 0;
     this.fence = null;
     this.afterBlankLine = false;
     this.wholeDocument = false;
+    this.frozenSource.length = 0;
     this.frozenParts.length = 0;
     this.tailHtml = '';
     return { ...this.append(text), reset: true };
   }
 
-  /** Scans the new complete lines; returns the last safe boundary found, or -1. */
+  /** Scans the new complete lines of `open`; returns the last safe boundary found in it, or -1. */
   private scan(): number {
     let boundary = -1;
     let lineStart = this.scanEnd;
-    for (let newline = this.text.indexOf('\n', lineStart); newline >= 0; newline = this.text.indexOf('\n', lineStart)) {
-      if (this.scanLine(this.text.slice(lineStart, newline).replace(/\r$/, ''), lineStart)) boundary = lineStart;
+    const text = this.open;
+    for (let newline = text.indexOf('\n', lineStart); newline >= 0; newline = text.indexOf('\n', lineStart)) {
+      if (this.scanLine(text.slice(lineStart, newline).replace(/\r$/, ''), lineStart)) boundary = lineStart;
       lineStart = newline + 1;
     }
     this.scanEnd = lineStart;
 
     // The unfinished last line: its first character can already prove a boundary.
-    const partial = this.text.slice(lineStart);
+    const partial = text.slice(lineStart);
     if (partial) {
       if (!this.fence && REFERENCE_DEFINITION.test(partial)) this.wholeDocument = true;
-      if (this.afterBlankLine && !this.fence && lineStart > this.frozenEnd && NEW_BLOCK_START.test(partial)) {
+      if (this.afterBlankLine && !this.fence && lineStart > 0 && NEW_BLOCK_START.test(partial)) {
         boundary = lineStart;
       }
     }
@@ -421,7 +445,7 @@ export class MarkdownStream {
       this.afterBlankLine = true;
       return false;
     }
-    const safe = this.afterBlankLine && start > this.frozenEnd && !/^\s/.test(line) && !LIST_ITEM.test(line) && !REFERENCE_DEFINITION.test(line);
+    const safe = this.afterBlankLine && start > 0 && !/^\s/.test(line) && !LIST_ITEM.test(line) && !REFERENCE_DEFINITION.test(line);
     this.afterBlankLine = false;
     if (REFERENCE_DEFINITION.test(line)) this.wholeDocument = true;
     const fence = FENCE_OPEN.exec(line);

@@ -84,7 +84,7 @@ export function applyChanges(panel: Panel, changes: ViewChange[]): void {
         renderControls(panel);
         break;
       case 'replyAppended': {
-        queueReply(panel, change.turnId, false);
+        queueReply(panel, change.turnId, false, change.text);
         // "Thinking…" turns into "Writing…" with the first text; later deltas
         // leave the status alone rather than rebuild it on every one.
         const view = turnViews.get(change.turnId);

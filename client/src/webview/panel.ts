@@ -29,7 +29,8 @@ export interface TurnView {
 }
 
 /** `replace`: the reply may differ from what is shown, not just be longer. */
-export type PendingReply = { replace: boolean };
+/** A reply to flush next frame: replaced whole, or the deltas appended since the last flush. */
+export type PendingReply = { replace: boolean; appended: string[] };
 
 /**
  * Everything the panel holds, in one object created by main.ts and passed to

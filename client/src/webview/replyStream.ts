@@ -7,9 +7,11 @@ import { isNearBottom, scrollToBottom, type Panel, type PendingReply, type TurnV
  * events lands at once), so a flush renders whatever the turn's reply holds
  * beyond what its stream has: never the same text twice.
  */
-export function queueReply(panel: Panel, turnId: number, replace: boolean): void {
-  const pending = panel.pendingReplies.get(turnId);
-  panel.pendingReplies.set(turnId, { replace: replace || pending?.replace === true });
+export function queueReply(panel: Panel, turnId: number, replace: boolean, appended?: string): void {
+  const pending = panel.pendingReplies.get(turnId) ?? { replace: false, appended: [] };
+  pending.replace ||= replace;
+  if (appended) pending.appended.push(appended);
+  panel.pendingReplies.set(turnId, pending);
   scheduleReplyFlush(panel);
 }
 
@@ -36,8 +38,12 @@ function flushReply(panel: Panel, view: TurnView, pending: PendingReply): void {
   } else if (pending.replace) {
     // Usually the final message is exactly what streamed; re-render only if not.
     if (view.stream.source !== text) applyStreamUpdate(view, view.stream.replace(text));
-  } else if (text.length > view.stream.source.length) {
-    applyStreamUpdate(view, view.stream.append(text.slice(view.stream.source.length)));
+  } else if (text.length > view.stream.sourceLength) {
+    // The deltas themselves, not a slice of the reply: slicing the reply (a
+    // string grown by +=) copies all of it first, a whole reply per frame.
+    const appended = pending.appended.join('');
+    const fresh = view.stream.sourceLength + appended.length === text.length ? appended : text.slice(view.stream.sourceLength);
+    applyStreamUpdate(view, view.stream.append(fresh));
   }
   // A finished reply never changes again: let its stream state go.
   if (view.turn.complete) view.stream = null;

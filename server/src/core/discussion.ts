@@ -11,7 +11,8 @@ import { distill } from './distill';
 import { reviewImplementation } from './review';
 import { boundaryAfterTurns, summarizeTurns, summarySection, type SummaryNote } from './compaction';
 import { TASK_LIMITS } from './inputs';
-import { contextWindowFor, fitToBudget, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
+import { bytesBound, contextWindowFor, fitToBudget, PrecountedTokens, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
+import { sharedTokenCounter } from '../model/tokenCounter';
 import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
 import { bound, firstLine } from './text';
 import { answerUnansweredCalls, runTurn, type TurnHost } from './turn';
@@ -689,7 +690,15 @@ export class Discussion {
       let latestUser = messages.length - 1;
       while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
       const reserveForReply = reserveForReplyFor(contextTokens);
-      const fitted = fitToBudget(messages, { contextTokens, reserveForReply, protectFrom: Math.max(1, latestUser), tools });
+      // What does not fit at a glance is counted in the token worker first: never the tokenizer on this thread.
+      if (bytesBound(messages, tools) > contextTokens - reserveForReply) {
+        try {
+          await tokenCounts.prepare(messages, tools);
+        } catch (err) {
+          this.logger.warn(`discussion ${this.id}: counting tokens failed (${errorText(err)}); budgeting by bytes`);
+        }
+      }
+      const fitted = fitToBudget(messages, { contextTokens, reserveForReply, protectFrom: Math.max(1, latestUser), tools, counted: tokenCounts });
       const from = this.summary?.upTo ?? 0;
       const upTo = fitted.droppedTurns ? boundaryAfterTurns(this.history, from, fitted.droppedTurns) : from;
       if (upTo <= from || round >= COMPACTION_ROUNDS || signal.aborted || this.closed) {
@@ -763,6 +772,9 @@ export class Discussion {
 function attachmentLabel(outcome: { path: string; shownStart?: number; shownEnd?: number }): string {
   return outcome.shownStart !== undefined ? `${outcome.path}:${outcome.shownStart}-${outcome.shownEnd}` : outcome.path;
 }
+
+/** Counts per message object, shared by every discussion of the process, made in the one token worker. */
+const tokenCounts = new PrecountedTokens((texts) => sharedTokenCounter().count(texts));
 
 /** Summaries one model call may ask for before falling back to leaving turns out. */
 const COMPACTION_ROUNDS = 2;

@@ -15,8 +15,14 @@ export interface BudgetOptions {
   contextTokens: number;
   /** Tokens kept free for the reply (see `reserveForReplyFor`). */
   reserveForReply: number;
-  /** Tokens in `text`; default: the o200k tokenizer (see `countTextTokens`). */
+  /**
+   * Tokens in `text`, synchronously. Without it the counts come from
+   * `counted` (made ahead in the token worker), and a message it does not
+   * hold is taken at its UTF-8 bytes, never fewer than its tokens.
+   */
   countTokens?: (text: string) => number;
+  /** Counts made ahead off the main thread (see `PrecountedTokens`). */
+  counted?: PrecountedTokens;
   /** Index of the latest user message: it and everything after it are never elided. */
   protectFrom: number;
   /** Tokens the request spends outside the messages and `tools`. */
@@ -35,7 +41,8 @@ export interface BudgetResult {
   /**
    * Estimate for the request's prompt, messages, tools and `extraTokens`
    * included. When the request fits at a glance (see `fitToBudget`) this is
-   * the byte bound, an overestimate; otherwise the tokenizer's count.
+   * the byte bound, an overestimate; otherwise the tokenizer's count (bytes
+   * for anything `counted` does not hold).
    */
   estimatedTokens: number;
   /**
@@ -75,8 +82,7 @@ export function fitToBudget(messages: ChatMessage[], options: BudgetOptions): Bu
   // count of every new message on every model call.
   if (!options.countTokens) {
     const bytesOf = messageCounter(utf8Bytes);
-    let bound = REPLY_PRIMING + (options.extraTokens ?? 0) + toolsCost(options.tools, utf8Bytes);
-    for (const message of messages) bound += bytesOf(message);
+    const bound = bytesBound(messages, options.tools, options.extraTokens);
     if (bound <= available) {
       const repaired = repairPairs(messages, first, protectFrom, bytesOf);
       return {
@@ -89,10 +95,9 @@ export function fitToBudget(messages: ChatMessage[], options: BudgetOptions): Bu
     }
   }
 
-  const countTokens = options.countTokens ?? countTextTokens;
-  const tokensOf = messageCounter(countTokens);
+  const { tokensOf, toolTokens } = countersFor(options);
   const working = messages.slice();
-  let total = REPLY_PRIMING + (options.extraTokens ?? 0) + toolsCost(options.tools, countTokens);
+  let total = REPLY_PRIMING + (options.extraTokens ?? 0) + toolTokens;
   for (const message of working) total += tokensOf(message);
 
   // 1. Stub the oldest tool results. A result is worth the least once read and answered,
@@ -244,53 +249,95 @@ function messageCounter(countTokens: (text: string) => number): (message: ChatMe
 
 /** One `countTokens` call per message: its text and its tool calls' names and arguments together. */
 function countMessage(message: ChatMessage, countTokens: (text: string) => number): number {
+  return messageOverhead(message) + countTokens(messageText(message));
+}
+
+/** The text of a message that is counted: its content, and its tool calls' names and arguments. */
+function messageText(message: ChatMessage): string {
+  if (message.role !== 'assistant') return message.content;
+  const calls = message.toolCalls ?? [];
+  return [message.content, ...calls.map((call) => `${call.name}\n${call.arguments}`)].join('\n');
+}
+
+/** What the chat template adds around a message's counted text. */
+function messageOverhead(message: ChatMessage): number {
   switch (message.role) {
     case 'system':
     case 'user':
-      return MESSAGE_OVERHEAD + countTokens(message.content);
+      return MESSAGE_OVERHEAD;
     case 'tool':
-      return MESSAGE_OVERHEAD + TOOL_RESULT_OVERHEAD + countTokens(message.content);
-    case 'assistant': {
-      const calls = message.toolCalls ?? [];
-      const text = [message.content, ...calls.map((call) => `${call.name}\n${call.arguments}`)].join('\n');
-      return MESSAGE_OVERHEAD + calls.length * TOOL_CALL_OVERHEAD + countTokens(text);
-    }
+      return MESSAGE_OVERHEAD + TOOL_RESULT_OVERHEAD;
+    case 'assistant':
+      return MESSAGE_OVERHEAD + (message.toolCalls?.length ?? 0) * TOOL_CALL_OVERHEAD;
   }
 }
 
-type O200k = typeof import('gpt-tokenizer/encoding/o200k_base');
-let o200k: O200k | undefined;
-/** No special-token check: repository text may well contain `<|endoftext|>`, and it is counted as text. */
-const AS_PLAIN_TEXT = { disallowedSpecial: new Set<string>() };
-/**
- * BPE cost grows with the square of a run without pre-token breaks (a long
- * line of spaces or base64): counting in slices keeps it linear, at the price
- * of at most a token or two per slice.
- */
-const SLICE_CHARS = 2048;
+function countersFor(options: BudgetOptions): { tokensOf: (message: ChatMessage) => number; toolTokens: number } {
+  if (options.countTokens) {
+    return { tokensOf: messageCounter(options.countTokens), toolTokens: toolsCost(options.tools, options.countTokens) };
+  }
+  const bytesOf = messageCounter(utf8Bytes);
+  const counted = options.counted;
+  if (!counted) return { tokensOf: bytesOf, toolTokens: toolsCost(options.tools, utf8Bytes) };
+  return {
+    tokensOf: (message) => counted.message(message) ?? bytesOf(message),
+    toolTokens: (options.tools && counted.tools(options.tools)) ?? toolsCost(options.tools, utf8Bytes),
+  };
+}
 
 /**
- * Tokens in `text` by OpenAI's o200k encoding. Other families' tokenizers
- * (Llama 3, Qwen, Mistral, Gemma) land within about 10–20 % of it on prose
- * and code; the reply reserve absorbs the difference.
+ * Token counts made ahead, asynchronously (in the token worker), and kept
+ * per message object and per tool set: each message is counted once in its
+ * life, however often it is budgeted. `fitToBudget` then only looks them up.
  */
-export function countTextTokens(text: string): number {
-  if (text === '') return 0;
-  // Loaded on first use: the ranks take a noticeable moment to load and many sessions never need them.
-  o200k ??= require('gpt-tokenizer/encoding/o200k_base') as O200k;
-  let count = 0;
-  for (let start = 0; start < text.length; ) {
-    let end = Math.min(text.length, start + SLICE_CHARS);
-    // Never split a surrogate pair.
-    if (end < text.length && /[\uD800-\uDBFF]/.test(text[end - 1])) end++;
-    count += o200k.countTokens(text.slice(start, end), AS_PLAIN_TEXT);
-    start = end;
+export class PrecountedTokens {
+  private readonly messages = new WeakMap<ChatMessage, number>();
+  private readonly toolSets = new WeakMap<ToolSpec[], number>();
+
+  constructor(private readonly countAsync: (texts: string[]) => Promise<number[]>) {}
+
+  /** Counts whatever of `messages` (and the stubs their tool results would become) and `tools` is not counted yet. */
+  async prepare(messages: ChatMessage[], tools?: ToolSpec[]): Promise<void> {
+    const callsById = new Map<string, ToolCall>();
+    for (const message of messages) if (message.role === 'assistant') for (const call of message.toolCalls ?? []) callsById.set(call.id, call);
+    const missing: ChatMessage[] = [];
+    for (const message of messages) {
+      if (this.messages.has(message)) continue;
+      missing.push(message);
+      if (message.role === 'tool') missing.push(stubFor(message, callsById.get(message.toolCallId)));
+    }
+    const toolSet = tools && tools.length > 0 && !this.toolSets.has(tools) ? tools : undefined;
+    const texts = missing.map(messageText);
+    if (toolSet) for (const tool of toolSet) texts.push(JSON.stringify(tool));
+    if (texts.length === 0) return;
+    const counts = await this.countAsync(texts);
+    missing.forEach((message, i) => this.messages.set(message, messageOverhead(message) + counts[i]));
+    if (toolSet) {
+      let total = 0;
+      for (let i = missing.length; i < counts.length; i++) total += TOOL_CALL_OVERHEAD + counts[i];
+      this.toolSets.set(toolSet, total);
+    }
   }
-  return count;
+
+  message(message: ChatMessage): number | undefined {
+    return this.messages.get(message);
+  }
+
+  tools(tools: ToolSpec[]): number | undefined {
+    return this.toolSets.get(tools);
+  }
+}
+
+/** UTF-8 bytes of everything `fitToBudget` would count: at least the request's tokens. */
+export function bytesBound(messages: ChatMessage[], tools?: ToolSpec[], extraTokens = 0): number {
+  const bytesOf = messageCounter(utf8Bytes);
+  let bound = REPLY_PRIMING + extraTokens + toolsCost(tools, utf8Bytes);
+  for (const message of messages) bound += bytesOf(message);
+  return bound;
 }
 
 /** Tokens the tool definitions add to every request (their JSON, a conservative stand-in for the template's rendering). */
-export function countToolTokens(tools: ToolSpec[], countTokens: (text: string) => number = countTextTokens): number {
+export function countToolTokens(tools: ToolSpec[], countTokens: (text: string) => number): number {
   let total = 0;
   for (const tool of tools) total += TOOL_CALL_OVERHEAD + countTokens(JSON.stringify(tool));
   return total;

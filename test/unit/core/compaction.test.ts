@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import type { ChatRequest, ChatResponse } from '../../../server/src/model/types';
-import { countTextTokens, countToolTokens } from '../../../server/src/model/budget';
+import { countToolTokens } from '../../../server/src/model/budget';
+import { countTextTokens } from '../../../server/src/model/tokenizer';
 import { boundaryAfterTurns } from '../../../server/src/core/compaction';
 import { EventLog, harness, type Harness } from '../../support/coreHarness';
 
@@ -16,7 +17,7 @@ function filler(turn: number, who: string): string {
 
 /** Every token a request carries: its messages and its tools. */
 function requestTokens(request: ChatRequest): number {
-  let total = request.tools ? countToolTokens(request.tools) : 0;
+  let total = request.tools ? countToolTokens(request.tools, countTextTokens) : 0;
   for (const m of request.messages) {
     const calls = m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => `${c.name}\n${c.arguments}`).join('\n') : '';
     total += 4 + countTextTokens(`${m.content}\n${calls}`);

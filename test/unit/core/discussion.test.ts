@@ -15,7 +15,7 @@ import {
   TRANSCRIPT_MAX_TURNS,
 } from '../../../server/src/core/limits';
 import { EventStream } from '../../../server/src/core/eventStream';
-import { countTextTokens } from '../../../server/src/model/budget';
+import { countTextTokens } from '../../../server/src/model/tokenizer';
 import type { DiscussionEvent } from '../../../shared/protocol';
 import { EventLog, harness, type Harness } from '../../support/coreHarness';
 import { Gate } from '../../support/scriptedModel';

@@ -1,13 +1,14 @@
 import * as assert from 'node:assert/strict';
 import {
   contextWindowFor,
-  countTextTokens,
   countToolTokens,
   DEFAULT_CONTEXT_TOKENS,
   fitToBudget,
+  PrecountedTokens,
   reserveForReplyFor,
   utf8Bytes,
 } from '../../../server/src/model/budget';
+import { countTextTokens } from '../../../server/src/model/tokenizer';
 import type { ChatMessage } from '../../../server/src/model/types';
 
 /** A stand-in tokenizer: one token per four characters, rounded up. */
@@ -89,9 +90,11 @@ describe('token budget', () => {
     assertPairsConsistent(result.messages);
   });
 
-  it('keeps a long discussion under the budget with the default (o200k) tokenizer', () => {
+  it('keeps a long discussion under the budget with o200k counts made ahead', async () => {
     const { messages, protectFrom } = discussion(30, 6000);
-    const result = fitToBudget(messages, { contextTokens: 8192, reserveForReply: reserveForReplyFor(8192), protectFrom });
+    const counted = new PrecountedTokens(async (texts) => texts.map(countTextTokens));
+    await counted.prepare(messages);
+    const result = fitToBudget(messages, { contextTokens: 8192, reserveForReply: reserveForReplyFor(8192), protectFrom, counted });
     assert.equal(result.fits, true);
     assert.ok(result.estimatedTokens <= 8192 - 2048);
     const recount = fitToBudget(result.messages, { contextTokens: Number.MAX_SAFE_INTEGER, reserveForReply: 0, protectFrom: 0, countTokens: countTextTokens });
@@ -243,7 +246,7 @@ describe('token budget', () => {
     assert.ok(glance.estimatedTokens >= counted.estimatedTokens, `${glance.estimatedTokens} < ${counted.estimatedTokens}`);
   });
 
-  it('counts with the tokenizer once the bytes no longer fit, and trims nothing that the tokens let through', () => {
+  it('budgets by counts made ahead once the bytes no longer fit, and trims nothing that the tokens let through', async () => {
     // 60,000 bytes of text that o200k packs into far fewer tokens.
     const messages: ChatMessage[] = [
       { role: 'system', content: 'You discuss this repository.' },
@@ -251,11 +254,37 @@ describe('token budget', () => {
       { role: 'assistant', content: 'the same words again and again '.repeat(2000) },
       { role: 'user', content: 'And now?' },
     ];
-    const result = fitToBudget(messages, { contextTokens: 40_000, reserveForReply: 4096, protectFrom: 3 });
+    const counted = new PrecountedTokens(async (texts) => texts.map(countTextTokens));
+    await counted.prepare(messages);
+    const result = fitToBudget(messages, { contextTokens: 40_000, reserveForReply: 4096, protectFrom: 3, counted });
     assert.ok(utf8Bytes(messages[2].content) > 40_000);
     assert.equal(result.droppedTurns, 0);
     assert.deepEqual(result.messages, messages);
     assert.equal(result.estimatedTokens, fitToBudget(messages, { contextTokens: 40_000, reserveForReply: 4096, protectFrom: 3, countTokens: countTextTokens }).estimatedTokens);
+  });
+
+  it('counts each message and tool set ahead once, however often it is prepared', async () => {
+    const counted: string[] = [];
+    const precounted = new PrecountedTokens(async (texts) => (counted.push(...texts), texts.map((text) => text.length)));
+    const tools = [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: {} } }];
+    const first: ChatMessage[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'q1' },
+    ];
+    await precounted.prepare(first, tools);
+    const next: ChatMessage[] = [...first, { role: 'assistant', content: 'a1' }];
+    await precounted.prepare(next, tools);
+    assert.deepEqual(counted, ['sys', 'q1', JSON.stringify(tools[0]), 'a1']);
+  });
+
+  it('budgets a message the counts made ahead do not hold by its bytes, never fewer than its tokens', () => {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'the same words again and again '.repeat(100) },
+    ];
+    const counted = new PrecountedTokens(async () => []);
+    const result = fitToBudget(messages, { contextTokens: 100, reserveForReply: 0, protectFrom: 1, counted });
+    assert.ok(result.estimatedTokens >= utf8Bytes(messages[1].content));
   });
 
   it('repairs orphaned tool calls and results even when the request fits at a glance', () => {
@@ -319,7 +348,7 @@ describe('countTextTokens', () => {
 
   it('counts tool definitions from their JSON', () => {
     const tools = [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object' } }];
-    assert.ok(countToolTokens(tools) > countTextTokens('read_file Read a file'));
+    assert.ok(countToolTokens(tools, countTextTokens) > countTextTokens('read_file Read a file'));
   });
 });
 

@@ -331,4 +331,46 @@ describe('saved discussions', () => {
     assert.ok(!saved.includes('thinking hard'));
     assert.ok(saved.includes('Answer.'));
   });
+
+  it('saves a turn by appending what changed to record.jsonl, leaving record.json as it was, and a crashed process resumes with those changes', async () => {
+    const first = await server([{ text: 'One.' }, { text: 'Two.' }, { text: 'Three.' }]);
+    const { discussionId } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(discussionId, 't', log.sink);
+    const dir = path.join(storage, 'discussions', discussionId);
+    await talk(first, discussionId, log, 'first', 1);
+    const recordAfterFirst = fs.readFileSync(path.join(dir, 'record.json'), 'utf8');
+    await talk(first, discussionId, log, 'second', 2);
+    await talk(first, discussionId, log, 'third', 3);
+    assert.equal(fs.readFileSync(path.join(dir, 'record.json'), 'utf8'), recordAfterFirst, 'record.json is not rewritten on each turn');
+    assert.ok(fs.readFileSync(path.join(dir, 'record.jsonl'), 'utf8').includes('Three.'));
+
+    // As a crash leaves it: no close, so no fold. A fresh store reads record.json and its journal.
+    const reader = await FileStore.open(storage);
+    const loaded = await reader.load(discussionId);
+    assert.equal(loaded?.snapshot.turns, 3);
+    assert.deepEqual(loaded?.snapshot.transcript.map((t) => t.text), ['first', 'One.', 'second', 'Two.', 'third', 'Three.']);
+    const listed = (await reader.list()).find((row) => row.discussionId === discussionId);
+    assert.equal(listed?.turns, 3);
+  });
+
+  it('folds the journal into a whole version-1 record.json when the discussion is closed, and skips journal lines of a journal folded since', async () => {
+    const first = await server([{ text: 'One.' }, { text: 'Two.' }]);
+    const { discussionId } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(discussionId, 't', log.sink);
+    const dir = path.join(storage, 'discussions', discussionId);
+    await talk(first, discussionId, log, 'first', 1);
+    await talk(first, discussionId, log, 'second', 2);
+    const staleJournal = fs.readFileSync(path.join(dir, 'record.jsonl'), 'utf8');
+    await first.service.close(discussionId);
+    const whole = JSON.parse(fs.readFileSync(path.join(dir, 'record.json'), 'utf8')) as { version: number; record: { turns: number }; journal?: string };
+    assert.equal(whole.version, 1);
+    assert.equal(whole.record.turns, 2);
+    assert.equal(whole.journal, undefined);
+    // A crash between the fold's rename and the journal's emptying leaves the old lines: they must not apply.
+    fs.writeFileSync(path.join(dir, 'record.jsonl'), staleJournal.replace(/"turns":2/g, '"turns":99'));
+    const loaded = await (await FileStore.open(storage)).load(discussionId);
+    assert.equal(loaded?.snapshot.turns, 2);
+  });
 });
