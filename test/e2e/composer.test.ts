@@ -6,6 +6,8 @@
  * before, so the suite stops at the first broken step.
  */
 import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Frame } from 'playwright-core';
 import { createGate, lastUserMessage } from '../support/fakeOpenAI';
@@ -14,6 +16,17 @@ import { openWorkbench, type Workbench } from './workbench';
 
 const API_KEY = 'sk-e2e-composer-not-a-real-key';
 const SIDEBAR_WIDTH = 300;
+/** Where the renamed-symbol case's function is defined. */
+const RATES_FILE = 'src/rates.ts';
+
+/** 1-based first and last line of the fixture's `Ledger.balance` method: what a symbol attachment of it must carry, no more. */
+function balanceLines(): { start: number; end: number; text: string[] } {
+  const lines = FIXTURE_FILES['src/billing/ledger.ts'].split('\n');
+  const start = lines.indexOf('  balance(): number {') + 1;
+  const end = lines.indexOf('  }', start) + 1;
+  assert.ok(start > 0 && end > start, 'the fixture defines Ledger.balance');
+  return { start, end, text: lines.slice(start - 1, end) };
+}
 
 /** `path:1-N` for a whole fixture file, as the server labels an attachment. */
 function wholeFileLabel(path: string): string {
@@ -28,6 +41,8 @@ describe('The composer in the browser workbench', function () {
   before(async function () {
     this.timeout(180_000);
     wb = await openWorkbench();
+    // A file for the symbol cases alone (the shared fixture stays as the other suites know it), there before anything is indexed.
+    fs.writeFileSync(path.join(wb.repo, RATES_FILE), 'export function roundRate(rate: number): number {\n  return Math.round(rate * 100) / 100;\n}\n');
     await wb.runCommand('Repo Discuss: Set API key');
     const box = wb.page.locator('.quick-input-widget input[type="password"]');
     await box.waitFor();
@@ -96,6 +111,105 @@ describe('The composer in the browser workbench', function () {
     const someLine = FIXTURE_FILES[chosen].split('\n').find((line) => line.trim().length > 10)!;
     assert.ok(asked.includes(someLine), `the file's lines reach the model: ${asked}`);
     assert.equal(await wb.chat.locator('.composer-attachments .attachment-chip').count(), 0, 'the chip was used by that message');
+  });
+
+  /**
+   * Types `@query` key by key and resolves once the extension answered every
+   * files and symbols request those keys made (one files request per key, a
+   * symbols request per key after the `@`), so no late answer reorders the
+   * list or moves its selection under the keys that follow.
+   */
+  async function typeMention(query: string) {
+    const body = wb.chat.locator('body');
+    await body.evaluate(() => {
+      const w = window as unknown as { mentionAnswers?: Record<string, number> };
+      if (!w.mentionAnswers) {
+        window.addEventListener('message', (event: MessageEvent<{ type?: string }>) => {
+          const type = event.data?.type;
+          if (type === 'filesResult' || type === 'symbolsResult') w.mentionAnswers![type] += 1;
+        });
+      }
+      w.mentionAnswers = { filesResult: 0, symbolsResult: 0 };
+    });
+    const input = wb.chat.locator('#message-input');
+    await input.pressSequentially(`@${query}`);
+    const frame = (await (await body.elementHandle())!.ownerFrame()) as Frame;
+    const keys = query.length + 1;
+    await frame
+      .waitForFunction((keys) => {
+        const answers = (window as unknown as { mentionAnswers: Record<string, number> }).mentionAnswers;
+        return answers.filesResult >= keys && answers.symbolsResult >= keys - 1;
+      }, keys)
+      .catch(async (error: Error) => {
+        const answers = await body.evaluate(() => (window as unknown as { mentionAnswers: Record<string, number> }).mentionAnswers);
+        throw new Error(`after ${keys} keys the panel got ${answers.filesResult} files and ${answers.symbolsResult} symbols answers (${keys} and ${keys - 1} expected): ${error.message}`);
+      });
+  }
+
+  /** Moves the list's selection to the first option whose text includes `wanted` with arrow keys; resolves with the option's text. */
+  async function arrowTo(wanted: string): Promise<string> {
+    const input = wb.chat.locator('#message-input');
+    const options = wb.chat.locator('#mention-list .mention-option');
+    await options.filter({ hasText: wanted }).first().waitFor();
+    const texts = (await options.allInnerTexts()).map((t) => t.trim());
+    const target = texts.findIndex((t) => t.includes(wanted));
+    const selected = wb.chat.locator('#mention-list .mention-option.is-selected');
+    // Around the list and back when the wanted one is first: the arrows are what picks it either way.
+    if (target === 0) {
+      await input.press('ArrowUp');
+      await input.press('ArrowDown');
+    } else for (let i = 0; i < target; i++) await input.press('ArrowDown');
+    assert.equal(await selected.getAttribute('id'), `mention-option-${target}`, `the arrows select ${wanted} in ${JSON.stringify(texts)}`);
+    return texts[target];
+  }
+
+  it('`@Ledger.bal`, arrows and Enter make the method a symbol chip; the model gets only its definition\'s lines, labelled path:start-end and the symbol', async () => {
+    const input = wb.chat.locator('#message-input');
+    await input.click();
+    await typeMention('Ledger.bal');
+    const offered = await arrowTo('Ledger.balance');
+    assert.match(offered, /src\/billing\/ledger\.ts:\d+/, 'the suggestion shows where the symbol is');
+    await wb.screenshot('composer-01b-symbol-list');
+    await input.press('Enter');
+
+    const chip = wb.chat.locator('.composer-attachments .attachment-chip.is-symbol');
+    await chip.waitFor();
+    assert.equal((await chip.locator('.attachment-label').innerText()).trim(), 'src/billing/ledger.ts (Ledger.balance)');
+    assert.equal(await input.inputValue(), '', 'the @query left the text');
+    await wb.screenshot('composer-01c-symbol-chip');
+
+    const { start, end, text } = balanceLines();
+    const { turn, request } = await sendAndWait('What does this method add up?', 'Every entry.');
+    const sent = turn.locator('.attachment-chips .attachment-chip');
+    assert.deepEqual((await sent.allInnerTexts()).map((t) => t.trim()), [`src/billing/ledger.ts:${start}-${end} (Ledger.balance)`]);
+    assert.match((await sent.getAttribute('class')) ?? '', /is-attached/);
+    const asked = lastUserMessage(request);
+    assert.ok(asked.includes(`<<<attachment src/billing/ledger.ts:${start}-${end} (symbol "Ledger.balance"`), asked);
+    for (const [i, line] of text.entries()) assert.ok(asked.includes(`${start + i}: ${line}`), `line ${start + i} of the definition reaches the model: ${asked}`);
+    for (const outside of ['export class Ledger', 'private readonly entries', 'add(amount: number)', 'this.entries.push']) {
+      assert.ok(!asked.includes(outside), `no line outside the definition (${outside}) reaches the model: ${asked}`);
+    }
+  });
+
+  it('a chosen symbol the file no longer defines when the message goes is refused, its reason on the chip and told to the model, with none of the file\'s lines', async () => {
+    // Picked while the file defines the function, renamed on disk before the send.
+    const file = RATES_FILE;
+    const input = wb.chat.locator('#message-input');
+    await input.click();
+    await typeMention('roundRate');
+    await arrowTo('roundRate');
+    await input.press('Enter');
+    await wb.chat.locator('.composer-attachments .attachment-chip.is-symbol', { hasText: 'roundRate' }).waitFor();
+    fs.writeFileSync(path.join(wb.repo, file), 'export function roundedRate(rate: number): number {\n  return Math.round(rate * 1000) / 1000;\n}\n');
+
+    const { turn, request } = await sendAndWait('Where is it used?', 'Nowhere now.');
+    const sent = turn.locator('.attachment-chips .attachment-chip');
+    assert.match((await sent.getAttribute('class')) ?? '', /is-refused/);
+    assert.equal((await sent.locator('.attachment-note').innerText()).trim(), `symbol "roundRate" not found in ${file}`);
+    const asked = lastUserMessage(request);
+    assert.ok(asked.includes(`[Attachment ${file} "roundRate" was not attached: symbol "roundRate" not found in "${file}"; `), asked);
+    assert.ok(!asked.includes('<<<attachment') && !asked.includes('Math.round'), `no line of the file reaches the model: ${asked}`);
+    await wb.screenshot('composer-01d-symbol-refused');
   });
 
   it('the file open in the editor shows as the current-file chip and goes out with the next message', async () => {

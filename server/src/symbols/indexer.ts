@@ -201,7 +201,8 @@ function parse(activeParser: TreeSitterParser, text: string, deadline: number): 
 
 // ------------------------------------------------------------- reading
 
-function stampOf(stats: fs.Stats): string {
+/** What tells a changed file from an indexed one. */
+export function stampOf(stats: fs.Stats): string {
   return `${stats.size}:${stats.mtimeMs}`;
 }
 

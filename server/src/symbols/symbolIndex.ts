@@ -214,8 +214,8 @@ function isFresh(index: FolderIndex): boolean {
   return index.status.complete && !index.lastRefreshChanged && index.refreshedAt !== undefined && clock() - index.refreshedAt < SYMBOL_INDEX_LIMITS.freshForMs;
 }
 
-/** The folder's index, brought up to date (as far as the time limit allows). */
-export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+/** The folder's index, brought up to date (as far as the time limit allows); `refresh` walks the folder even when the index is fresh. */
+export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, options: { refresh?: boolean } = {}): Promise<JobOutcome<FolderIndex>> {
   const key = keyOf(boundary);
   const running = refreshing.get(key);
   if (running) return running;
@@ -224,7 +224,7 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal): Prom
   index ??= new FolderIndex(boundary.root, boundary.denyRules.policyGlobs);
   folders.set(key, index);
   while (folders.size > SYMBOL_INDEX_LIMITS.maxFolders) folders.delete(folders.keys().next().value as string);
-  if (isFresh(index)) return Promise.resolve({ ok: true, result: index });
+  if (!options.refresh && isFresh(index)) return Promise.resolve({ ok: true, result: index });
 
   const folder = index;
   const job: IndexJob = { kind: 'index', root: folder.root, denyRead: folder.denyRead, known: folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };

@@ -1,10 +1,11 @@
+import * as fs from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ReadBoundary } from '../access/boundary';
 import { MAX_REQUESTED_PATH_LENGTH } from '../access/boundary';
 import type { IdeItem, SymbolSuggestion } from '../../../shared/protocol';
 import { inertLine, quotedPath, quoteAsJson } from '../../../shared/printablePath';
 import type { IdeQueries } from './ideSource';
-import type { FileIndex } from './indexer';
+import { stampOf, type FileIndex } from './indexer';
 import { languageOf } from './languages';
 import { INDEX_LIMITS } from './limits';
 import { matchScore, mayMatch } from './matching';
@@ -121,6 +122,14 @@ async function definitionFromIde(
   return found ? { name, kind: found.kind, startLine: found.startLine, endLine: found.endLine } : undefined;
 }
 
+async function stampNow(realPath: string): Promise<string | undefined> {
+  try {
+    return stampOf(await fs.promises.stat(realPath));
+  } catch {
+    return undefined;
+  }
+}
+
 function indexedFile(index: FolderIndex, file: { relativePath: string; realPath: string }): FileIndex | undefined {
   return index.files.get(file.relativePath) ?? [...index.files.values()].find((candidate) => candidate.realPath === file.realPath);
 }
@@ -149,7 +158,10 @@ export async function definitionInFile(
   }
   if (!languageOf(file.relativePath)) return notFound('the symbol index does not parse this language. Attach the file or a range of it instead.');
   if (file.size > INDEX_LIMITS.maxFileBytes) return notFound('files over 1 MiB are not indexed. Attach a range of it instead.');
-  const outcome = await currentIndex(boundary, options.signal);
+  let outcome = await currentIndex(boundary, options.signal);
+  // The index trusts itself for a moment after a refresh: a file saved since
+  // would have its new lines read under the old definition's range.
+  if (outcome.ok && indexedFile(outcome.result, file)?.stamp !== (await stampNow(file.realPath))) outcome = await currentIndex(boundary, options.signal, { refresh: true });
   if (!outcome.ok) return notFound(`the symbol index could not answer (${outcome.message})`);
   const index = outcome.result;
   const indexed = indexedFile(index, file);

@@ -7,7 +7,7 @@ import type { IdeItem, IdeQueryRequest } from '../../../shared/protocol';
 import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
 import { IdeQueries, type IdeSource } from '../../../server/src/symbols/ideSource';
-import { closeSymbolPool } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolPool, setSymbolIndexClock } from '../../../server/src/symbols/symbolIndex';
 import { OUTSIDE_MARKER, writeTree } from '../../support/toolFixture';
 
 /**
@@ -79,5 +79,36 @@ describe('symbol attachments answered from the editor', function () {
     const ide = new FakeIde((p) => (p.kind === 'workspaceSymbols' ? [span(outsideUri, 0, 0, 'total', 'Variable'), { ...span(uriOf('src/Cart.kt'), 3, 5, 'total', 'Method'), container: 'Cart' }] : undefined));
     const symbols = await (await toolbox(ide)).symbols!('tot');
     assert.deepEqual(symbols, [{ name: 'total', kind: 'method', container: 'Cart', path: 'src/Cart.kt', line: 4 }]);
+  });
+});
+
+describe('symbol attachments answered from the symbol index', function () {
+  this.timeout(30_000);
+  let repo: string;
+
+  before(() => {
+    repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'symbol-index-attach-')));
+    writeTree(repo, { 'src/rates.ts': 'export function roundRate(rate: number): number {\n  return Math.round(rate * 100) / 100;\n}\n' });
+    // A clock that never moves: the index always counts as just refreshed.
+    setSymbolIndexClock(() => 0);
+  });
+
+  after(async () => {
+    setSymbolIndexClock();
+    await closeSymbolPool();
+    fs.rmSync(repo, { recursive: true, force: true });
+  });
+
+  it('looks a file saved since the index\'s last refresh up afresh, so a renamed symbol is refused rather than its old range read from the new text', async () => {
+    const tools = await createToolbox(repo, { denyTools: [], denyRead: [] }, {});
+    const attach = () => tools.attach!([{ kind: 'symbol', path: 'src/rates.ts', symbol: 'roundRate' }]);
+    assert.equal((await attach())[0].outcome.status, 'attached');
+    // A second lookup finds nothing changed: from here on the index trusts itself.
+    assert.equal((await attach())[0].outcome.status, 'attached');
+    fs.writeFileSync(path.join(repo, 'src/rates.ts'), '// rates, renamed\nexport function roundedRate(rate: number): number {\n  return Math.round(rate * 1000) / 1000;\n}\n');
+    const [read] = await attach();
+    assert.equal(read.outcome.status, 'refused', read.modelText);
+    assert.equal(read.outcome.refusal, 'no_symbol');
+    assert.ok(!read.modelText.includes('Math.round'), read.modelText);
   });
 });
