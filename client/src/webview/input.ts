@@ -7,6 +7,7 @@ import { announce, type Panel } from './panel';
 import { scheduleSave } from './panelState';
 import { setPreparing } from './panelView';
 import { editedDecisionText, startEditingDecision } from './decisions';
+import { toggleSummary } from './summaryMarker';
 import { readTaskFromCard, renderTask } from './taskCard';
 import type { FixCommand } from './viewModel';
 
@@ -165,6 +166,9 @@ export function handleInput(panel: Panel): void {
         if (id && text !== undefined && text.trim()) vscode.postMessage({ type: 'editDecision', id, text });
         return;
       }
+      case 'toggle-summary':
+        toggleSummary(panel, actionElement);
+        return;
       case 'delete-decision': {
         const id = actionElement.dataset.id;
         if (id) vscode.postMessage({ type: 'deleteDecision', id });

@@ -8,6 +8,7 @@ import { scheduleSave } from './panelState';
 import { renderControls, renderEverything, renderHeader, setPreparing } from './panelView';
 import { queueReply } from './replyStream';
 import { renderDecisions } from './decisions';
+import { renderSummaryMarker } from './summaryMarker';
 import { renderTask } from './taskCard';
 import { addTurnView, renderTurnMeta, showReasoning } from './turnView';
 import type { Turn, ViewChange } from './viewModel';
@@ -112,6 +113,9 @@ export function applyChanges(panel: Panel, changes: ViewChange[]): void {
         break;
       case 'decisions':
         renderDecisions(panel);
+        break;
+      case 'summary':
+        renderSummaryMarker(panel);
         break;
       case 'banner':
         renderBanner(panel);

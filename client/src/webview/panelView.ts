@@ -4,6 +4,7 @@ import { renderBanner } from './banner';
 import { icon } from './dom';
 import type { Panel } from './panel';
 import { renderDecisions } from './decisions';
+import { renderSummaryMarker } from './summaryMarker';
 import { renderTask } from './taskCard';
 import { addTurnView, formatCount } from './turnView';
 import { discussionUsage } from './viewModel';
@@ -15,6 +16,7 @@ export function renderEverything(panel: Panel): void {
   panel.liveReply = null;
   conversation.replaceChildren(emptyState);
   for (const turn of model.state.turns) addTurnView(panel, turn);
+  renderSummaryMarker(panel);
   renderHeader(panel);
   renderBanner(panel);
   renderDecisions(panel);

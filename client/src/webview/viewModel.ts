@@ -76,6 +76,12 @@ export interface ConversationState {
   decisions: Decision[];
   /** The latest review of an implementation against the hand-off. */
   review: Review | null;
+  /**
+   * The "so far" note requests carry instead of the oldest turns, and the
+   * turn (its id) that the summarized part ends before; null when that turn
+   * is older than what the panel holds.
+   */
+  summary: { note: string; beforeTurn: number | null } | null;
 }
 
 /** What changed, so the webview redraws only that. */
@@ -92,6 +98,8 @@ export type ViewChange =
   | { kind: 'task' }
   /** The decision log or the review changed. */
   | { kind: 'decisions' }
+  /** The earlier turns were summarized (again). */
+  | { kind: 'summary' }
   | { kind: 'banner' }
   /** The panel dropped history it could not trust: ask the extension for all of it again. */
   | { kind: 'resync' };
@@ -391,6 +399,12 @@ export class ConversationModel {
         this.current.review = event.review;
         changes.push({ kind: 'decisions' });
         return;
+      case 'history_summarized': {
+        const before = typeof event.firstKeptSeq === 'number' && this.current.turns.some((turn) => turn.id === event.firstKeptSeq);
+        this.current.summary = { note: event.note, beforeTurn: before ? event.firstKeptSeq! : null };
+        changes.push({ kind: 'summary' });
+        return;
+      }
       default:
         return;
     }
@@ -497,6 +511,7 @@ function emptyState(): ConversationState {
     detached: null,
     decisions: [],
     review: null,
+    summary: null,
   };
 }
 
@@ -525,6 +540,7 @@ function fromSnapshot(snapshot: ConversationSnapshot): ConversationState {
     // Snapshots from before the decision log have neither; the replay does not resend them.
     decisions: Array.isArray(snapshot.decisions) ? snapshot.decisions : [],
     review: snapshot.review ?? null,
+    summary: isSummary(snapshot.summary) ? snapshot.summary : null,
   };
 }
 
@@ -548,6 +564,12 @@ function isSnapshot(value: unknown): value is ConversationSnapshot {
     (candidate.discussionId == null || typeof candidate.discussionId === 'string') &&
     (candidate.task == null || isTask(candidate.task))
   );
+}
+
+function isSummary(value: unknown): value is ConversationState['summary'] & object {
+  if (value === null || typeof value !== 'object') return false;
+  const summary = value as { note?: unknown; beforeTurn?: unknown };
+  return typeof summary.note === 'string' && (summary.beforeTurn === null || typeof summary.beforeTurn === 'number');
 }
 
 function isTurn(value: unknown): value is Turn {
