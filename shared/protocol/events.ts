@@ -38,7 +38,9 @@ export type DiscussionEventBody =
    * of the first turn still sent whole, absent when it is older than the
    * replay. The newest one holds: each note folds in the previous one.
    */
-  | { type: 'history_summarized'; note: string; firstKeptSeq?: number };
+  | { type: 'history_summarized'; note: string; firstKeptSeq?: number }
+  /** The user handed the prepared task off (discuss/consumeTask): a review of the implementation can follow. */
+  | { type: 'task_handed_off'; target: string; commit?: string };
 
 export type DiscussionEvent = EventBase & DiscussionEventBody;
 export type DiscussionEventType = DiscussionEventBody['type'];

@@ -22,12 +22,21 @@ const STATUS_LABELS: Record<ReviewStatus, { label: string; icon: string }> = {
   'cannot tell': { label: 'Cannot tell', icon: 'question' },
 };
 
-export function renderDecisions({ model, decisionsRegion }: Panel): void {
+export function renderDecisions({ model, decisionsRegion, reviewing }: Panel): void {
   const { decisions, review } = model.state;
   // Kept open across re-renders: a new entry must not fold what the user opened.
   const wasOpen = decisionsRegion.querySelector<HTMLDetailsElement>('details.decisions')?.open ?? false;
   decisionsRegion.replaceChildren();
   if (decisions.length > 0) decisionsRegion.append(decisionSection(decisions, wasOpen));
+  // Shown like a turn's status while the one read-only review request runs.
+  if (reviewing) {
+    decisionsRegion.append(
+      element('div', { class: 'review-progress turn-status', role: 'status' }, [
+        icon('loading', 'codicon-modifier-spin'),
+        element('span', {}, ['Reviewing the implementation against the task…']),
+      ]),
+    );
+  }
   if (review) decisionsRegion.append(reviewSection(review));
 }
 

@@ -5,7 +5,7 @@ import { applyChanges } from './messages';
 import { CODE_ACTION_ATTRIBUTE } from './markdown';
 import { announce, type Panel } from './panel';
 import { scheduleSave } from './panelState';
-import { setPreparing } from './panelView';
+import { setPreparing, setReviewing } from './panelView';
 import { editedDecisionText, startEditingDecision } from './decisions';
 import { toggleSummary } from './summaryMarker';
 import { readTaskFromCard, renderTask } from './taskCard';
@@ -114,6 +114,11 @@ export function handleInput(panel: Panel): void {
         setPreparing(panel, true);
         vscode.postMessage({ type: 'promote' });
         announce(panel, 'Preparing the coding task');
+        return;
+      case 'review':
+        setReviewing(panel, true);
+        vscode.postMessage({ type: 'review' });
+        announce(panel, 'Reviewing the implementation against the task');
         return;
       case 'new-discussion':
         vscode.postMessage({ type: 'newDiscussion' });

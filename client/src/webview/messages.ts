@@ -5,7 +5,7 @@ import { receiveFiles } from './mentions';
 import { renderBanner } from './banner';
 import { announce, isNearBottom, scrollToBottom, type Panel, type TurnView } from './panel';
 import { scheduleSave } from './panelState';
-import { renderControls, renderEverything, renderHeader, setPreparing } from './panelView';
+import { renderControls, renderEverything, renderHeader, setPreparing, setReviewing } from './panelView';
 import { queueReply } from './replyStream';
 import { renderDecisions } from './decisions';
 import { renderSummaryMarker } from './summaryMarker';
@@ -36,7 +36,10 @@ export function receiveMessages(panel: Panel): void {
       message.type === 'handOffResult'
     ) {
       setPreparing(panel, false);
+      // A review is answered by its event or, on failure, by an error notice.
+      if (message.type !== 'notice' || message.level === 'error') setReviewing(panel, false);
     }
+    if (message.type === 'events' && message.events.some((e) => e.type === 'review')) setReviewing(panel, false);
     if (message.type === 'notice' && message.level === 'error' && panel.unconfirmedSend !== null && input.value === '') {
       // The send was refused (busy, too long): give the text back.
       input.value = panel.unconfirmedSend;

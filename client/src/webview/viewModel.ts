@@ -76,6 +76,8 @@ export interface ConversationState {
   decisions: Decision[];
   /** The latest review of an implementation against the hand-off. */
   review: Review | null;
+  /** A task was handed off in this discussion, so its implementation can be reviewed. */
+  handedOff: boolean;
   /**
    * The "so far" note requests carry instead of the oldest turns, and the
    * turn (its id) that the summarized part ends before; null when that turn
@@ -399,6 +401,12 @@ export class ConversationModel {
         this.current.review = event.review;
         changes.push({ kind: 'decisions' });
         return;
+      case 'task_handed_off':
+        if (!this.current.handedOff) {
+          this.current.handedOff = true;
+          changes.push({ kind: 'header' });
+        }
+        return;
       case 'history_summarized': {
         const before = typeof event.firstKeptSeq === 'number' && this.current.turns.some((turn) => turn.id === event.firstKeptSeq);
         this.current.summary = { note: event.note, beforeTurn: before ? event.firstKeptSeq! : null };
@@ -511,6 +519,7 @@ function emptyState(): ConversationState {
     detached: null,
     decisions: [],
     review: null,
+    handedOff: false,
     summary: null,
   };
 }
@@ -540,6 +549,7 @@ function fromSnapshot(snapshot: ConversationSnapshot): ConversationState {
     // Snapshots from before the decision log have neither; the replay does not resend them.
     decisions: Array.isArray(snapshot.decisions) ? snapshot.decisions : [],
     review: snapshot.review ?? null,
+    handedOff: snapshot.handedOff === true,
     summary: isSummary(snapshot.summary) ? snapshot.summary : null,
   };
 }

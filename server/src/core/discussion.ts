@@ -301,6 +301,7 @@ export class Discussion {
     };
     this.handoffs.push(handoff);
     this.clearTask();
+    this.stream.emit({ type: 'task_handed_off', target: handoff.target, ...(commit ? { commit } : {}) });
     this.touch();
     this.changed();
     return handoff;

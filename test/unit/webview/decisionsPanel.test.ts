@@ -8,6 +8,18 @@ function turn(text: string): DiscussionEventBody[] {
   return [{ type: 'user_message', text }, { type: 'assistant_message', text: `About ${text}.` }, { type: 'turn_complete' }];
 }
 
+const REVIEW = {
+  intent: 'Make greet polite.',
+  base: 'abc',
+  compared: 'changes since abc',
+  items: [
+    { constraint: 'greet keeps its signature.', status: 'met' as const, evidence: ['src/app.ts:3'] },
+    { constraint: 'answer stays 42.', status: 'not met' as const, evidence: ['src/app.ts:1'], note: 'answer became 43.' },
+  ],
+  unrequested: [{ text: 'Adds a README line.', evidence: ['README.md:1'] }],
+  at: 1_700_000_000_000,
+};
+
 /** Three turns (user_message seqs 0, 3, 6), then a summary covering the first two. */
 const SUMMARIZED: DiscussionEventBody[] = [
   ...turn('first'),
@@ -64,5 +76,41 @@ describe('the panel: summary marker, review and follow-up', function () {
     const top = panel.document.querySelector('.summary-marker')!;
     assert.ok(top);
     assert.equal((top.nextElementSibling as HTMLElement).dataset.turnId, '40');
+  });
+
+  it('offers "Review implementation" only after a hand-off; a click posts review, shows progress like a turn, and an error ends it', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'events', events: numbered(turn('plan')) });
+    const button = panel.document.querySelector<HTMLButtonElement>('.review-button')!;
+    assert.equal(button.hidden, true, 'hidden before any hand-off');
+    panel.receive({ type: 'events', events: numbered([{ type: 'task_handed_off', target: 'chat', commit: 'abc' }], 3) });
+    assert.equal(button.hidden, false);
+    assert.equal(button.getAttribute('aria-label'), 'Review implementation', 'named for screen readers when only the icon shows');
+    assert.ok(button.title, 'with a tooltip');
+    assert.ok(button.querySelector('.codicon-checklist'));
+
+    click(panel, button);
+    assert.deepEqual(panel.posted.at(-1), { type: 'review' });
+    assert.equal(button.disabled, true);
+    assert.match(panel.document.querySelector('.review-progress')?.textContent ?? '', /Reviewing the implementation/);
+    panel.receive({ type: 'notice', level: 'error', message: 'The review needs git_diff, which this folder\'s policy denies.' });
+    assert.equal(panel.document.querySelector('.review-progress'), null);
+    assert.equal(button.disabled, false);
+    assert.match(panel.document.querySelector('.banner-region')?.textContent ?? '', /git_diff/);
+
+    click(panel, button);
+    panel.receive({ type: 'events', events: numbered([{ type: 'review', review: REVIEW }], 4) });
+    assert.equal(panel.document.querySelector('.review-progress'), null, 'the review event ends the progress');
+    assert.deepEqual(
+      Array.from(panel.document.querySelectorAll('.review-item'), (item) => item.getAttribute('data-status')),
+      ['met', 'not met'],
+    );
+
+    // The button survives a reload (saved state) and a replay alike.
+    const saved = panel.savedState();
+    panel.close();
+    panel = openPanel(saved);
+    assert.equal(panel.document.querySelector<HTMLButtonElement>('.review-button')!.hidden, false);
   });
 });
