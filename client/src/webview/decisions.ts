@@ -6,6 +6,7 @@
  */
 import type { Decision, DecisionEvidence, DecisionKind, Review, ReviewStatus } from '../../../shared/protocol';
 import { inertLine, inertText, printablePath } from '../../../shared/printablePath';
+import { followUpTask } from '../../../shared/reviewFollowUp';
 import { element, icon, iconButton } from './dom';
 import type { Panel } from './panel';
 
@@ -130,6 +131,16 @@ function reviewSection(review: Review): HTMLElement {
           ]),
         ),
       ),
+    );
+  }
+  if (followUpTask(review)) {
+    section.append(
+      element('div', { class: 'review-actions' }, [
+        element('button', { type: 'button', class: 'button secondary', 'data-action': 'review-follow-up' }, [
+          icon('reply'),
+          element('span', {}, ['Hand back as follow-up task']),
+        ]),
+      ]),
     );
   }
   return section;

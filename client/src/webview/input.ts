@@ -8,6 +8,7 @@ import { scheduleSave } from './panelState';
 import { setPreparing, setReviewing } from './panelView';
 import { editedDecisionText, startEditingDecision } from './decisions';
 import { toggleSummary } from './summaryMarker';
+import { followUpTask } from '../../../shared/reviewFollowUp';
 import { readTaskFromCard, renderTask } from './taskCard';
 import type { FixCommand } from './viewModel';
 
@@ -169,6 +170,15 @@ export function handleInput(panel: Panel): void {
         const text = id ? editedDecisionText(panel, id) : undefined;
         // The log redraws from the server's decision_recorded event, not from here.
         if (id && text !== undefined && text.trim()) vscode.postMessage({ type: 'editDecision', id, text });
+        return;
+      }
+      case 'review-follow-up': {
+        // A draft on the editable card: nothing goes anywhere until the user presses Hand off.
+        const task = model.state.review ? followUpTask(model.state.review) : undefined;
+        if (!task) return;
+        applyChanges(panel, model.offerTask(task));
+        scheduleSave(panel);
+        panel.taskRegion.querySelector<HTMLElement>('textarea, input')?.focus();
         return;
       }
       case 'toggle-summary':

@@ -245,6 +245,13 @@ export class ConversationModel {
     });
   }
 
+  /** A task drafted in the panel (a review's follow-up) takes the card, for the user to edit and hand off. */
+  offerTask(task: PreparedTask): ViewChange[] {
+    this.current.task = copyTask(task);
+    this.current.handingOff = false;
+    return [{ kind: 'task' }];
+  }
+
   discardTask(): ViewChange[] {
     this.current.task = null;
     this.current.handingOff = false;

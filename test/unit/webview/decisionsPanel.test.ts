@@ -113,4 +113,35 @@ describe('the panel: summary marker, review and follow-up', function () {
     panel = openPanel(saved);
     assert.equal(panel.document.querySelector<HTMLButtonElement>('.review-button')!.hidden, false);
   });
+
+  it('hands a review back as a follow-up draft on the editable card: not met items with their evidence and the unasked changes in the intent, the original constraints kept; nothing is sent until Hand off', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    panel.receive({ type: 'events', events: numbered([...turn('plan'), { type: 'task_handed_off', target: 'chat' }, { type: 'review', review: REVIEW }]) });
+    const posted = panel.posted.length;
+    click(panel, panel.document.querySelector('[data-action="review-follow-up"]'));
+    const intent = panel.document.querySelector<HTMLTextAreaElement>('#task-intent')!;
+    assert.ok(intent, 'the task card shows the follow-up');
+    assert.match(intent.value, /Not met:\n- answer stays 42\. \(src\/app\.ts:1\) — answer became 43\./);
+    assert.match(intent.value, /Not asked for:\n- Adds a README line\. \(README\.md:1\)/);
+    assert.doesNotMatch(intent.value, /greet keeps its signature\. \(/, 'a met constraint is not listed as a fix');
+    const constraints = Array.from(panel.document.querySelectorAll<HTMLTextAreaElement>('.constraint-input'), (field) => field.value);
+    assert.deepEqual(constraints, ['greet keeps its signature.', 'answer stays 42.']);
+    assert.equal(panel.posted.length, posted, 'drafting the follow-up sends nothing');
+
+    intent.value = 'Set answer back to 42.';
+    click(panel, panel.document.querySelector('[data-action="hand-off"]'));
+    const handOff = panel.posted.at(-1) as { type: string; task: { intent: string; constraints: string[] } };
+    assert.equal(handOff.type, 'handOff');
+    assert.deepEqual(handOff.task, { intent: 'Set answer back to 42.', constraints: ['greet keeps its signature.', 'answer stays 42.'] }, 'the user\'s edit is what goes');
+  });
+
+  it('offers no follow-up when the review found everything met and nothing unasked', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    const clean = { ...REVIEW, items: [REVIEW.items[0]], unrequested: [] };
+    panel.receive({ type: 'events', events: numbered([...turn('plan'), { type: 'task_handed_off', target: 'chat' }, { type: 'review', review: clean }]) });
+    assert.ok(panel.document.querySelector('.review-item'));
+    assert.equal(panel.document.querySelector('[data-action="review-follow-up"]'), null);
+  });
 });
