@@ -111,6 +111,7 @@ function reviewSection(review: Review): HTMLElement {
     ]);
     if (item.evidence.length > 0) row.append(element('span', { class: 'review-evidence' }, [item.evidence.map(inertLine).join(', ')]));
     if (item.note) row.append(element('span', { class: 'review-note' }, [inertText(item.note)]));
+    if (item.droppedEvidence) row.append(droppedMark(item.droppedEvidence));
     return row;
   });
   const section = element('section', { class: 'review', 'aria-labelledby': 'review-title' }, [
@@ -128,6 +129,7 @@ function reviewSection(review: Review): HTMLElement {
           element('li', {}, [
             element('span', {}, [inertText(change.text)]),
             ...(change.evidence.length > 0 ? [element('span', { class: 'review-evidence' }, [change.evidence.map(inertLine).join(', ')])] : []),
+            ...(change.droppedEvidence ? [droppedMark(change.droppedEvidence)] : []),
           ]),
         ),
       ),
@@ -144,4 +146,12 @@ function reviewSection(review: Review): HTMLElement {
     );
   }
   return section;
+}
+
+/** Cited places the server found missing from the diff: said, never shown (they may point anywhere). */
+function droppedMark(count: number): HTMLElement {
+  const places = count === 1 ? '1 cited place' : `${count} cited places`;
+  return element('span', { class: 'review-dropped', title: 'The model cited places the diff does not show; they were left out.' }, [
+    `(${places} not in the diff left out)`,
+  ]);
 }
