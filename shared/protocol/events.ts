@@ -33,7 +33,16 @@ export type DiscussionEventBody =
   /** The user deleted an entry of the decision log. */
   | { type: 'decision_deleted'; id: string }
   /** A review of the implementation against the last hand-off (discuss/review). */
-  | { type: 'review'; review: Review };
+  | { type: 'review'; review: Review }
+  /**
+   * The oldest turns were summarized into `note`, which requests carry instead
+   * of them (the saved history keeps them). `firstKeptSeq`: the `user_message`
+   * of the first turn still sent whole, absent when it is older than the
+   * replay. The newest one holds: each note folds in the previous one.
+   */
+  | { type: 'history_summarized'; note: string; firstKeptSeq?: number }
+  /** The user handed the prepared task off (discuss/consumeTask): a review of the implementation can follow. */
+  | { type: 'task_handed_off'; target: string; commit?: string };
 
 export type DiscussionEvent = EventBase & DiscussionEventBody;
 export type DiscussionEventType = DiscussionEventBody['type'];

@@ -16,12 +16,21 @@ export interface ReviewItem {
   evidence: string[];
   /** Why, in a sentence (the model's words, bounded). */
   note?: string;
+  /**
+   * Places the model cited that the diff does not show (outside the folder,
+   * a file the change did not touch, a line past its hunks): left out of
+   * `evidence`. When every cited place was, a `met` or `not met` reads as
+   * `cannot tell`: the verdict rested on nothing the diff shows.
+   */
+  droppedEvidence?: number;
 }
 
 /** Something the diff does that the task did not ask for. */
 export interface UnrequestedChange {
   text: string;
   evidence: string[];
+  /** As in ReviewItem: cited places the diff does not show, left out. */
+  droppedEvidence?: number;
 }
 
 export interface Review {

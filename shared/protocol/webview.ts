@@ -17,6 +17,8 @@ export type WebviewToExtension =
   | { type: 'symbols'; requestId: number; query: string }
   | { type: 'cancel' }
   | { type: 'promote' }
+  /** Review what changed since the last hand-off against its task (discuss/review); answered by a `review` event or an error notice. */
+  | { type: 'review' }
   /** Hand the (edited) task off; answered by one `handOffResult` with the same `requestId`. */
   | { type: 'handOff'; requestId: number; task: PreparedTask }
   | { type: 'newDiscussion' }

@@ -124,6 +124,23 @@ describe('discuss/review, against the real server process', function () {
     assert.deepEqual(reviewEvents(again, id), [review], 'the review is saved and replayed on resume');
   });
 
+  it('a hand-off is an event (task_handed_off, with the commit the review diffs from), so a client knows it may offer a review, also after resume', async () => {
+    const s = await server();
+    const id = await open(s);
+    const handedOff = (p: ServerProcess) => p.events.filter((e) => e.discussionId === id && e.type === 'task_handed_off');
+    assert.equal(handedOff(s).length, 0);
+    const { handoff } = await s.request<{ handoff: Handoff }>('discuss/consumeTask', { discussionId: id, target: 'markdown', task: TASK });
+    await s.until(() => handedOff(s).length === 1);
+    assert.deepEqual(
+      handedOff(s).map((e) => e.type === 'task_handed_off' && { target: e.target, commit: e.commit }),
+      [{ target: 'markdown', commit: handoff.commit }],
+    );
+    await s.request('discuss/close', { discussionId: id });
+    const again = await server();
+    await open(again, id);
+    assert.equal(handedOff(again).length, 1, 'replayed on resume');
+  });
+
   it('a malformed answer is asked for once more; unknown statuses and skipped constraints read as "cannot tell"', async () => {
     const s = await server();
     const id = await open(s);

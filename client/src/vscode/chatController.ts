@@ -18,6 +18,8 @@ export interface ChatHost {
   symbols(discussion: ClientDiscussion, query: string): Promise<SymbolSuggestion[]>;
   cancel(discussion: ClientDiscussion): Promise<void>;
   promote(discussion: ClientDiscussion): Promise<void>;
+  /** Reviews the implementation since the last hand-off (discuss/review); the panel shows the `review` event. */
+  review(discussion: ClientDiscussion, base?: string): Promise<void>;
   /** Delivers the task to the configured target; resolves to what to tell the user. */
   handOff(discussion: ClientDiscussion, task: { intent: string; constraints: string[] }): Promise<string>;
   newDiscussion(): Promise<void>;
@@ -126,6 +128,9 @@ export class ChatController implements vscode.Disposable {
           break;
         case 'promote':
           if (this.discussion) await this.host.promote(this.discussion);
+          break;
+        case 'review':
+          if (this.discussion) await this.host.review(this.discussion);
           break;
         case 'handOff':
           if (!this.discussion) return;

@@ -6,6 +6,7 @@ export interface CommandHandlers {
   discussRepo(): unknown;
   newDiscussion(): unknown;
   promoteActive(): unknown;
+  reviewActive(): unknown;
   openSaved(): unknown;
   selectModel(): unknown;
   selectEndpoint(): unknown;
@@ -28,6 +29,7 @@ export function registerCommands(handlers: CommandHandlers, guard: (id: string, 
     ['repoDiscuss.discussRepo', () => handlers.discussRepo()],
     ['repoDiscuss.newDiscussion', () => handlers.newDiscussion()],
     ['repoDiscuss.promote', () => handlers.promoteActive()],
+    ['repoDiscuss.reviewImplementation', () => handlers.reviewActive()],
     ['repoDiscuss.openSaved', () => handlers.openSaved()],
     ['repoDiscuss.selectModel', () => handlers.selectModel()],
     ['repoDiscuss.selectEndpoint', () => handlers.selectEndpoint()],

@@ -9,6 +9,7 @@ import {
   ExportRequest,
   ModelsRequest,
   RenameRequest,
+  ReviewRequest,
   type DiscussionSummary,
   type PreparedTask,
 } from '../../../shared/protocol';
@@ -110,6 +111,13 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     );
   }
 
+  async review(discussion: ClientDiscussion, base?: string): Promise<void> {
+    await vscode.window.withProgress(
+      { location: { viewId: VIEW_ID }, title: 'Reviewing the implementation…' },
+      () => this.hub.request(ReviewRequest.method, base ? { discussionId: discussion.id, base } : { discussionId: discussion.id }),
+    );
+  }
+
   /** The one step that leads to work, and only when the user presses it. */
   async handOff(discussion: ClientDiscussion, task: PreparedTask): Promise<string> {
     const settings = readSettings();
@@ -169,8 +177,18 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     void this.context.workspaceState.update(ACTIVE_KEY, { id: discussion.id, repo: discussion.repo });
     for (const controller of this.controllers) controller.show(discussion);
     this.stopStatusWatch?.();
-    this.stopStatusWatch = discussion.attach(() => this.status.show(this.active), discussion.lastSeq);
+    this.stopStatusWatch = discussion.attach(() => {
+      this.status.show(this.active);
+      this.updateHandedOffContext(discussion);
+    }, discussion.lastSeq);
     this.status.show(discussion);
+    this.updateHandedOffContext(discussion);
+  }
+
+  /** `repoDiscuss.handedOff` enables "Review implementation" in the palette. */
+  private updateHandedOffContext(discussion: ClientDiscussion | undefined): void {
+    const handedOff = discussion !== undefined && discussion.events.some((event) => event.type === 'task_handed_off');
+    void vscode.commands.executeCommand('setContext', 'repoDiscuss.handedOff', handedOff);
   }
 
   // ---- discussions ---------------------------------------------------------
@@ -220,6 +238,24 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     }
     await this.reveal();
     await this.promote(discussion);
+  }
+
+  /** The palette's "Review implementation": an optional base, then the same request as the panel's button. */
+  async reviewActive(): Promise<void> {
+    const discussion = await this.activeDiscussion({ create: false });
+    if (!discussion || !discussion.events.some((event) => event.type === 'task_handed_off')) {
+      void vscode.window.showInformationMessage('Hand off a coding task first (Prepare coding task, then Hand off), then review its implementation.');
+      return;
+    }
+    const base = await vscode.window.showInputBox({
+      title: 'Review implementation',
+      prompt: 'Compare from which commit, branch or tag? Leave empty for the commit recorded at hand-off.',
+      placeHolder: 'the commit recorded at hand-off',
+      ignoreFocusOut: true,
+    });
+    if (base === undefined) return;
+    await this.reveal();
+    await this.review(discussion, base.trim() || undefined);
   }
 
   /** "Discuss selection" and "Promote to task" from the code actions. */
@@ -382,6 +418,7 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
     this.active = undefined;
     this.stopStatusWatch?.();
     await this.context.workspaceState.update(ACTIVE_KEY, undefined);
+    this.updateHandedOffContext(undefined);
     for (const controller of this.controllers) controller.post({ type: 'detached', message: 'The discussion was closed. Start a new one, or open a saved one.' });
     this.status.show(undefined);
   }

@@ -6,6 +6,7 @@
  */
 import type { Decision, DecisionEvidence, DecisionKind, Review, ReviewStatus } from '../../../shared/protocol';
 import { inertLine, inertText, printablePath } from '../../../shared/printablePath';
+import { followUpTask } from '../../../shared/reviewFollowUp';
 import { element, icon, iconButton } from './dom';
 import type { Panel } from './panel';
 
@@ -22,12 +23,21 @@ const STATUS_LABELS: Record<ReviewStatus, { label: string; icon: string }> = {
   'cannot tell': { label: 'Cannot tell', icon: 'question' },
 };
 
-export function renderDecisions({ model, decisionsRegion }: Panel): void {
+export function renderDecisions({ model, decisionsRegion, reviewing }: Panel): void {
   const { decisions, review } = model.state;
   // Kept open across re-renders: a new entry must not fold what the user opened.
   const wasOpen = decisionsRegion.querySelector<HTMLDetailsElement>('details.decisions')?.open ?? false;
   decisionsRegion.replaceChildren();
   if (decisions.length > 0) decisionsRegion.append(decisionSection(decisions, wasOpen));
+  // Shown like a turn's status while the one read-only review request runs.
+  if (reviewing) {
+    decisionsRegion.append(
+      element('div', { class: 'review-progress turn-status', role: 'status' }, [
+        icon('loading', 'codicon-modifier-spin'),
+        element('span', {}, ['Reviewing the implementation against the task…']),
+      ]),
+    );
+  }
   if (review) decisionsRegion.append(reviewSection(review));
 }
 
@@ -101,6 +111,7 @@ function reviewSection(review: Review): HTMLElement {
     ]);
     if (item.evidence.length > 0) row.append(element('span', { class: 'review-evidence' }, [item.evidence.map(inertLine).join(', ')]));
     if (item.note) row.append(element('span', { class: 'review-note' }, [inertText(item.note)]));
+    if (item.droppedEvidence) row.append(droppedMark(item.droppedEvidence));
     return row;
   });
   const section = element('section', { class: 'review', 'aria-labelledby': 'review-title' }, [
@@ -118,10 +129,29 @@ function reviewSection(review: Review): HTMLElement {
           element('li', {}, [
             element('span', {}, [inertText(change.text)]),
             ...(change.evidence.length > 0 ? [element('span', { class: 'review-evidence' }, [change.evidence.map(inertLine).join(', ')])] : []),
+            ...(change.droppedEvidence ? [droppedMark(change.droppedEvidence)] : []),
           ]),
         ),
       ),
     );
   }
+  if (followUpTask(review)) {
+    section.append(
+      element('div', { class: 'review-actions' }, [
+        element('button', { type: 'button', class: 'button secondary', 'data-action': 'review-follow-up' }, [
+          icon('reply'),
+          element('span', {}, ['Hand back as follow-up task']),
+        ]),
+      ]),
+    );
+  }
   return section;
+}
+
+/** Cited places the server found missing from the diff: said, never shown (they may point anywhere). */
+function droppedMark(count: number): HTMLElement {
+  const places = count === 1 ? '1 cited place' : `${count} cited places`;
+  return element('span', { class: 'review-dropped', title: 'The model cited places the diff does not show; they were left out.' }, [
+    `(${places} not in the diff left out)`,
+  ]);
 }

@@ -5,8 +5,10 @@ import { applyChanges } from './messages';
 import { CODE_ACTION_ATTRIBUTE } from './markdown';
 import { announce, type Panel } from './panel';
 import { scheduleSave } from './panelState';
-import { setPreparing } from './panelView';
+import { setPreparing, setReviewing } from './panelView';
 import { editedDecisionText, startEditingDecision } from './decisions';
+import { toggleSummary } from './summaryMarker';
+import { followUpTask } from '../../../shared/reviewFollowUp';
 import { readTaskFromCard, renderTask } from './taskCard';
 import type { FixCommand } from './viewModel';
 
@@ -114,6 +116,11 @@ export function handleInput(panel: Panel): void {
         vscode.postMessage({ type: 'promote' });
         announce(panel, 'Preparing the coding task');
         return;
+      case 'review':
+        setReviewing(panel, true);
+        vscode.postMessage({ type: 'review' });
+        announce(panel, 'Reviewing the implementation against the task');
+        return;
       case 'new-discussion':
         vscode.postMessage({ type: 'newDiscussion' });
         return;
@@ -165,6 +172,18 @@ export function handleInput(panel: Panel): void {
         if (id && text !== undefined && text.trim()) vscode.postMessage({ type: 'editDecision', id, text });
         return;
       }
+      case 'review-follow-up': {
+        // A draft on the editable card: nothing goes anywhere until the user presses Hand off.
+        const task = model.state.review ? followUpTask(model.state.review) : undefined;
+        if (!task) return;
+        applyChanges(panel, model.offerTask(task));
+        scheduleSave(panel);
+        panel.taskRegion.querySelector<HTMLElement>('textarea, input')?.focus();
+        return;
+      }
+      case 'toggle-summary':
+        toggleSummary(panel, actionElement);
+        return;
       case 'delete-decision': {
         const id = actionElement.dataset.id;
         if (id) vscode.postMessage({ type: 'deleteDecision', id });

@@ -71,6 +71,10 @@ const promoteButton = element('button', { type: 'button', class: 'button seconda
   icon('tasklist'),
   element('span', { class: 'button-label' }, ['Prepare coding task']),
 ]) as HTMLButtonElement;
+const reviewButton = element('button', { type: 'button', class: 'button secondary review-button', 'data-action': 'review', 'aria-label': 'Review implementation' }, [
+  icon('checklist'),
+  element('span', { class: 'button-label' }, ['Review implementation']),
+]) as HTMLButtonElement;
 const sendButton = element('button', { type: 'submit', class: 'icon-button send-button' }) as HTMLButtonElement;
 composer.append(
   element('label', { for: 'message-input', class: 'visually-hidden' }, ['Message']),
@@ -79,7 +83,7 @@ composer.append(
   input,
   element('div', { class: 'composer-footer' }, [
     element('span', { id: 'composer-hint', class: 'composer-hint' }, ['Enter: send · Shift+Enter: new line · @: attach']),
-    element('div', { class: 'composer-actions' }, [promoteButton, sendButton]),
+    element('div', { class: 'composer-actions' }, [reviewButton, promoteButton, sendButton]),
   ]),
 );
 const announcer = element('div', { class: 'visually-hidden', role: 'status', 'aria-live': 'polite' });
@@ -104,6 +108,7 @@ const panel: Panel = {
   attachmentBar,
   mentionList,
   promoteButton,
+  reviewButton,
   sendButton,
   announcer,
   turnViews: new Map(),
@@ -111,6 +116,7 @@ const panel: Panel = {
   replyFrame: null,
   saveTimer: null,
   preparingTask: false,
+  reviewing: false,
   liveReply: null,
   unconfirmedSend: null,
   unconfirmedAttachments: [],

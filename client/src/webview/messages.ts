@@ -5,9 +5,10 @@ import { receiveFiles, receiveSymbols } from './mentions';
 import { renderBanner } from './banner';
 import { announce, isNearBottom, scrollToBottom, type Panel, type TurnView } from './panel';
 import { scheduleSave } from './panelState';
-import { renderControls, renderEverything, renderHeader, setPreparing } from './panelView';
+import { renderControls, renderEverything, renderHeader, setPreparing, setReviewing } from './panelView';
 import { queueReply } from './replyStream';
 import { renderDecisions } from './decisions';
+import { renderSummaryMarker } from './summaryMarker';
 import { renderTask } from './taskCard';
 import { addTurnView, renderTurnMeta, showReasoning } from './turnView';
 import type { Turn, ViewChange } from './viewModel';
@@ -36,7 +37,10 @@ export function receiveMessages(panel: Panel): void {
       message.type === 'handOffResult'
     ) {
       setPreparing(panel, false);
+      // A review is answered by its event or, on failure, by an error notice.
+      if (message.type !== 'notice' || message.level === 'error') setReviewing(panel, false);
     }
+    if (message.type === 'events' && message.events.some((e) => e.type === 'review')) setReviewing(panel, false);
     if (message.type === 'notice' && message.level === 'error' && panel.unconfirmedSend !== null && input.value === '') {
       // The send was refused (busy, too long): give the text back.
       input.value = panel.unconfirmedSend;
@@ -113,6 +117,9 @@ export function applyChanges(panel: Panel, changes: ViewChange[]): void {
         break;
       case 'decisions':
         renderDecisions(panel);
+        break;
+      case 'summary':
+        renderSummaryMarker(panel);
         break;
       case 'banner':
         renderBanner(panel);

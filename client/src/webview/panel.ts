@@ -57,6 +57,8 @@ export interface Panel {
   /** The `@` completion listbox. */
   readonly mentionList: HTMLElement;
   readonly promoteButton: HTMLButtonElement;
+  /** "Review implementation", shown once a task was handed off. */
+  readonly reviewButton: HTMLButtonElement;
   readonly sendButton: HTMLButtonElement;
   readonly announcer: HTMLElement;
 
@@ -65,6 +67,8 @@ export interface Panel {
   replyFrame: number | null;
   saveTimer: ReturnType<typeof setTimeout> | null;
   preparingTask: boolean;
+  /** A review was asked for and neither its `review` event nor an error has arrived. */
+  reviewing: boolean;
   /** The one reply element that is an aria-live region: the newest. */
   liveReply: HTMLElement | null;
   /** Text of the last send, restored to the input if the extension refuses it. */

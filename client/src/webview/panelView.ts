@@ -4,6 +4,7 @@ import { renderBanner } from './banner';
 import { icon } from './dom';
 import type { Panel } from './panel';
 import { renderDecisions } from './decisions';
+import { renderSummaryMarker } from './summaryMarker';
 import { renderTask } from './taskCard';
 import { addTurnView, formatCount } from './turnView';
 import { discussionUsage } from './viewModel';
@@ -15,6 +16,7 @@ export function renderEverything(panel: Panel): void {
   panel.liveReply = null;
   conversation.replaceChildren(emptyState);
   for (const turn of model.state.turns) addTurnView(panel, turn);
+  renderSummaryMarker(panel);
   renderHeader(panel);
   renderBanner(panel);
   renderDecisions(panel);
@@ -37,7 +39,8 @@ export function renderHeader({ model, repoLabel, modelLabel }: Panel): void {
     .join('\n');
 }
 
-export function renderControls({ model, emptyState, sendButton, input, promoteButton, preparingTask }: Panel): void {
+export function renderControls(panel: Panel): void {
+  const { model, emptyState, sendButton, input, promoteButton, preparingTask } = panel;
   const { answering, detached, turns, task } = model.state;
   const connected = detached === null;
   emptyState.hidden = turns.length > 0;
@@ -61,6 +64,28 @@ export function renderControls({ model, emptyState, sendButton, input, promoteBu
   // At sidebar widths the label is hidden (chat.css): the name stays.
   promoteButton.setAttribute('aria-label', promoteLabel);
   promoteButton.classList.toggle('is-busy', preparingTask);
+  renderReviewButton(panel, connected);
+}
+
+/** Shown once a task was handed off; at sidebar widths only its icon, with the name kept for screen readers. */
+function renderReviewButton({ model, reviewButton, reviewing, preparingTask }: Panel, connected: boolean): void {
+  const { handedOff, answering } = model.state;
+  reviewButton.hidden = !handedOff;
+  reviewButton.disabled = !connected || answering || preparingTask || reviewing;
+  const label = reviewing ? 'Reviewing…' : 'Review implementation';
+  reviewButton.querySelector('.button-label')!.textContent = label;
+  reviewButton.setAttribute('aria-label', label);
+  reviewButton.title = answering
+    ? 'Wait for the reply to finish'
+    : 'Check what changed since the hand-off against the task and each constraint (read-only)';
+  reviewButton.classList.toggle('is-busy', reviewing);
+}
+
+export function setReviewing(panel: Panel, reviewing: boolean): void {
+  if (panel.reviewing === reviewing) return;
+  panel.reviewing = reviewing;
+  renderControls(panel);
+  renderDecisions(panel);
 }
 
 export function setPreparing(panel: Panel, preparing: boolean): void {

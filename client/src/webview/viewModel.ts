@@ -76,6 +76,14 @@ export interface ConversationState {
   decisions: Decision[];
   /** The latest review of an implementation against the hand-off. */
   review: Review | null;
+  /** A task was handed off in this discussion, so its implementation can be reviewed. */
+  handedOff: boolean;
+  /**
+   * The "so far" note requests carry instead of the oldest turns, and the
+   * turn (its id) that the summarized part ends before; null when that turn
+   * is older than what the panel holds.
+   */
+  summary: { note: string; beforeTurn: number | null } | null;
 }
 
 /** What changed, so the webview redraws only that. */
@@ -92,6 +100,8 @@ export type ViewChange =
   | { kind: 'task' }
   /** The decision log or the review changed. */
   | { kind: 'decisions' }
+  /** The earlier turns were summarized (again). */
+  | { kind: 'summary' }
   | { kind: 'banner' }
   /** The panel dropped history it could not trust: ask the extension for all of it again. */
   | { kind: 'resync' };
@@ -233,6 +243,13 @@ export class ConversationModel {
       constraintSources: task.constraintSources ?? previous?.constraintSources,
       openQuestions: task.openQuestions ?? previous?.openQuestions,
     });
+  }
+
+  /** A task drafted in the panel (a review's follow-up) takes the card, for the user to edit and hand off. */
+  offerTask(task: PreparedTask): ViewChange[] {
+    this.current.task = copyTask(task);
+    this.current.handingOff = false;
+    return [{ kind: 'task' }];
   }
 
   discardTask(): ViewChange[] {
@@ -391,6 +408,18 @@ export class ConversationModel {
         this.current.review = event.review;
         changes.push({ kind: 'decisions' });
         return;
+      case 'task_handed_off':
+        if (!this.current.handedOff) {
+          this.current.handedOff = true;
+          changes.push({ kind: 'header' });
+        }
+        return;
+      case 'history_summarized': {
+        const before = typeof event.firstKeptSeq === 'number' && this.current.turns.some((turn) => turn.id === event.firstKeptSeq);
+        this.current.summary = { note: event.note, beforeTurn: before ? event.firstKeptSeq! : null };
+        changes.push({ kind: 'summary' });
+        return;
+      }
       default:
         return;
     }
@@ -499,6 +528,8 @@ function emptyState(): ConversationState {
     detached: null,
     decisions: [],
     review: null,
+    handedOff: false,
+    summary: null,
   };
 }
 
@@ -527,6 +558,8 @@ function fromSnapshot(snapshot: ConversationSnapshot): ConversationState {
     // Snapshots from before the decision log have neither; the replay does not resend them.
     decisions: Array.isArray(snapshot.decisions) ? snapshot.decisions : [],
     review: snapshot.review ?? null,
+    handedOff: snapshot.handedOff === true,
+    summary: isSummary(snapshot.summary) ? snapshot.summary : null,
   };
 }
 
@@ -550,6 +583,12 @@ function isSnapshot(value: unknown): value is ConversationSnapshot {
     (candidate.discussionId == null || typeof candidate.discussionId === 'string') &&
     (candidate.task == null || isTask(candidate.task))
   );
+}
+
+function isSummary(value: unknown): value is ConversationState['summary'] & object {
+  if (value === null || typeof value !== 'object') return false;
+  const summary = value as { note?: unknown; beforeTurn?: unknown };
+  return typeof summary.note === 'string' && (summary.beforeTurn === null || typeof summary.beforeTurn === 'number');
 }
 
 function isTurn(value: unknown): value is Turn {

@@ -1,3 +1,4 @@
+import type { DiscussionEvent } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, TokenUsage } from '../model/types';
 import { errorText } from '../../../shared/errorText';
 import { bound } from './text';
@@ -97,4 +98,21 @@ export function boundaryAfterTurns(history: readonly ChatMessage[], from: number
     while (index < history.length && history[index].role !== 'user') index++;
   }
   return index;
+}
+
+/**
+ * The seq of the `user_message` that opened the first turn a note does not
+ * cover (history[upTo]), so a client can mark where the summary ends. Counted
+ * from the newest event back: every send adds one user message to the history
+ * and one `user_message` to the log, and the log loses its oldest events
+ * first. Undefined when that event is no longer retained.
+ */
+export function firstKeptSeq(history: readonly ChatMessage[], upTo: number, events: readonly DiscussionEvent[]): number | undefined {
+  let kept = 0;
+  for (let i = upTo; i < history.length; i++) if (history[i].role === 'user') kept++;
+  if (kept === 0) return undefined;
+  for (let i = events.length - 1; i >= 0; i--) {
+    if (events[i].type === 'user_message' && --kept === 0) return events[i].seq;
+  }
+  return undefined;
 }

@@ -9,7 +9,7 @@ import { PREPARE_TASK_TOOL, RECORD_DECISION_TOOL, repoMapSection } from './promp
 import { DecisionLog, type Cite } from './decisions';
 import { distill } from './distill';
 import { reviewImplementation } from './review';
-import { boundaryAfterTurns, summarizeTurns, summarySection, type SummaryNote } from './compaction';
+import { boundaryAfterTurns, firstKeptSeq, summarizeTurns, summarySection, type SummaryNote } from './compaction';
 import { TASK_LIMITS } from './inputs';
 import { bytesBound, contextWindowFor, fitToBudget, PrecountedTokens, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
 import { sharedTokenCounter } from '../model/tokenCounter';
@@ -177,9 +177,16 @@ export class Discussion {
   restoreEvents(events: DiscussionEvent[]): void {
     // A handed-off or superseded task is not offered again.
     const lastTask = events.map((e) => e.type).lastIndexOf('task_prepared');
+    // Each note folds in the one before: only the newest says what requests carry.
+    const lastSummary = events.map((e) => e.type).lastIndexOf('history_summarized');
     this.stream.restore(
-      events.filter((e, i) => e.type !== 'task_prepared' || (this.preparedTask !== null && i === lastTask)),
+      events.filter(
+        (e, i) => (e.type !== 'task_prepared' || (this.preparedTask !== null && i === lastTask)) && (e.type !== 'history_summarized' || i === lastSummary),
+      ),
     );
+    // A discussion saved before the event existed, or whose event aged out of
+    // the log, still shows where its summary ends.
+    if (this.summary && !this.stream.events().some((e) => e.type === 'history_summarized')) this.announceSummary();
     const lastUser = events.map((e) => e.type).lastIndexOf('user_message');
     const lastDone = events.map((e) => e.type).lastIndexOf('turn_complete');
     if (lastUser > lastDone) {
@@ -295,6 +302,7 @@ export class Discussion {
     };
     this.handoffs.push(handoff);
     this.clearTask();
+    this.stream.emit({ type: 'task_handed_off', target: handoff.target, ...(commit ? { commit } : {}) });
     this.touch();
     this.changed();
     return handoff;
@@ -590,6 +598,14 @@ export class Discussion {
     return review;
   }
 
+  /** Tells clients the current note and where the turns it covers end; only the newest is replayed. */
+  private announceSummary(): void {
+    if (!this.summary) return;
+    const seq = firstKeptSeq(this.history, this.summary.upTo, this.stream.events());
+    this.stream.drop((e) => e.type === 'history_summarized');
+    this.stream.emit({ type: 'history_summarized', note: this.summary.note, ...(seq !== undefined ? { firstKeptSeq: seq } : {}) });
+  }
+
   private setTask(task: PreparedTask): void {
     // Only the newest card is worth replaying.
     this.stream.drop((e) => e.type === 'task_prepared');
@@ -728,6 +744,7 @@ export class Discussion {
         }
         if (this.closed || signal.aborted) return { messages: fitted.messages, ...(usage ? { usage } : {}) };
         this.summary = { note: summarized.note, upTo };
+        this.announceSummary();
         this.logger.info(`discussion ${this.id}: summarized history up to message ${upTo} to fit ${contextTokens} tokens`);
         this.changed();
       } catch (err) {

@@ -3,7 +3,9 @@ import type { ChatRequest, ChatResponse } from '../../../server/src/model/types'
 import { countToolTokens } from '../../../server/src/model/budget';
 import { countTextTokens } from '../../../server/src/model/tokenizer';
 import { boundaryAfterTurns } from '../../../server/src/core/compaction';
-import { EventLog, harness, type Harness } from '../../support/coreHarness';
+import { EventLog, harness, makeTempFolder, type Harness } from '../../support/coreHarness';
+import { FileStore } from '../../../server/src/store/fileStore';
+import * as fs from 'node:fs';
 
 const WINDOW = 3_000;
 const TURNS = 60;
@@ -106,5 +108,43 @@ describe('compaction: a discussion ten times the context window', function () {
     ];
     assert.equal(boundaryAfterTurns(history, 0, 1), 4);
     assert.equal(boundaryAfterTurns(history, 0, 5), 6);
+  });
+
+  it('tells clients where the summary ends (history_summarized at the first kept turn), and a resumed discussion replays it', async () => {
+    const storage = makeTempFolder('rd-store-');
+    const folder = makeTempFolder();
+    h = harness([], { contextTokens: WINDOW, store: await FileStore.open(storage), folder });
+    const answer = async (request: ChatRequest, onDelta: (text: string) => void): Promise<ChatResponse> => {
+      const text = request.tools ? filler(request.messages.length, 'a') : 'So far: the user asked about modules.';
+      onDelta(text);
+      return { content: text, toolCalls: [], finishReason: 'stop' };
+    };
+    h.model.complete = answer;
+    const log = new EventLog();
+    const { discussionId } = await h.service.start({ folder });
+    h.service.subscribe(discussionId, 'test', log.sink);
+    for (let turn = 0; turn < 12; turn++) {
+      h.service.send(discussionId, `turn ${turn} ${filler(turn, 'u')}`);
+      await log.turnsComplete(turn + 1);
+    }
+    const discussion = h.service.find(discussionId)!;
+    const { upTo, note } = discussion.snapshot().summary!;
+    const latest = log.of('history_summarized').at(-1)!;
+    assert.equal(latest.note, note);
+    const firstKept = log.of('user_message').find((e) => e.seq === latest.firstKeptSeq)!;
+    assert.ok(firstKept, 'firstKeptSeq names a user_message');
+    assert.ok(String(discussion.history[upTo].content).startsWith(firstKept.text), 'the one that opened the first turn still sent whole');
+    await h.service.dispose();
+
+    const again = harness([], { contextTokens: WINDOW, store: await FileStore.open(storage), folder });
+    again.model.complete = answer;
+    await again.service.start({ folder, resumeId: discussionId });
+    const replay = new EventLog();
+    again.service.subscribe(discussionId, 'test', replay.sink);
+    const replayed = replay.of('history_summarized');
+    assert.equal(replayed.length, 1, 'only the newest note is replayed');
+    assert.deepEqual({ note: replayed[0].note, seq: replayed[0].firstKeptSeq }, { note, seq: latest.firstKeptSeq });
+    await again.service.dispose();
+    fs.rmSync(storage, { recursive: true, force: true });
   });
 });
