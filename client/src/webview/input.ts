@@ -11,6 +11,7 @@ import { toggleSummary } from './summaryMarker';
 import { followUpTask } from '../../../shared/reviewFollowUp';
 import { readTaskFromCard, renderTask } from './taskCard';
 import type { FixCommand } from './viewModel';
+import type { PreparedTask } from '../../../shared/protocol';
 
 export function handleInput(panel: Panel): void {
   const { vscode, model, app, conversation, composer, input, promoteButton } = panel;
@@ -239,9 +240,17 @@ function handOff(panel: Panel): void {
     return;
   }
   const constraints = task.constraints.map((c) => c.trim()).filter(Boolean);
-  applyChanges(panel, model.startHandOff({ intent, constraints }));
+  // Each constraint's `path:line` evidence and the open questions go with it: the hand-off text carries them.
+  const constraintSources = task.constraintSources?.filter((source) => constraints.includes(source.text));
+  const handed: PreparedTask = {
+    intent,
+    constraints,
+    ...(constraintSources?.length ? { constraintSources } : {}),
+    ...(task.openQuestions?.length ? { openQuestions: task.openQuestions } : {}),
+  };
+  applyChanges(panel, model.startHandOff(handed));
   scheduleSave(panel);
-  vscode.postMessage({ type: 'handOff', requestId: model.handOffRequestId, task: { intent, constraints } });
+  vscode.postMessage({ type: 'handOff', requestId: model.handOffRequestId, task: handed });
   announce(panel, 'Handing off the task');
 }
 

@@ -95,7 +95,17 @@ export function readTaskFromCard({ model, taskRegion }: Panel): PreparedTask | n
   const intent = taskRegion.querySelector<HTMLTextAreaElement>('[data-task-field="intent"]');
   if (!intent) return model.state.task;
   const constraints = Array.from(taskRegion.querySelectorAll<HTMLTextAreaElement>('[data-task-field="constraint"]'), (field) => field.value);
-  return { intent: intent.value, constraints };
+  const task: PreparedTask = { intent: intent.value, constraints };
+  // The evidence and open questions go out with the edited task: without them
+  // the hand-off text lost every constraint's `path:line` once the card was read.
+  const shown = model.state.task;
+  if (shown?.constraintSources) {
+    // A constraint the user wrote or reworded has no source: it claims neither evidence nor the distillation.
+    const sources = constraints.flatMap((text, index) => sourceOf(shown, text, index) ?? []);
+    if (sources.length > 0) task.constraintSources = sources;
+  }
+  if (shown?.openQuestions?.length) task.openQuestions = [...shown.openQuestions];
+  return task;
 }
 
 /**

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { DiscussionEventBody, ExtensionToWebview, WebviewToExtension } from '../../../shared/protocol';
+import type { DiscussionEventBody, ExtensionToWebview, PreparedTask, WebviewToExtension } from '../../../shared/protocol';
 import { ATTACHED, buildWebviewBundle, click, numbered, openPanel, press, type Panel } from '../../support/webviewPanel';
 
 /**
@@ -336,6 +336,37 @@ describe('the chat panel script', function () {
       const remaining = panel.document.querySelectorAll('.task-card .constraint');
       assert.equal(remaining.length, 1);
       assert.equal(remaining[0].querySelector('.constraint-stale'), null);
+    });
+
+    it('hands off each kept constraint with its path:line evidence and the open questions, and a reworded constraint claims none', () => {
+      panel = openPanel();
+      panel.receive(ATTACHED);
+      panel.receive({
+        type: 'events',
+        events: numbered([
+          { type: 'user_message', text: 'Plan it' },
+          { type: 'turn_complete' },
+          {
+            type: 'task_prepared',
+            intent: 'Add retries',
+            constraints: ['Keep the API', 'Log each retry'],
+            constraintSources: [
+              { text: 'Keep the API', source: 'decision', decisionId: 'd1', evidence: ['src/api.ts:4'] },
+              { text: 'Log each retry', source: 'decision', decisionId: 'd2', evidence: ['src/http.ts:40'] },
+            ],
+            openQuestions: ['Retry on 429?'],
+          },
+        ]),
+      });
+      const fields = panel.document.querySelectorAll<HTMLTextAreaElement>('.task-card .constraint-input');
+      fields[1].value = 'Log every retry at debug level';
+      fields[1].dispatchEvent(new panel.window.Event('input', { bubbles: true }));
+      click(panel, panel.document.querySelector('[data-action="hand-off"]'));
+      const handOff = panel.posted.at(-1) as { type: string; task: PreparedTask };
+      assert.equal(handOff.type, 'handOff');
+      assert.deepEqual(handOff.task.constraints, ['Keep the API', 'Log every retry at debug level']);
+      assert.deepEqual(handOff.task.constraintSources, [{ text: 'Keep the API', source: 'decision', decisionId: 'd1', evidence: ['src/api.ts:4'] }]);
+      assert.deepEqual(handOff.task.openQuestions, ['Retry on 429?']);
     });
 
     it('shows the review checklist: each constraint met, not met or cannot tell with its evidence, and the unrequested changes', () => {
