@@ -28,6 +28,8 @@ type JobWithoutRipgrep = SearchJob extends infer Job ? (Job extends SearchJob ? 
 export interface SearchCounts {
   ripgrep: number;
   node: number;
+  /** Answered from the warm file index (fileIndex.ts). */
+  index: number;
   /** Searches where ripgrep found so many files that the ordered walk finished the job. */
   switchedToWalk: number;
   /** Why ripgrep was passed over when it was available. */
@@ -36,7 +38,7 @@ export interface SearchCounts {
 
 export class SearchEngine {
   readonly timeoutMs: number;
-  readonly counts: SearchCounts = { ripgrep: 0, node: 0, switchedToWalk: 0, fallbackReasons: [] };
+  readonly counts: SearchCounts = { ripgrep: 0, node: 0, index: 0, switchedToWalk: 0, fallbackReasons: [] };
   private readonly pool: SearchPool;
   private located?: Promise<Ripgrep | undefined>;
 
@@ -70,12 +72,21 @@ export class SearchEngine {
   async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {
     const ripgrep = await this.ripgrep();
     const outcome = await this.pool.run({ ...job, ripgrep } as SearchJob, this.timeoutMs, signal);
-    if (outcome.ok) {
+    if (outcome.ok && outcome.result.kind !== 'prepareIndex') {
       this.count(outcome.result.engine);
       if (outcome.result.switchedToWalk) this.counts.switchedToWalk += 1;
       if (ripgrep && outcome.result.fallbackReason) this.counts.fallbackReasons.push(outcome.result.fallbackReason);
     }
     return outcome;
+  }
+
+  /**
+   * Builds the folder's warm file index now and waits for it; whether the
+   * folder has one (false when watching is not possible: searches stay cold).
+   */
+  async prepareIndex(root: string, denyRead: readonly string[], signal?: AbortSignal): Promise<boolean> {
+    const outcome = await this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }, signal);
+    return outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed;
   }
 
   private count(engine: SearchEngineName): void {

@@ -1,8 +1,9 @@
+import { EventEmitter } from 'node:events';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { SearchJob, SearchJobResult } from './searchJobs';
-import type { WorkerReply, WorkerRequest } from './searchWorker';
+import type { WorkerOptions, WorkerReply, WorkerRequest } from './searchWorker';
 
 /**
  * A few worker threads that run find_files and grep_files, so a search over
@@ -23,13 +24,24 @@ export interface SearchPoolOptions {
   idleMs?: number;
   /** The worker script, speaking searchWorker.ts's protocol. Default: searchWorker.js. */
   script?: string;
+  /** The watcher module behind the warm file index (watcher.ts); `none` turns the index off. */
+  watcherModule?: string;
+  /** Emit `indexEvents` (root, root-relative paths) for each batch a watcher reports. */
+  reportIndexEvents?: boolean;
 }
+
+/** How long a thread that owns a folder's warm index is kept while idle (the index's own idle limit). */
+const INDEX_OWNER_IDLE_MS = 10 * 60_000;
+/** How long a thread may take to stop its watchers before it is ended anyway. */
+const CLOSE_GRACE_MS = 2_000;
 
 interface Slot {
   worker: Worker;
   stopFlag: Int32Array;
   job?: RunningJob;
   idleTimer?: NodeJS.Timeout;
+  /** Resolves a pending close request once the thread has stopped its watchers. */
+  onClosed?: () => void;
 }
 
 interface RunningJob {
@@ -61,6 +73,12 @@ export class SearchPool {
   private readonly maxWorkers: number;
   private readonly idleMs: number;
   private readonly script: string;
+  private readonly watcherModule?: string;
+  private readonly reportIndexEvents: boolean;
+  /** The thread that owns each folder's warm index: that folder's jobs go there when it is free. */
+  private readonly owners = new Map<string, Slot>();
+  /** `indexEvents` (root, paths), when `reportIndexEvents` is set. */
+  readonly indexEvents = new EventEmitter();
   private nextId = 1;
 
   constructor(options: SearchPoolOptions = {}) {
@@ -68,6 +86,8 @@ export class SearchPool {
     this.maxWorkers = Math.max(1, options.maxWorkers ?? Math.min(4, cpus));
     this.idleMs = options.idleMs ?? 60_000;
     this.script = options.script ?? WORKER_SCRIPT;
+    this.watcherModule = options.watcherModule;
+    this.reportIndexEvents = options.reportIndexEvents === true;
   }
 
   /** Starts a worker ahead of the first search, so that search does not pay for the thread's start. */
@@ -95,18 +115,24 @@ export class SearchPool {
 
   private pump(): void {
     while (this.queue.length > 0) {
-      let slot = [...this.slots].find((candidate) => !candidate.job);
+      const root = this.queue[0].job.root;
+      const owner = this.owners.get(root);
+      let slot = owner && !owner.job ? owner : [...this.slots].find((candidate) => !candidate.job);
       if (!slot) {
         if (this.slots.size >= this.maxWorkers) return;
         slot = this.spawn();
       }
-      this.start(slot, this.queue.shift() as QueuedJob);
+      if (!owner) this.owners.set(root, slot);
+      const queued = this.queue.shift() as QueuedJob;
+      // Only the owner holds the folder's index; another thread (the owner busy) searches cold.
+      this.start(slot, { ...queued, job: { ...queued.job, useIndex: this.owners.get(root) === slot } });
     }
   }
 
   private spawn(): Slot {
     const stopBuffer = new SharedArrayBuffer(4);
-    const worker = new Worker(this.script, { workerData: { stopBuffer } });
+    const workerData: WorkerOptions = { stopBuffer, watcherModule: this.watcherModule, reportIndexEvents: this.reportIndexEvents };
+    const worker = new Worker(this.script, { workerData });
     // An idle worker must not keep the server process alive.
     worker.unref();
     const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer) };
@@ -153,6 +179,14 @@ export class SearchPool {
   }
 
   private onReply(slot: Slot, reply: WorkerReply): void {
+    if (reply.type === 'indexEvents') {
+      this.indexEvents.emit('indexEvents', reply.root, reply.paths);
+      return;
+    }
+    if (reply.type === 'closed') {
+      slot.onClosed?.();
+      return;
+    }
     const job = slot.job;
     if (!job || reply.id !== job.id) return;
     if (reply.type === 'spawned') {
@@ -165,15 +199,24 @@ export class SearchPool {
     this.pump();
   }
 
+  private ownsAnIndex(slot: Slot): boolean {
+    return [...this.owners.values()].includes(slot);
+  }
+
+  private forgetOwner(slot: Slot): void {
+    for (const [root, owner] of this.owners) if (owner === slot) this.owners.delete(root);
+  }
+
   private release(slot: Slot): void {
     if (slot.job || !this.slots.has(slot)) return;
-    slot.idleTimer = setTimeout(() => void this.discard(slot), this.idleMs);
+    slot.idleTimer = setTimeout(() => void this.discard(slot), this.ownsAnIndex(slot) ? Math.max(this.idleMs, INDEX_OWNER_IDLE_MS) : this.idleMs);
     slot.idleTimer.unref();
   }
 
   private onCrash(slot: Slot, message: string): void {
     if (!this.slots.has(slot)) return;
     this.slots.delete(slot);
+    this.forgetOwner(slot);
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     const job = slot.job;
     slot.job = undefined;
@@ -187,11 +230,29 @@ export class SearchPool {
   private async discard(slot: Slot): Promise<void> {
     if (!this.slots.has(slot)) return;
     this.slots.delete(slot);
+    const owned = this.ownsAnIndex(slot);
+    this.forgetOwner(slot);
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     // ripgrep is a separate process: ending the thread does not end it.
     for (const pid of slot.job?.pids ?? []) killQuietly(pid);
+    const busy = slot.job !== undefined;
     slot.job = undefined;
+    // A thread with watchers stops them first (unless it is stuck in a job: it could not answer).
+    if (owned && !busy) await this.closeWatchers(slot);
     await slot.worker.terminate().catch(() => undefined);
+  }
+
+  private closeWatchers(slot: Slot): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, CLOSE_GRACE_MS);
+      function done(): void {
+        clearTimeout(timer);
+        slot.onClosed = undefined;
+        resolve();
+      }
+      slot.onClosed = done;
+      slot.worker.postMessage({ id: this.nextId++, close: true } satisfies WorkerRequest);
+    });
   }
 }
 

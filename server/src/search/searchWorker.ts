@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runSearchJob, SearchJob } from './searchJobs';
+import { FileIndexes } from './fileIndex';
 import { errorText } from '../../../shared/errorText';
 
 /**
@@ -9,26 +10,44 @@ import { errorText } from '../../../shared/errorText';
  * loop turn this thread may not take while a search runs.
  */
 
-export interface WorkerRequest {
-  id: number;
-  job: SearchJob;
+export type WorkerRequest = { id: number; job: SearchJob } | { id: number; close: true };
+
+/** What the pool hands a worker when starting it. */
+export interface WorkerOptions {
+  stopBuffer: SharedArrayBuffer;
+  /** The watcher module for the warm index; `none` turns the index off. */
+  watcherModule?: string;
+  /** Report each batch of watcher events to the pool (tests wait on them). */
+  reportIndexEvents?: boolean;
 }
 
 export type WorkerReply =
   | { type: 'spawned'; id: number; pid: number }
+  | { type: 'indexEvents'; root: string; paths: string[] }
+  | { type: 'closed'; id: number }
   | { type: 'done'; id: number; result: unknown }
   | { type: 'failed'; id: number; message: string };
 
 const port = parentPort;
 if (!port) throw new Error('searchWorker.js must run as a worker thread');
-const stopFlag = new Int32Array(workerData.stopBuffer as SharedArrayBuffer);
+const options = workerData as WorkerOptions;
+const stopFlag = new Int32Array(options.stopBuffer);
+const indexes = new FileIndexes({
+  watcherModule: options.watcherModule,
+  onEvents: options.reportIndexEvents ? (root, paths) => port.postMessage({ type: 'indexEvents', root, paths } satisfies WorkerReply) : undefined,
+});
 
 port.on('message', (request: WorkerRequest) => {
+  if ('close' in request) {
+    // Watchers are stopped before the thread ends: a native subscription must not outlive its thread.
+    void indexes.dispose().then(() => port.postMessage({ type: 'closed', id: request.id } satisfies WorkerReply));
+    return;
+  }
   const control = {
     shouldStop: () => Atomics.load(stopFlag, 0) === request.id,
     onSpawn: (pid: number) => port.postMessage({ type: 'spawned', id: request.id, pid } satisfies WorkerReply),
   };
-  runSearchJob(request.job, control).then(
+  runSearchJob(request.job, control, indexes).then(
     (result) => port.postMessage({ type: 'done', id: request.id, result } satisfies WorkerReply),
     (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: errorText(error) } satisfies WorkerReply),
   );
