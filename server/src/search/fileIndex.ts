@@ -2,7 +2,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ReadBoundary } from '../access/boundary';
 import { CutIgnoreFiles, IGNORE_FILE_NAMES, isWalkedDirectory, walkFiles, walkOrderKey, walkVerdict } from './walk';
-import { loadWatcher, WatchEvent, WatchSubscription } from './watcher';
 
 /**
  * A warm per-folder file index, kept in the search thread that owns the
@@ -11,7 +10,10 @@ import { loadWatcher, WatchEvent, WatchSubscription } from './watcher';
  * taken, so find_files answers without listing the tree and grep_files reads
  * candidates without walking it. A file watcher keeps it fresh: its events
  * are only queued when they arrive and applied by the next search that uses
- * the index, in this thread, never on the server's main thread.
+ * the index, in this thread. The watcher itself is subscribed on the main
+ * thread (searchPool.ts), which only forwards each batch's paths here: a
+ * native subscription must not live in a thread the pool may end at any
+ * moment (ending one mid-call aborts the whole process).
  *
  * Decisions are the walk's own (walkFiles, walkVerdict). A changed ignore
  * file or `.git` entry re-walks the directory it governs; a policy change
@@ -40,18 +42,9 @@ export interface IndexedFile {
   key: string;
 }
 
-/** Told of each batch of watcher events (tests wait on it instead of sleeping). */
-export type IndexEventListener = (root: string, relativePaths: string[]) => void;
-
-export interface FileIndexOptions {
-  watcherModule?: string;
-  onEvents?: IndexEventListener;
-}
 
 type IndexState = 'building' | 'ready' | 'unavailable';
 
-/** Paths the watcher must not report: git's own bookkeeping (not its info/exclude) and dependencies. */
-const WATCH_IGNORE = ['.git/objects', '.git/logs', '.git/refs', '**/node_modules'];
 
 class FolderIndex {
   state: IndexState = 'building';
@@ -60,57 +53,36 @@ class FolderIndex {
   lastUsed = Date.now();
   private pending = new Set<string>();
   private rebuildAll = false;
-  private subscription?: WatchSubscription;
   private disposed = false;
   readonly built: Promise<void>;
 
-  constructor(
-    private readonly boundary: ReadBoundary,
-    private readonly options: FileIndexOptions,
-  ) {
+  constructor(readonly boundary: ReadBoundary) {
     this.built = this.build();
   }
 
   private async build(): Promise<void> {
-    const watcher = loadWatcher(this.options.watcherModule);
-    if (!watcher) return this.fail();
-    try {
-      // Subscribed before the first walk: a change made during the walk is queued, not lost.
-      this.subscription = await watcher.subscribe(this.boundary.root, (error, events) => this.onEvents(error, events), { ignore: WATCH_IGNORE });
-    } catch {
-      return this.fail(); // e.g. the system's watch limit (inotify ENOSPC)
-    }
-    if (this.disposed) return this.fail();
+    // The folder is already watched (the pool subscribes first): a change made during the walk is queued, not lost.
     const files = await this.walk('');
     if (!files || this.disposed) return this.fail();
     this.files = files;
     this.state = 'ready';
   }
 
-  private fail(): void {
+  fail(): void {
     this.state = 'unavailable';
     this.files = [];
-    void this.dispose();
+    this.dispose();
   }
 
-  private onEvents(error: Error | null, events: WatchEvent[]): void {
+  /** Queues the paths of one batch of watcher events (absolute paths under the root). */
+  addEvents(paths: readonly string[]): void {
     if (this.disposed) return;
-    if (error) {
-      this.fail(); // the watcher can no longer be trusted to report every change
-      return;
-    }
-    const changed: string[] = [];
-    for (const event of events) {
-      const relative = path.relative(this.boundary.root, event.path).split(path.sep).join('/');
-      if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) {
-        if (relative === '') this.rebuildAll = true;
-        continue;
-      }
-      changed.push(relative);
-      this.pending.add(relative);
+    for (const eventPath of paths) {
+      const relative = path.relative(this.boundary.root, eventPath).split(path.sep).join('/');
+      if (relative === '') this.rebuildAll = true;
+      else if (!relative.startsWith('..') && !path.isAbsolute(relative)) this.pending.add(relative);
     }
     if (this.pending.size > FILE_INDEX_LIMITS.maxPendingPaths) this.rebuildAll = true;
-    this.options.onEvents?.(this.boundary.root, changed);
   }
 
   /** The walk's files under a root-relative directory, or undefined if the walk stopped at its cap. */
@@ -204,11 +176,8 @@ class FolderIndex {
     return this.state === 'ready';
   }
 
-  async dispose(): Promise<void> {
+  dispose(): void {
     this.disposed = true;
-    const subscription = this.subscription;
-    this.subscription = undefined;
-    await subscription?.unsubscribe().catch(() => undefined);
   }
 }
 
@@ -234,7 +203,7 @@ export class FileIndexes {
   private readonly folders = new Map<string, FolderIndex>();
   private readonly sweep: NodeJS.Timeout;
 
-  constructor(private readonly options: FileIndexOptions = {}) {
+  constructor() {
     this.sweep = setInterval(() => this.dropIdle(), 60_000);
     this.sweep.unref();
   }
@@ -247,7 +216,7 @@ export class FileIndexes {
   async current(key: string, boundary: ReadBoundary): Promise<FolderIndex | undefined> {
     let index = this.folders.get(key);
     if (!index) {
-      index = new FolderIndex(boundary, this.options);
+      index = new FolderIndex(boundary);
       this.folders.set(key, index);
       this.trim();
       return undefined;
@@ -260,7 +229,7 @@ export class FileIndexes {
   async prepare(key: string, boundary: ReadBoundary): Promise<boolean> {
     let index = this.folders.get(key);
     if (!index) {
-      index = new FolderIndex(boundary, this.options);
+      index = new FolderIndex(boundary);
       this.folders.set(key, index);
       this.trim();
     }
@@ -272,7 +241,7 @@ export class FileIndexes {
     while (this.folders.size > FILE_INDEX_LIMITS.maxFolders) {
       const oldest = [...this.folders.entries()].sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
       this.folders.delete(oldest[0]);
-      void oldest[1].dispose();
+      oldest[1].dispose();
     }
   }
 
@@ -281,17 +250,27 @@ export class FileIndexes {
     for (const [key, index] of this.folders) {
       if (now - index.lastUsed > FILE_INDEX_LIMITS.idleMs) {
         this.folders.delete(key);
-        void index.dispose();
+        index.dispose();
       }
     }
   }
 
-  /** Stops every watcher (shutdown). */
-  async dispose(): Promise<void> {
-    clearInterval(this.sweep);
-    const all = [...this.folders.values()];
-    this.folders.clear();
-    await Promise.all(all.map((index) => index.dispose()));
+  /** A batch of watcher events for the folder `root` (absolute paths), or `undefined`: its watcher failed. */
+  onEvents(root: string, paths: readonly string[] | undefined): void {
+    for (const index of this.folders.values()) {
+      if (index.boundary.root !== root) continue;
+      if (paths) index.addEvents(paths);
+      else index.fail(); // the watcher can no longer be trusted to report every change
+    }
+  }
+
+  /** Drops the folder's indexes: it is no longer watched. */
+  forget(root: string): void {
+    for (const [key, index] of this.folders) {
+      if (index.boundary.root !== root) continue;
+      this.folders.delete(key);
+      index.dispose();
+    }
   }
 }
 

@@ -8,7 +8,7 @@ import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '..
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult } from './linkCrawl';
 import type { FileIndexes, FolderIndex } from './fileIndex';
 
@@ -46,8 +46,8 @@ const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000, findMatches: SEARCH
  */
 const ORDERED_HEAD_START_MS = 10;
 
-/** Longer patterns go to the walk: a command line has a limit (E2BIG; 32 KiB on Windows). */
-const MAX_RIPGREP_PATTERN_BYTES = 30_000;
+/** Longer patterns go to the walk: one argument has a limit (E2BIG past 128 KiB on Linux; 32 KiB for a whole command line on Windows). */
+const MAX_RIPGREP_PATTERN_BYTES = process.platform === 'win32' ? 30_000 : 120 * 1024;
 
 export interface SearchScope {
   realPath: string;
@@ -63,8 +63,12 @@ interface JobBase {
   scope: SearchScope;
   /** Undefined: walk the tree in Node. */
   ripgrep?: Ripgrep;
+  /** The engine keeps warm indexes (SearchOptions.fileIndex). */
+  indexable?: boolean;
   /** Set by the pool when this thread owns the folder's warm file index (fileIndex.ts). */
   useIndex?: boolean;
+  /** Overrides ORDERED_HEAD_START_MS. */
+  headStartMs?: number;
 }
 
 export interface GrepJob extends JobBase {
@@ -357,10 +361,13 @@ function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean 
 }
 
 /** The symlinked files ripgrep passed over, resolved through the boundary as the walk resolves them. */
-async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[]): Promise<Candidate[]> {
+async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled = true): Promise<Candidate[]> {
   const found: Candidate[] = [];
+  // The crawl knows no ignore rules: a link it found is checked against them as the walk would.
+  const notIgnored = crawled && symlinks.length > 0 ? walkVerdicts(boundary) : undefined;
   for (const relativePath of symlinks) {
     if (check.state(relativePath) !== 'ok') continue;
+    if (notIgnored && !notIgnored(relativePath)) continue;
     const resolved = await boundary.resolve(path.join(job.root, relativePath));
     if (resolved.ok && resolved.kind === 'file') found.push({ relativePath, realPath: resolved.realPath });
   }
@@ -487,15 +494,17 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   else if (translated && Buffer.byteLength(translated.pattern) > MAX_RIPGREP_PATTERN_BYTES) fallbackReason = 'the pattern is too long for a ripgrep command line';
   if (job.ripgrep && translated && fallbackReason === undefined) {
     // A head start for the ordered search: a capped search ends here.
-    const quick = await grepOrdered(job, boundary, control, index, globTest, performance.now() + ORDERED_HEAD_START_MS);
+    const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
+    const quick = headStart > 0 ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart) : undefined;
     if (quick) return quick;
     const searcher = new Grep(pattern);
     let candidateCount = 0;
     const cut: CutIgnoreFiles = new Set();
+    const includeGlobs = ripgrepNameFilter(job.glob);
     const { listing, symlinks } = await listWithRipgrep(
       job,
       control,
-      { mode: 'matches', pattern: translated, exclusions: exclusionsFor(boundary, 'grep'), includeGlobs: ripgrepNameFilter(job.glob) },
+      { mode: 'matches', pattern: translated, exclusions: exclusionsFor(boundary, 'grep'), includeGlobs },
       cut,
       (relativePath) => (globTest && !globTest(relativePath)) || ++candidateCount <= SWITCH_TO_WALK.grepCandidates,
     );
@@ -503,11 +512,14 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
       switchedToWalk = true;
     } else if (listing.error === undefined) {
       const check = new ListedPathCheck(boundary);
+      // ripgrep's include glob beats ignore rules for files: those rules are applied here again.
+      const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary) : undefined;
       const candidates: Candidate[] = [];
       for (const relativePath of listing.paths) {
         // Defence in depth: ripgrep was told the same rules, but what it prints is checked again.
         if (globTest && !globTest(relativePath)) continue;
         if (check.state(relativePath) !== 'ok') continue;
+        if (notIgnored && !notIgnored(relativePath)) continue;
         candidates.push({ relativePath, realPath: path.join(job.root, relativePath) });
       }
       candidates.push(...(await symlinkedFiles(job, boundary, check, symlinks)));
@@ -601,15 +613,17 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, i
   }
   if (!job.ripgrep) return ordered();
   // A head start for the walk: a capped find (`**/*.ts`) ends here.
-  const quick = await findOrdered(job, boundary, control, undefined, matches, performance.now() + ORDERED_HEAD_START_MS);
+  const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
+  const quick = headStart > 0 ? await findOrdered(job, boundary, control, undefined, matches, performance.now() + headStart) : undefined;
   if (quick) return quick;
 
   let matchCount = 0;
   const cut: CutIgnoreFiles = new Set();
+  const includeGlobs = ripgrepNameFilter(job.pattern);
   const { listing, symlinks } = await listWithRipgrep(
     job,
     control,
-    { mode: 'files', exclusions: exclusionsFor(boundary, 'find'), includeGlobs: ripgrepNameFilter(job.pattern) },
+    { mode: 'files', exclusions: exclusionsFor(boundary, 'find'), includeGlobs },
     cut,
     (relativePath) => !matches(relativePath) || ++matchCount <= SWITCH_TO_WALK.findMatches,
   );
@@ -617,12 +631,15 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, i
   if (listing.error !== undefined) return { ...(await ordered()), fallbackReason: listing.error };
 
   const check = new ListedPathCheck(boundary);
+  // ripgrep's include glob beats ignore rules for files: those rules are applied here again, to the matches only.
+  const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary) : undefined;
   const denied = new Set<string>();
   const found: string[] = [];
   for (const relativePath of listing.paths) {
     if (!matches(relativePath)) continue;
     const state = check.state(relativePath);
     if (state === 'excluded') continue;
+    if (notIgnored && !notIgnored(relativePath)) continue;
     if (state === 'denied') denied.add(relativePath);
     found.push(relativePath);
   }
@@ -696,7 +713,7 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
   if (listing.error !== undefined || readRulesThroughLink(job, listing)) return undefined;
   const check = new ListedPathCheck(boundary);
   const files = listing.paths.filter((relativePath) => check.state(relativePath) !== 'excluded');
-  for (const link of await symlinkedFiles(job, boundary, check, listing.symlinks)) files.push(link.relativePath);
+  for (const link of await symlinkedFiles(job, boundary, check, listing.symlinks, false)) files.push(link.relativePath);
   return { kind: 'census', engine: 'ripgrep', ...countExtensions(files, job.extensions), partial: listing.truncated || expired(), listingStopped: false };
 }
 

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { SearchJob, SearchJobResult } from './searchJobs';
 import type { WorkerOptions, WorkerReply, WorkerRequest } from './searchWorker';
+import { loadWatcher, WatchSubscription } from './watcher';
 
 /**
  * A few worker threads that run find_files and grep_files, so a search over
@@ -26,22 +27,26 @@ export interface SearchPoolOptions {
   script?: string;
   /** The watcher module behind the warm file index (watcher.ts); `none` turns the index off. */
   watcherModule?: string;
-  /** Emit `indexEvents` (root, root-relative paths) for each batch a watcher reports. */
-  reportIndexEvents?: boolean;
+}
+
+/** Paths the watcher must not report: git's own bookkeeping (not its info/exclude) and dependencies. */
+const WATCH_IGNORE = ['.git/objects', '.git/logs', '.git/refs', '**/node_modules'];
+
+interface FolderWatch {
+  state: 'starting' | 'watching' | 'unavailable';
+  ready: Promise<boolean>;
+  subscription?: WatchSubscription;
 }
 
 /** How long a thread that owns a folder's warm index is kept while idle (the index's own idle limit). */
 const INDEX_OWNER_IDLE_MS = 10 * 60_000;
-/** How long a thread may take to stop its watchers before it is ended anyway. */
-const CLOSE_GRACE_MS = 2_000;
+
 
 interface Slot {
   worker: Worker;
   stopFlag: Int32Array;
   job?: RunningJob;
   idleTimer?: NodeJS.Timeout;
-  /** Resolves a pending close request once the thread has stopped its watchers. */
-  onClosed?: () => void;
 }
 
 interface RunningJob {
@@ -74,10 +79,15 @@ export class SearchPool {
   private readonly idleMs: number;
   private readonly script: string;
   private readonly watcherModule?: string;
-  private readonly reportIndexEvents: boolean;
   /** The thread that owns each folder's warm index: that folder's jobs go there when it is free. */
   private readonly owners = new Map<string, Slot>();
-  /** `indexEvents` (root, paths), when `reportIndexEvents` is set. */
+  /**
+   * One watcher subscription per folder, on this thread: a native subscription
+   * in a worker the pool ends (a job past its time limit) aborted the process.
+   * Its callback only forwards paths to the owning thread.
+   */
+  private readonly watches = new Map<string, FolderWatch>();
+  /** Emits `indexEvents` (root, absolute paths) once a batch has been handed to the owning thread (tests wait on it). */
   readonly indexEvents = new EventEmitter();
   private nextId = 1;
 
@@ -87,7 +97,64 @@ export class SearchPool {
     this.idleMs = options.idleMs ?? 60_000;
     this.script = options.script ?? WORKER_SCRIPT;
     this.watcherModule = options.watcherModule;
-    this.reportIndexEvents = options.reportIndexEvents === true;
+  }
+
+  /**
+   * Starts watching a folder for its warm index, if not yet; whether it is
+   * watched. False when watching is not possible (no module, subscribe failed):
+   * its searches stay cold.
+   */
+  watch(root: string): Promise<boolean> {
+    let watch = this.watches.get(root);
+    if (!watch) {
+      const entry: FolderWatch = { state: 'starting', ready: Promise.resolve(false) };
+      entry.ready = this.subscribe(root, entry);
+      this.watches.set(root, entry);
+      watch = entry;
+    }
+    return watch.ready;
+  }
+
+  private async subscribe(root: string, entry: FolderWatch): Promise<boolean> {
+    const watcher = loadWatcher(this.watcherModule);
+    if (!watcher) {
+      entry.state = 'unavailable';
+      return false;
+    }
+    try {
+      entry.subscription = await watcher.subscribe(root, (error, events) => this.onWatchEvents(root, entry, error, events.map((event) => event.path)), { ignore: WATCH_IGNORE });
+    } catch {
+      entry.state = 'unavailable'; // e.g. the system's watch limit (inotify ENOSPC)
+      return false;
+    }
+    if (this.watches.get(root) !== entry) {
+      await entry.subscription.unsubscribe().catch(() => undefined); // unwatched while subscribing
+      return false;
+    }
+    entry.state = 'watching';
+    return true;
+  }
+
+  private onWatchEvents(root: string, entry: FolderWatch, error: Error | null, paths: string[]): void {
+    if (this.watches.get(root) !== entry || entry.state !== 'watching') return;
+    const owner = this.owners.get(root);
+    if (error || !owner) {
+      // A failed watcher can no longer be trusted to report every change; with no owner, nothing uses it.
+      if (error) entry.state = 'unavailable';
+      else this.unwatch(root);
+      owner?.worker.postMessage({ id: 0, watched: root } satisfies WorkerRequest);
+      if (error) void entry.subscription?.unsubscribe().catch(() => undefined);
+      return;
+    }
+    owner.worker.postMessage({ id: 0, watched: root, paths } satisfies WorkerRequest);
+    this.indexEvents.emit('indexEvents', root, paths);
+  }
+
+  private unwatch(root: string): void {
+    const watch = this.watches.get(root);
+    if (!watch) return;
+    this.watches.delete(root);
+    void watch.ready.then(() => watch.subscription?.unsubscribe().catch(() => undefined));
   }
 
   /** Starts a worker ahead of the first search, so that search does not pay for the thread's start. */
@@ -110,6 +177,9 @@ export class SearchPool {
   /** Stops every worker (tests, shutdown). Running jobs fail. */
   async close(): Promise<void> {
     for (const queued of this.queue.splice(0)) queued.resolve({ ok: false, reason: 'cancelled' });
+    const watches = [...this.watches.values()];
+    this.watches.clear();
+    await Promise.all(watches.map(async (watch) => (await watch.ready.catch(() => false), await watch.subscription?.unsubscribe().catch(() => undefined))));
     await Promise.all([...this.slots].map((slot) => this.discard(slot)));
   }
 
@@ -124,14 +194,17 @@ export class SearchPool {
       }
       if (!owner) this.owners.set(root, slot);
       const queued = this.queue.shift() as QueuedJob;
+      // The first search of a folder starts its watcher and runs cold; later ones use the index.
+      if (queued.job.indexable && this.watcherModule !== 'none') void this.watch(root);
       // Only the owner holds the folder's index; another thread (the owner busy) searches cold.
-      this.start(slot, { ...queued, job: { ...queued.job, useIndex: this.owners.get(root) === slot } });
+      const useIndex = queued.job.indexable === true && this.owners.get(root) === slot && this.watches.get(root)?.state === 'watching';
+      this.start(slot, { ...queued, job: { ...queued.job, useIndex } });
     }
   }
 
   private spawn(): Slot {
     const stopBuffer = new SharedArrayBuffer(4);
-    const workerData: WorkerOptions = { stopBuffer, watcherModule: this.watcherModule, reportIndexEvents: this.reportIndexEvents };
+    const workerData: WorkerOptions = { stopBuffer };
     const worker = new Worker(this.script, { workerData });
     // An idle worker must not keep the server process alive.
     worker.unref();
@@ -179,14 +252,6 @@ export class SearchPool {
   }
 
   private onReply(slot: Slot, reply: WorkerReply): void {
-    if (reply.type === 'indexEvents') {
-      this.indexEvents.emit('indexEvents', reply.root, reply.paths);
-      return;
-    }
-    if (reply.type === 'closed') {
-      slot.onClosed?.();
-      return;
-    }
     const job = slot.job;
     if (!job || reply.id !== job.id) return;
     if (reply.type === 'spawned') {
@@ -203,8 +268,13 @@ export class SearchPool {
     return [...this.owners.values()].includes(slot);
   }
 
+  /** The thread is gone, and with it its indexes: their folders are no longer watched. */
   private forgetOwner(slot: Slot): void {
-    for (const [root, owner] of this.owners) if (owner === slot) this.owners.delete(root);
+    for (const [root, owner] of this.owners) {
+      if (owner !== slot) continue;
+      this.owners.delete(root);
+      this.unwatch(root);
+    }
   }
 
   private release(slot: Slot): void {
@@ -230,29 +300,12 @@ export class SearchPool {
   private async discard(slot: Slot): Promise<void> {
     if (!this.slots.has(slot)) return;
     this.slots.delete(slot);
-    const owned = this.ownsAnIndex(slot);
     this.forgetOwner(slot);
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
     // ripgrep is a separate process: ending the thread does not end it.
     for (const pid of slot.job?.pids ?? []) killQuietly(pid);
-    const busy = slot.job !== undefined;
     slot.job = undefined;
-    // A thread with watchers stops them first (unless it is stuck in a job: it could not answer).
-    if (owned && !busy) await this.closeWatchers(slot);
     await slot.worker.terminate().catch(() => undefined);
-  }
-
-  private closeWatchers(slot: Slot): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, CLOSE_GRACE_MS);
-      function done(): void {
-        clearTimeout(timer);
-        slot.onClosed = undefined;
-        resolve();
-      }
-      slot.onClosed = done;
-      slot.worker.postMessage({ id: this.nextId++, close: true } satisfies WorkerRequest);
-    });
   }
 }
 

@@ -10,21 +10,18 @@ import { errorText } from '../../../shared/errorText';
  * loop turn this thread may not take while a search runs.
  */
 
-export type WorkerRequest = { id: number; job: SearchJob } | { id: number; close: true };
+export type WorkerRequest =
+  | { id: number; job: SearchJob }
+  /** A batch of watcher events for a folder (absolute paths); `paths` undefined: its watcher failed or stopped. */
+  | { id: number; watched: string; paths?: string[] };
 
 /** What the pool hands a worker when starting it. */
 export interface WorkerOptions {
   stopBuffer: SharedArrayBuffer;
-  /** The watcher module for the warm index; `none` turns the index off. */
-  watcherModule?: string;
-  /** Report each batch of watcher events to the pool (tests wait on them). */
-  reportIndexEvents?: boolean;
 }
 
 export type WorkerReply =
   | { type: 'spawned'; id: number; pid: number }
-  | { type: 'indexEvents'; root: string; paths: string[] }
-  | { type: 'closed'; id: number }
   | { type: 'done'; id: number; result: unknown }
   | { type: 'failed'; id: number; message: string };
 
@@ -32,15 +29,12 @@ const port = parentPort;
 if (!port) throw new Error('searchWorker.js must run as a worker thread');
 const options = workerData as WorkerOptions;
 const stopFlag = new Int32Array(options.stopBuffer);
-const indexes = new FileIndexes({
-  watcherModule: options.watcherModule,
-  onEvents: options.reportIndexEvents ? (root, paths) => port.postMessage({ type: 'indexEvents', root, paths } satisfies WorkerReply) : undefined,
-});
+const indexes = new FileIndexes();
 
 port.on('message', (request: WorkerRequest) => {
-  if ('close' in request) {
-    // Watchers are stopped before the thread ends: a native subscription must not outlive its thread.
-    void indexes.dispose().then(() => port.postMessage({ type: 'closed', id: request.id } satisfies WorkerReply));
+  if ('watched' in request) {
+    if (request.paths) indexes.onEvents(request.watched, request.paths);
+    else indexes.forget(request.watched);
     return;
   }
   const control = {

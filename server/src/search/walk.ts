@@ -548,6 +548,41 @@ export async function walkVerdict(boundary: ReadBoundary, relativePath: string, 
   return { relativePath, realPath: absolutePath, denial: boundary.denyRules.entryDenialOf(relativePath) };
 }
 
+/**
+ * walkVerdict for many paths of one folder: each directory's ignore layers
+ * are worked out once. For checking what ripgrep listed under an include
+ * glob, which (as ripgrep's `-g` does) beats ignore rules for files.
+ */
+export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new Set()): (relativePath: string) => boolean {
+  const directories = new Map<string, IgnoreStacks | null>();
+  const inside = (directory: string): IgnoreStacks | null => {
+    const known = directories.get(directory);
+    if (known !== undefined) return known;
+    let stacks: IgnoreStacks | null;
+    if (directory === '') {
+      stacks = isRepositoryRoot(boundary.root) ? startRepository(NO_LAYERS, boundary.root, '', cut) : NO_LAYERS;
+      stacks = withIgnoreFiles(stacks, boundary.root, '', cut);
+    } else {
+      const slash = directory.lastIndexOf('/');
+      const parent = inside(slash === -1 ? '' : directory.slice(0, slash));
+      const name = directory.slice(slash + 1);
+      const absolute = path.join(boundary.root, directory);
+      stacks = null;
+      if (parent && name !== '.' && name !== '..' && !ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(parent, directory, true) && !boundary.denyRules.entryDenialOf(directory)) {
+        const inherited = isRepositoryRoot(absolute) ? startRepository(parent, absolute, directory, cut) : parent;
+        stacks = withIgnoreFiles(inherited, absolute, directory, cut);
+      }
+    }
+    directories.set(directory, stacks);
+    return stacks;
+  };
+  return (relativePath) => {
+    const slash = relativePath.lastIndexOf('/');
+    const stacks = inside(slash === -1 ? '' : relativePath.slice(0, slash));
+    return stacks !== null && !isIgnored(stacks, relativePath, false);
+  };
+}
+
 /** Whether the walk would enter this root-relative directory ('' is the root). */
 export function isWalkedDirectory(boundary: ReadBoundary, relativeDirectory: string): boolean {
   const segments = relativeDirectory === '' || relativeDirectory === '.' ? [] : relativeDirectory.split('/');
