@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
 /**
  * Loads the file watcher the warm file index is fed by (`@parcel/watcher`,
  * which VS Code uses). It is a native module: on a platform without its
@@ -23,13 +26,20 @@ export const DEFAULT_WATCHER_MODULE = '@parcel/watcher';
 
 const loaded = new Map<string, Watcher | undefined>();
 
+/** The bundled copy beside dist/server.js (client/bundle.mjs), else the installed package. */
+function resolveModule(moduleId: string): string {
+  if (moduleId !== DEFAULT_WATCHER_MODULE) return moduleId;
+  const bundled = path.join(__dirname, 'parcelWatcher.js');
+  return fs.existsSync(bundled) ? bundled : moduleId;
+}
+
 export function loadWatcher(moduleId: string = DEFAULT_WATCHER_MODULE): Watcher | undefined {
   if (moduleId === 'none') return undefined;
   if (!loaded.has(moduleId)) {
     let watcher: Watcher | undefined;
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const candidate = require(moduleId) as Partial<Watcher>;
+      const candidate = require(resolveModule(moduleId)) as Partial<Watcher>;
       watcher = typeof candidate.subscribe === 'function' ? (candidate as Watcher) : undefined;
     } catch {
       watcher = undefined; // no binary for this platform, or a broken install
