@@ -23,19 +23,17 @@ import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../shar
 import { createRepoAccess } from '../../server/src/read/repoAccess';
 import { RepoMaps } from '../../server/src/symbols/repoMap';
 import { resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../server/src/symbols/symbolIndex';
-import { findRipgrep } from '../../server/src/search/ripgrep';
-import { SearchEngine } from '../../server/src/search/searchEngine';
-import { SearchPool, sharedSearchPool } from '../../server/src/search/searchPool';
+import { sharedSearchPool } from '../../server/src/search/searchPool';
 import { createToolbox } from '../../server/src/read/toolbox';
-import type { Toolbox } from '../../server/src/read/types';
 import { startEndpointProcess, type EndpointProcess } from './endpointProcess';
 import { BENCH_PROBE_METHOD, type BenchProbeResult } from '../../server/src/benchProbe';
 import { ServerProcess } from '../support/serverProcess';
 import { NO_POLICY } from '../support/toolFixture';
 import { generateRepo, GeneratedRepo } from './generateRepo';
-import { formatMs, formatRatio, median, printTable, Row, timed, timeProcess } from './measure';
+import { formatMs, formatRatio, median, printTable, Row, timed } from './measure';
 import { measureActivation } from './activation';
 import { findChromium, measureWebviewRender } from './webviewRender';
+import { searchFigures } from './searchFigures';
 
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
@@ -66,70 +64,7 @@ function machine(): string {
 
 // ---------------------------------------------------------------- 1. search
 
-async function searchFigures(repo: GeneratedRepo, rows: Row[]): Promise<void> {
-  const ripgrep = await findRipgrep(undefined);
-  if (!ripgrep) {
-    rows.push(unavailable('search (all figures)', 'no rg on PATH; install ripgrep (Debian: apt-get install -y ripgrep)'));
-    return;
-  }
-  log(`search: ${repo.files} files, ${ripgrep.version} at ${ripgrep.path}`);
-  const pool = new SearchPool();
-  const viaRipgrep = new SearchEngine({ ripgrepPath: ripgrep.path, pool, timeoutMs: 120_000 });
-  const viaWalk = new SearchEngine({ ripgrepPath: null, pool, timeoutMs: 120_000 });
-  const withRipgrep = await createToolbox(repo.root, NO_POLICY, { search: viaRipgrep });
-  const withWalk = await createToolbox(repo.root, NO_POLICY, { search: viaWalk });
-  // What a user runs by hand: the same files (hidden ones too, .git/ left out), every match printed.
-  const base = ['--no-config', '--hidden', '--glob', '!.git'];
-  const cases = [
-    { figure: `grep_files literal "${repo.literal}"`, tool: 'grep_files', args: { pattern: repo.literal }, reference: [...base, '--fixed-strings', '--regexp', repo.literal, './'] },
-    { figure: `grep_files regex /${repo.regex}/`, tool: 'grep_files', args: { pattern: repo.regex }, reference: [...base, '--regexp', repo.regex, './'] },
-    { figure: `find_files glob "${repo.glob}"`, tool: 'find_files', args: { pattern: repo.glob }, reference: [...base, '--files', '--glob', repo.glob, './'] },
-  ];
-
-  try {
-    for (const testCase of cases) {
-      const switchesBefore = viaRipgrep.counts.switchedToWalk;
-      const ours: number[] = [];
-      const walk: number[] = [];
-      const reference: number[] = [];
-      let answer = '';
-      const runTool = async (toolbox: Toolbox): Promise<number> => {
-        const { ms, value } = await timed(() => toolbox.run(testCase.tool, JSON.stringify(testCase.args)));
-        if (!value.ok) throw new Error(`${testCase.tool} failed: ${value.output}`);
-        if (answer === '') answer = value.output;
-        else if (value.output !== answer) throw new Error(`${testCase.tool}: ripgrep and the walk disagree`);
-        return ms;
-      };
-      for (let i = 0; i < WARMUP + ITERATIONS; i++) {
-        // Rotate the order so neither side always runs on a cache the other warmed.
-        const steps = [
-          async () => reference.push((await timeProcess(ripgrep.path, testCase.reference, repo.root)).ms),
-          async () => ours.push(await runTool(withRipgrep)),
-          async () => walk.push(await runTool(withWalk)),
-        ];
-        for (let k = 0; k < steps.length; k++) await steps[(i + k) % steps.length]();
-        if (i < WARMUP) {
-          ours.length = 0;
-          walk.length = 0;
-          reference.length = 0;
-        }
-      }
-      const ref = median(reference);
-      const withRg = median(ours);
-      const withNode = median(walk);
-      const results = answer.split('\n').filter((line) => !line.startsWith('[')).length;
-      // Past the cap the ripgrep engine hands over to the ordered walk (searchJobs.ts); say so.
-      const how = viaRipgrep.counts.switchedToWalk > switchesBefore ? 'ripgrep, then the walk past the cap' : 'ripgrep in use';
-      rows.push(row(`${testCase.figure}, ${how} (${results} results)`, formatMs(withRg), `rg: ${formatMs(ref)}`, formatRatio(withRg / ref), '<= 1.2x', withRg / ref <= 1.2));
-      rows.push(row(`${testCase.figure}, pure-Node fallback`, formatMs(withNode), `rg: ${formatMs(ref)}`, formatRatio(withNode / ref), '<= 3x', withNode / ref <= 3));
-    }
-    if (viaRipgrep.counts.fallbackReasons.length > 0) {
-      log(`warning: ripgrep could not run ${viaRipgrep.counts.fallbackReasons.length} searches: ${[...new Set(viaRipgrep.counts.fallbackReasons)].join('; ')}`);
-    }
-  } finally {
-    await pool.close();
-  }
-}
+// The search figures live in searchFigures.ts.
 
 // ------------------------------------------------------- 2. discuss/start
 
@@ -561,7 +496,7 @@ async function main(): Promise<void> {
     fake = await startEndpointProcess();
     const storage = (name: string): string => fs.mkdtempSync(path.join(work, `${name}-`));
 
-    await section('search', () => searchFigures(small as GeneratedRepo, rows));
+    await section('search', () => searchFigures(work, small as GeneratedRepo, rows, ITERATIONS, log));
     await section('discuss/start', () => startFigures(small as GeneratedRepo, large as GeneratedRepo, rows, fake as EndpointProcess, storage('start')));
     await section('streaming', () => streamingFigures(rows, fake as EndpointProcess, storage('stream'), folder));
     await section('resume', () => resumeFigures(rows, fake as EndpointProcess, storage('resume'), folder));

@@ -28,7 +28,7 @@ export interface RepoAccessOptions {
  * running with a policy we misread could widen what the model may see.
  */
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
-  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log });
+  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex: true });
   const summaries = new RepoSummaries(search);
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;
   const repoMaps = options.repoMaps ?? new RepoMaps(undefined, undefined, options.log);

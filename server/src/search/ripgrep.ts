@@ -262,6 +262,17 @@ export interface RipgrepQuery {
   /** Root-relative ignore rules from above `scope` (see walk.ts `ancestorIgnoreText`). */
   ignoreFile?: string;
 
+  /**
+   * Names only files matching one of these (`--iglob`): a pre-filter, a
+   * superset of what the caller keeps, so ripgrep skips the rest itself.
+   */
+  includeGlobs?: readonly string[];
+  /**
+   * No `--debug` log: the caller finds symlinks and rule files another way
+   * (linkCrawl.ts). With an include glob the log names every file it skips.
+   */
+  withoutLog?: boolean;
+
   /** Single-threaded, in path order: lets a capped listing stop at the same files every time. */
   sorted?: boolean;
   /**
@@ -324,10 +335,11 @@ export function ripgrepArguments(query: RipgrepQuery): string[] {
   for (const exclusion of [...ALWAYS_EXCLUDED, ...query.exclusions]) {
     args.push(exclusion.caseInsensitive ? '--iglob' : '--glob', exclusion.glob);
   }
+  for (const glob of query.includeGlobs ?? []) args.push('--iglob', glob);
   if (query.ignoreFile !== undefined) args.push('--ignore-file', query.ignoreFile);
   if (query.sorted) args.push('--sort', 'path');
   // The debug log names the symlinks and ignore files ripgrep passes over (see `probe`).
-  args.push('--debug');
+  if (!query.withoutLog) args.push('--debug');
   if (query.mode === 'files') {
     args.push('--files');
   } else {
@@ -400,6 +412,12 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepListing> {
         stdio: ['ignore', 'pipe', log.fd],
         windowsHide: true,
       });
+    } catch (error) {
+      // spawn throws, rather than emitting 'error', when the arguments are too long for
+      // the system (E2BIG for a 128 KiB pattern): answered as a failed run, so the walk answers.
+      removeStderrFile(log);
+      resolve({ paths, symlinks: [], truncated: false, abandoned: false, ruleEntries: [], error: `ripgrep could not start (${(error as NodeJS.ErrnoException).code ?? String(error)})` });
+      return;
     } finally {
       unlinkStderrFile(log);
     }

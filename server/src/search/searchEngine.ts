@@ -15,6 +15,13 @@ export interface SearchOptions {
   timeoutMs?: number;
   /** Default: the pool shared by the whole process. */
   pool?: SearchPool;
+  /**
+   * Keep a warm, watched file index per folder searched (fileIndex.ts). Off
+   * by default: a watcher holds the process open until the pool is closed.
+   */
+  fileIndex?: boolean;
+  /** How long the ordered search runs before ripgrep starts (searchJobs.ts ORDERED_HEAD_START_MS); 0 for none. */
+  orderedHeadStartMs?: number;
   /** Told once, when ripgrep has been looked for, which way searches run. */
   log?: (message: string) => void;
 }
@@ -22,12 +29,14 @@ export interface SearchOptions {
 export const DEFAULT_SEARCH_TIMEOUT_MS = 15_000;
 
 /** A job as a tool describes it; the engine adds its ripgrep. */
-type JobWithoutRipgrep = SearchJob extends infer Job ? (Job extends SearchJob ? Omit<Job, 'ripgrep'> : never) : never;
+type JobWithoutRipgrep = SearchJob extends infer Job ? (Job extends SearchJob ? Omit<Job, 'ripgrep' | 'indexable' | 'useIndex' | 'headStartMs'> : never) : never;
 
 /** Counts of what actually ran, for tests and the benchmark. */
 export interface SearchCounts {
   ripgrep: number;
   node: number;
+  /** Answered from the warm file index (fileIndex.ts). */
+  index: number;
   /** Searches where ripgrep found so many files that the ordered walk finished the job. */
   switchedToWalk: number;
   /** Why ripgrep was passed over when it was available. */
@@ -36,7 +45,7 @@ export interface SearchCounts {
 
 export class SearchEngine {
   readonly timeoutMs: number;
-  readonly counts: SearchCounts = { ripgrep: 0, node: 0, switchedToWalk: 0, fallbackReasons: [] };
+  readonly counts: SearchCounts = { ripgrep: 0, node: 0, index: 0, switchedToWalk: 0, fallbackReasons: [] };
   private readonly pool: SearchPool;
   private located?: Promise<Ripgrep | undefined>;
 
@@ -69,13 +78,27 @@ export class SearchEngine {
 
   async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {
     const ripgrep = await this.ripgrep();
-    const outcome = await this.pool.run({ ...job, ripgrep } as SearchJob, this.timeoutMs, signal);
-    if (outcome.ok) {
+    const outcome = await this.pool.run(
+      { ...job, ripgrep, indexable: this.options.fileIndex === true, headStartMs: this.options.orderedHeadStartMs } as SearchJob,
+      this.timeoutMs,
+      signal,
+    );
+    if (outcome.ok && outcome.result.kind !== 'prepareIndex') {
       this.count(outcome.result.engine);
       if (outcome.result.switchedToWalk) this.counts.switchedToWalk += 1;
       if (ripgrep && outcome.result.fallbackReason) this.counts.fallbackReasons.push(outcome.result.fallbackReason);
     }
     return outcome;
+  }
+
+  /**
+   * Builds the folder's warm file index now and waits for it; whether the
+   * folder has one (false when watching is not possible: searches stay cold).
+   */
+  async prepareIndex(root: string, denyRead: readonly string[], signal?: AbortSignal): Promise<boolean> {
+    if (this.options.fileIndex !== true || !(await this.pool.watch(root))) return false;
+    const outcome = await this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }, signal);
+    return outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed;
   }
 
   private count(engine: SearchEngineName): void {

@@ -8,7 +8,9 @@ import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '..
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles, walkVerdicts } from './walk';
+import { crawlLinksAndRules, CrawlResult } from './linkCrawl';
+import type { FileIndexes, FolderIndex } from './fileIndex';
 
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
@@ -36,6 +38,17 @@ export const SEARCH_LIMITS = Object.freeze({
  */
 const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000, findMatches: SEARCH_LIMITS.findMaxResults });
 
+/**
+ * Before ripgrep starts, the ordered search (the warm index, or the walk)
+ * gets this long: a capped search (a common word, `**\/*.ts`) is done in a
+ * few milliseconds that way, where ripgrep must list everything before the
+ * first results in path order are known. A full scan loses at most this.
+ */
+const ORDERED_HEAD_START_MS = 10;
+
+/** Longer patterns go to the walk: one argument has a limit (E2BIG past 128 KiB on Linux; 32 KiB for a whole command line on Windows). */
+const MAX_RIPGREP_PATTERN_BYTES = process.platform === 'win32' ? 30_000 : 120 * 1024;
+
 export interface SearchScope {
   realPath: string;
   /** Root-relative, `.` for the root. */
@@ -50,6 +63,12 @@ interface JobBase {
   scope: SearchScope;
   /** Undefined: walk the tree in Node. */
   ripgrep?: Ripgrep;
+  /** The engine keeps warm indexes (SearchOptions.fileIndex). */
+  indexable?: boolean;
+  /** Set by the pool when this thread owns the folder's warm file index (fileIndex.ts). */
+  useIndex?: boolean;
+  /** Overrides ORDERED_HEAD_START_MS. */
+  headStartMs?: number;
 }
 
 export interface GrepJob extends JobBase {
@@ -74,9 +93,14 @@ export interface CensusJob extends JobBase {
   extensions: number;
 }
 
-export type SearchJob = GrepJob | FindJob | CensusJob;
+/** Builds the folder's warm index and waits for it (the server, after binding a folder; tests; the benchmark). */
+export interface PrepareIndexJob extends JobBase {
+  kind: 'prepareIndex';
+}
 
-export type SearchEngineName = 'ripgrep' | 'node';
+export type SearchJob = GrepJob | FindJob | CensusJob | PrepareIndexJob;
+
+export type SearchEngineName = 'ripgrep' | 'node' | 'index';
 
 interface ResultBase {
   /** Which path produced the result. */
@@ -117,7 +141,13 @@ export interface CensusJobResult extends ResultBase {
   partial: boolean;
 }
 
-export type SearchJobResult = GrepJobResult | FindJobResult | CensusJobResult;
+export interface PrepareIndexResult extends ResultBase {
+  kind: 'prepareIndex';
+  /** Whether the folder now has a warm index (false: watching is not possible here). */
+  indexed: boolean;
+}
+
+export type SearchJobResult = GrepJobResult | FindJobResult | CensusJobResult | PrepareIndexResult;
 
 export interface JobControl {
   shouldStop(): boolean;
@@ -139,15 +169,25 @@ function boundaryFor(job: SearchJob): Promise<ReadBoundary> {
   return boundary;
 }
 
-export async function runSearchJob(job: SearchJob, control: JobControl): Promise<SearchJobResult> {
+function indexKey(job: SearchJob): string {
+  return [job.root, ...job.denyRead].join('\0');
+}
+
+export async function runSearchJob(job: SearchJob, control: JobControl, indexes?: FileIndexes): Promise<SearchJobResult> {
   const boundary = await boundaryFor(job);
+  const index = (): Promise<FolderIndex | undefined> =>
+    job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
   switch (job.kind) {
     case 'grep':
-      return grep(job, boundary, control);
+      return grep(job, boundary, control, await index());
     case 'find':
-      return find(job, boundary, control);
+      return find(job, boundary, control, await index());
     case 'census':
       return census(job, boundary, control);
+    case 'prepareIndex': {
+      const indexed = job.useIndex === true && indexes !== undefined && (await indexes.prepare(indexKey(job), boundary));
+      return { kind: 'prepareIndex', engine: 'index', indexed, listingStopped: false };
+    }
   }
 }
 
@@ -217,53 +257,48 @@ export class ListedPathCheck {
   }
 }
 
+const NON_REGULAR_RULES = 'an ignore file in the folder is not a regular file (ripgrep would wait on it)';
+const OVERSIZED_RULES = 'an ignore file in the folder has more rules than are used (ripgrep would use them all)';
+
 /**
- * Why ripgrep must not read the ignore files under the scope, if it must
- * not: one is not a regular file (a FIFO never answers, and held every
- * ripgrep search until its time limit) or is over IGNORE_FILE_LIMITS
- * (ripgrep would use every rule). The walk then answers; it skips the one
- * and uses the first rules of the other. Found by a listing that reads no
- * ignore file; symlinked ones are left to `readRulesThroughLink`.
+ * Why ripgrep's listing must not be used, judged from the crawl that ran
+ * beside it: an ignore file that is not a regular file (a FIFO never answers:
+ * ripgrep is stopped and the walk answers), is over IGNORE_FILE_LIMITS, or is
+ * reached through a link out of the folder (then outside bytes would decide
+ * what is shown).
  */
-async function ruleFileFault(job: SearchJob, control: JobControl): Promise<string | undefined> {
-  const listing = await runRipgrep({
-    ripgrep: job.ripgrep as Ripgrep,
-    root: job.root,
-    query: { mode: 'rules', scope: job.scope.relativePath, exclusions: [], outsideRepository: false },
-    maxPaths: SEARCH_LIMITS.walkMaxEntries,
-    shouldStop: () => control.shouldStop(),
-    onSpawn: (pid) => control.onSpawn(pid),
-  });
-  if (listing.error !== undefined) return listing.error;
-  for (const relativePath of listing.symlinks) {
-    try {
-      if (!fs.lstatSync(path.join(job.root, relativePath)).isSymbolicLink()) return NON_REGULAR_RULES;
-    } catch {
-      return NON_REGULAR_RULES; // gone since: changing under the search
-    }
-  }
-  for (const relativePath of listing.paths) {
-    const fault = ignoreFileFault(path.join(job.root, relativePath));
+function crawlFault(job: SearchJob, crawl: CrawlResult): string | undefined {
+  if (crawl.stopped) return 'the folder has more entries than a search lists';
+  for (const relativePath of crawl.ruleEntries) {
+    const absolute = path.join(job.root, relativePath);
+    if (ignoreEntryLeadsOutside(absolute)) return LINKED_RULES;
+    if (path.basename(relativePath) === '.git') continue;
+    const fault = ignoreFileFault(absolute);
     if (fault === 'too_large') return OVERSIZED_RULES;
     if (fault !== undefined) return NON_REGULAR_RULES;
   }
   return undefined;
 }
 
-const NON_REGULAR_RULES = 'an ignore file in the folder is not a regular file (ripgrep would wait on it)';
-const OVERSIZED_RULES = 'an ignore file in the folder has more rules than are used (ripgrep would use them all)';
+interface CheckedListing {
+  listing: RipgrepListing;
+  /** The symlinks the crawl found under the scope. */
+  symlinks: string[];
+}
 
-/** Runs one ripgrep listing with the ancestor ignore rules of the scope in a temporary file. */
+/**
+ * Runs one ripgrep listing (no debug log) with the ancestor ignore rules of
+ * the scope in a temporary file, and beside it the crawl that finds the
+ * symlinks and rule files ripgrep does not report (linkCrawl.ts).
+ */
 async function listWithRipgrep(
   job: SearchJob,
   control: JobControl,
   query: Omit<Parameters<typeof runRipgrep>[0]['query'], 'scope' | 'ignoreFile' | 'outsideRepository'>,
   cut: CutIgnoreFiles,
   onPath?: (relativePath: string) => boolean,
-): Promise<RipgrepListing> {
+): Promise<CheckedListing> {
   const ripgrep = job.ripgrep as Ripgrep;
-  const fault = await ruleFileFault(job, control);
-  if (fault !== undefined) return { paths: [], symlinks: [], truncated: false, abandoned: false, ruleEntries: [], error: fault };
   // Below the root, the rules of the directories in between apply too: handed over as a file.
   const rules = ancestorIgnoreText(job.root, job.scope.relativePath, cut);
   let ignoreFile: string | undefined;
@@ -274,21 +309,23 @@ async function listWithRipgrep(
     ignoreFile = path.join(ignoreDirectory, 'ancestors.ignore');
     await fs.promises.writeFile(ignoreFile, rules, { mode: 0o600 });
   }
+  let fault: string | undefined;
   try {
-    return await runRipgrep({
+    const listed = runRipgrep({
       ripgrep,
       root: job.root,
-      query: {
-        ...query,
-        scope: job.scope.relativePath,
-        ignoreFile,
-        outsideRepository: !isInsideRepository(job.root),
-      },
+      query: { ...query, withoutLog: true, scope: job.scope.relativePath, ignoreFile, outsideRepository: !isInsideRepository(job.root) },
       maxPaths: SEARCH_LIMITS.walkMaxEntries,
       onPath,
-      shouldStop: () => control.shouldStop(),
+      // A fault found by the crawl stops ripgrep at once: it may be waiting on a FIFO.
+      shouldStop: () => control.shouldStop() || fault !== undefined,
       onSpawn: (pid) => control.onSpawn(pid),
     });
+    const crawl = await crawlLinksAndRules(job.root, job.scope.relativePath, SEARCH_LIMITS.walkMaxEntries, () => control.shouldStop());
+    fault = crawlFault(job, crawl);
+    const listing = await listed;
+    if (fault !== undefined) return { listing: { ...listing, error: fault }, symlinks: [] };
+    return { listing, symlinks: crawl.symlinks };
   } finally {
     if (ignoreDirectory) await fs.promises.rm(ignoreDirectory, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -324,10 +361,13 @@ function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean 
 }
 
 /** The symlinked files ripgrep passed over, resolved through the boundary as the walk resolves them. */
-async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, listing: RipgrepListing): Promise<Candidate[]> {
+async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled = true): Promise<Candidate[]> {
   const found: Candidate[] = [];
-  for (const relativePath of listing.symlinks) {
+  // The crawl knows no ignore rules: a link it found is checked against them as the walk would.
+  const notIgnored = crawled && symlinks.length > 0 ? walkVerdicts(boundary) : undefined;
+  for (const relativePath of symlinks) {
     if (check.state(relativePath) !== 'ok') continue;
+    if (notIgnored && !notIgnored(relativePath)) continue;
     const resolved = await boundary.resolve(path.join(job.root, relativePath));
     if (resolved.ok && resolved.kind === 'file') found.push({ relativePath, realPath: resolved.realPath });
   }
@@ -343,20 +383,104 @@ function exclusionsFor(boundary: ReadBoundary, kind: 'grep' | 'find'): RipgrepEx
   return [...SECRET_NAME_GLOBS, ...policy].map((glob) => ({ glob: `!${glob}`, caseInsensitive: true }));
 }
 
+/**
+ * A pre-filter ripgrep can apply itself (`--iglob`), naming a superset of the
+ * files the glob matches: the glob's last segment, when it is a plain name
+ * pattern, matched case-free against base names. Anything subtler is left to
+ * the exact test every listed path goes through.
+ */
+export function ripgrepNameFilter(glob: string | undefined): string[] {
+  if (glob === undefined) return [];
+  const normalized = normalizeGlob(glob);
+  if (normalized === '' || normalized.startsWith('!')) return [];
+  const last = normalized.slice(normalized.lastIndexOf('/') + 1);
+  if (!/^[A-Za-z0-9._*?-]+$/.test(last) || /^\**$/.test(last)) return [];
+  return [last];
+}
+
+/** The files of the warm index under the scope, in walk order. */
+function* indexedInScope(index: FolderIndex, scope: SearchScope): Generator<IndexedFileLike> {
+  const prefix = scope.relativePath === '.' ? '' : `${scope.relativePath}/`;
+  for (const file of index.files) if (prefix === '' || file.relativePath.startsWith(prefix)) yield file;
+}
+
+interface IndexedFileLike {
+  relativePath: string;
+  realPath: string;
+  denied: boolean;
+}
+
+type OrderedOutcome = 'finished' | 'capped' | 'out_of_time' | 'entry_limit';
+
+/**
+ * The ordered search: files in walk order from the warm index, or from the
+ * walk, fed to `visit` until it says stop, the deadline passes or all are seen.
+ */
+async function orderedFiles(
+  job: SearchJob,
+  boundary: ReadBoundary,
+  control: JobControl,
+  index: FolderIndex | undefined,
+  deadline: number | undefined,
+  visit: (file: IndexedFileLike) => boolean | void,
+): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
+  if (index) {
+    let seen = 0;
+    for (const file of indexedInScope(index, job.scope)) {
+      if ((++seen & 63) === 0 && ((deadline !== undefined && performance.now() > deadline) || control.shouldStop())) {
+        return { outcome: 'out_of_time', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+      }
+      if (visit(file) === false) return { outcome: 'capped', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+    }
+    return { outcome: 'finished', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+  }
+  const stats = await walkFiles(
+    { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline },
+    (file) => visit({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined }),
+  );
+  const outcome: OrderedOutcome =
+    stats.stoppedBy === undefined ? 'finished' : stats.stoppedBy === 'visitor' ? 'capped' : stats.stoppedBy === 'entry_limit' ? 'entry_limit' : 'out_of_time';
+  return { outcome, changedDirectories: stats.changedDirectories, cutIgnoreFiles: stats.cutIgnoreFiles };
+}
+
 // ---------------------------------------------------------------- grep_files
 
 function emptyGrep(engine: SearchJobResult['engine']): GrepJobResult {
   return { kind: 'grep', engine, lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0, listingStopped: false, namedFileBinary: false };
 }
 
-async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl): Promise<GrepJobResult> {
+/** grep_files over the ordered files: the index's or the walk's. Undefined when the deadline passed first. */
+async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, globTest: PathTest | undefined, deadline?: number): Promise<GrepJobResult | undefined> {
+  const searcher = new Grep(compiledPattern(job));
+  const ordered = await orderedFiles(job, boundary, control, index, deadline, (file) => {
+    // Secret and policy-denied files are skipped silently: their contents never reach the model.
+    if (file.denied) return;
+    if (globTest && !globTest(file.relativePath)) return;
+    return searcher.searchFile(file.realPath, file.relativePath) !== 'capped';
+  });
+  if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
+  return {
+    ...emptyGrep(index ? 'index' : 'node'),
+    ...searcher.result,
+    listingStopped: ordered.outcome === 'entry_limit',
+    changedEntries: searcher.result.changedFiles + ordered.changedDirectories,
+    cutIgnoreFiles: ordered.cutIgnoreFiles,
+  };
+}
+
+function compiledPattern(job: GrepJob): Exclude<ReturnType<typeof compilePattern>, string> {
   const pattern = compilePattern(job.pattern);
   if (typeof pattern === 'string') throw new Error(pattern); // validated before the job was sent
+  return pattern;
+}
+
+async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined): Promise<GrepJobResult> {
+  const pattern = compiledPattern(job);
   const globTest = job.glob !== undefined && normalizeGlob(job.glob) !== '' ? compileGlobTest(job.glob) : undefined;
-  const searcher = new Grep(pattern);
 
   if (job.scope.kind === 'file') {
     // Named explicitly, so searched even if ignored; the boundary already refused secrets.
+    const searcher = new Grep(pattern);
     const result = emptyGrep('node');
     if (globTest && !globTest(job.scope.relativePath)) return result;
     const outcome = searcher.searchFile(job.scope.realPath, job.scope.relativePath);
@@ -365,146 +489,162 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl): 
 
   let fallbackReason: string | undefined;
   let switchedToWalk = false;
-  const cut: CutIgnoreFiles = new Set();
-  if (job.ripgrep) {
-    const translated = toRipgrepPattern(pattern.source, pattern.unicode);
-    if (!translated) {
-      fallbackReason = 'the pattern uses JavaScript regular expression features ripgrep cannot pre-filter';
-    } else {
-      let candidateCount = 0;
-      const listing = await listWithRipgrep(
-        job,
-        control,
-        {
-          mode: 'matches',
-          pattern: translated,
-          exclusions: exclusionsFor(boundary, 'grep'),
-        },
-        cut,
-        (relativePath) => (globTest && !globTest(relativePath)) || ++candidateCount <= SWITCH_TO_WALK.grepCandidates,
-      );
-      if (listing.abandoned) {
-        switchedToWalk = true;
-      } else if (listing.error === undefined && readRulesThroughLink(job, listing)) {
-        fallbackReason = LINKED_RULES;
-      } else if (listing.error === undefined) {
-        const check = new ListedPathCheck(boundary);
-        const candidates: Candidate[] = [];
-        for (const relativePath of listing.paths) {
-          // Defence in depth: ripgrep was told the same rules, but what it prints is checked again.
-          if (globTest && !globTest(relativePath)) continue;
-          if (check.state(relativePath) !== 'ok') continue;
-          candidates.push({ relativePath, realPath: path.join(job.root, relativePath) });
-        }
-        candidates.push(...(await symlinkedFiles(job, boundary, check, listing)));
-        const byPath = new Map(candidates.map((candidate) => [candidate.relativePath, candidate]));
-        for (const relativePath of sortInWalkOrder([...byPath.keys()])) {
-          if (control.shouldStop()) break;
-          if (globTest && !globTest(relativePath)) continue;
-          const candidate = byPath.get(relativePath) as Candidate;
-          if (searcher.searchFile(candidate.realPath, relativePath) === 'capped') break;
-        }
-        // Every line shown was read by `searcher` through the verified open, from the file ripgrep named:
-        // a file reached through a directory swapped since is refused there and counted.
-        return {
-          ...emptyGrep('ripgrep'),
-          ...searcher.result,
-          listingStopped: listing.truncated,
-          changedEntries: searcher.result.changedFiles,
-          cutIgnoreFiles: relativeCuts(boundary, cut),
-        };
-      } else {
-        fallbackReason = listing.error;
+  const translated = job.ripgrep ? toRipgrepPattern(pattern.source, pattern.unicode) : undefined;
+  if (job.ripgrep && !translated) fallbackReason = 'the pattern uses JavaScript regular expression features ripgrep cannot pre-filter';
+  else if (translated && Buffer.byteLength(translated.pattern) > MAX_RIPGREP_PATTERN_BYTES) fallbackReason = 'the pattern is too long for a ripgrep command line';
+  if (job.ripgrep && translated && fallbackReason === undefined) {
+    // A head start for the ordered search: a capped search ends here.
+    const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
+    const quick = headStart > 0 ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart) : undefined;
+    if (quick) return quick;
+    const searcher = new Grep(pattern);
+    let candidateCount = 0;
+    const cut: CutIgnoreFiles = new Set();
+    const includeGlobs = ripgrepNameFilter(job.glob);
+    const { listing, symlinks } = await listWithRipgrep(
+      job,
+      control,
+      { mode: 'matches', pattern: translated, exclusions: exclusionsFor(boundary, 'grep'), includeGlobs },
+      cut,
+      (relativePath) => (globTest && !globTest(relativePath)) || ++candidateCount <= SWITCH_TO_WALK.grepCandidates,
+    );
+    if (listing.abandoned) {
+      switchedToWalk = true;
+    } else if (listing.error === undefined) {
+      const check = new ListedPathCheck(boundary);
+      // ripgrep's include glob beats ignore rules for files: those rules are applied here again.
+      const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary) : undefined;
+      const candidates: Candidate[] = [];
+      for (const relativePath of listing.paths) {
+        // Defence in depth: ripgrep was told the same rules, but what it prints is checked again.
+        if (globTest && !globTest(relativePath)) continue;
+        if (check.state(relativePath) !== 'ok') continue;
+        if (notIgnored && !notIgnored(relativePath)) continue;
+        candidates.push({ relativePath, realPath: path.join(job.root, relativePath) });
       }
+      candidates.push(...(await symlinkedFiles(job, boundary, check, symlinks)));
+      const byPath = new Map(candidates.map((candidate) => [candidate.relativePath, candidate]));
+      for (const relativePath of sortInWalkOrder([...byPath.keys()])) {
+        if (control.shouldStop()) break;
+        if (globTest && !globTest(relativePath)) continue;
+        const candidate = byPath.get(relativePath) as Candidate;
+        if (searcher.searchFile(candidate.realPath, relativePath) === 'capped') break;
+      }
+      // Every line shown was read by `searcher` through the verified open, from the file ripgrep named:
+      // a file reached through a directory swapped since is refused there and counted.
+      return {
+        ...emptyGrep('ripgrep'),
+        ...searcher.result,
+        listingStopped: listing.truncated,
+        changedEntries: searcher.result.changedFiles,
+        cutIgnoreFiles: relativeCuts(boundary, cut),
+      };
+    } else {
+      fallbackReason = listing.error;
     }
   }
-
-  const stats = await walkFiles(
-    { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries },
-    (file) => {
-      // Secret and policy-denied files are skipped silently: their contents never reach the model.
-      if (file.denial) return;
-      if (globTest && !globTest(file.relativePath)) return;
-      return searcher.searchFile(file.realPath, file.relativePath) !== 'capped';
-    },
-  );
-  return {
-    ...emptyGrep('node'),
-    ...searcher.result,
-    listingStopped: stats.stoppedBy === 'entry_limit',
-    fallbackReason,
-    switchedToWalk,
-    changedEntries: searcher.result.changedFiles + stats.changedDirectories,
-    cutIgnoreFiles: stats.cutIgnoreFiles,
-  };
+  const result = (await grepOrdered(job, boundary, control, index, globTest)) as GrepJobResult;
+  return { ...result, fallbackReason, switchedToWalk };
 }
 
 // ---------------------------------------------------------------- find_files
 
-/** find_files on the ordered walk, which stops at the cap. */
-async function findWithWalk(job: FindJob, boundary: ReadBoundary, matches: PathTest, stop: () => boolean): Promise<FindJobResult> {
+/** find_files on the ordered files (the index's or the walk's), which stop at the cap. Undefined when the deadline passed first. */
+async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, matches: PathTest, deadline?: number): Promise<FindJobResult | undefined> {
   const max = SEARCH_LIMITS.findMaxResults;
   const results: FindJobResult['results'] = [];
   let more = false;
-  const stats = await walkFiles(
-    { boundary, startDirectory: job.scope.realPath, shouldStop: stop, maxEntries: SEARCH_LIMITS.walkMaxEntries },
-    (file) => {
-      if (!matches(file.relativePath)) return;
-      if (results.length >= max) {
-        more = true;
-        return false;
-      }
-      results.push({ relativePath: file.relativePath, denied: file.denial !== undefined });
-    },
-  );
+  const ordered = await orderedFiles(job, boundary, control, index, deadline, (file) => {
+    if (!matches(file.relativePath)) return;
+    if (results.length >= max) {
+      more = true;
+      return false;
+    }
+    results.push({ relativePath: file.relativePath, denied: file.denied });
+  });
+  if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
+  let changedEntries = ordered.changedDirectories;
+  let shown = results;
+  if (index) {
+    // The watcher reports a change a moment after it happens: what is shown is checked now.
+    shown = [];
+    for (const result of results) {
+      if (await stillListed(job, boundary, result.relativePath)) shown.push(result);
+      else changedEntries += 1;
+    }
+  }
   return {
     kind: 'find',
-    engine: 'node',
-    results,
+    engine: index ? 'index' : 'node',
+    results: shown,
     more,
-    listingStopped: stats.stoppedBy === 'entry_limit',
-    changedEntries: stats.changedDirectories,
-    cutIgnoreFiles: stats.cutIgnoreFiles,
+    listingStopped: ordered.outcome === 'entry_limit',
+    changedEntries,
+    cutIgnoreFiles: ordered.cutIgnoreFiles,
   };
 }
 
-async function find(job: FindJob, boundary: ReadBoundary, control: JobControl): Promise<FindJobResult> {
+/** Whether a path is still a plain file inside, or a link to one. */
+async function stillListed(job: SearchJob, boundary: ReadBoundary, relativePath: string): Promise<boolean> {
+  if (isPlainFileInside(job.root, relativePath)) return true;
+  const absolute = path.join(job.root, relativePath);
+  try {
+    if (!fs.lstatSync(absolute).isSymbolicLink()) return false;
+  } catch {
+    return false;
+  }
+  const resolved = await boundary.resolve(absolute);
+  return resolved.ok && resolved.kind === 'file';
+}
+
+async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined): Promise<FindJobResult> {
   const test = compileGlobTest(job.pattern);
   const scopePrefix = job.scope.relativePath === '.' ? '' : `${job.scope.relativePath}/`;
   // Also match relative to `path`, so {"path": "src", "pattern": "lib/*.ts"} finds src/lib/a.ts.
   const matches = (relativePath: string): boolean =>
     test(relativePath) || (scopePrefix !== '' && relativePath.startsWith(scopePrefix) && test(relativePath.slice(scopePrefix.length)));
   const max = SEARCH_LIMITS.findMaxResults;
-  const walk = (): Promise<FindJobResult> => findWithWalk(job, boundary, matches, () => control.shouldStop());
-  if (!job.ripgrep) return walk();
+  const ordered = async (): Promise<FindJobResult> => (await findOrdered(job, boundary, control, index, matches)) as FindJobResult;
+  if (index) {
+    // The exact test costs about a microsecond a path: a base-name pre-filter first keeps a warm find on 100,000 files fast.
+    const nameFilter = ripgrepNameFilter(job.pattern)[0];
+    const prefilter = nameFilter === undefined ? undefined : new RegExp(`(?:^|/)${nameFilter.replace(/[.+^${}()|[\]\\-]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`, 'i');
+    return (await findOrdered(job, boundary, control, index, prefilter ? (relativePath) => prefilter.test(relativePath) && matches(relativePath) : matches)) as FindJobResult;
+  }
+  if (!job.ripgrep) return ordered();
+  // A head start for the walk: a capped find (`**/*.ts`) ends here.
+  const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
+  const quick = headStart > 0 ? await findOrdered(job, boundary, control, undefined, matches, performance.now() + headStart) : undefined;
+  if (quick) return quick;
 
   let matchCount = 0;
   const cut: CutIgnoreFiles = new Set();
-  const listing = await listWithRipgrep(
+  const includeGlobs = ripgrepNameFilter(job.pattern);
+  const { listing, symlinks } = await listWithRipgrep(
     job,
     control,
-    { mode: 'files', exclusions: exclusionsFor(boundary, 'find') },
+    { mode: 'files', exclusions: exclusionsFor(boundary, 'find'), includeGlobs },
     cut,
     (relativePath) => !matches(relativePath) || ++matchCount <= SWITCH_TO_WALK.findMatches,
   );
-  if (listing.abandoned) return { ...(await walk()), switchedToWalk: true };
-  if (listing.error !== undefined) return { ...(await walk()), fallbackReason: listing.error };
-  if (readRulesThroughLink(job, listing)) return { ...(await walk()), fallbackReason: LINKED_RULES };
+  if (listing.abandoned) return { ...(await ordered()), switchedToWalk: true };
+  if (listing.error !== undefined) return { ...(await ordered()), fallbackReason: listing.error };
 
   const check = new ListedPathCheck(boundary);
+  // ripgrep's include glob beats ignore rules for files: those rules are applied here again, to the matches only.
+  const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary) : undefined;
   const denied = new Set<string>();
   const found: string[] = [];
   for (const relativePath of listing.paths) {
     if (!matches(relativePath)) continue;
     const state = check.state(relativePath);
     if (state === 'excluded') continue;
+    if (notIgnored && !notIgnored(relativePath)) continue;
     if (state === 'denied') denied.add(relativePath);
     found.push(relativePath);
   }
   const links = new Set<string>();
-  for (const link of await symlinkedFiles(job, boundary, check, listing)) {
-    if (matches(link.relativePath)) links.add(link.relativePath);
-  }
+  for (const link of await symlinkedFiles(job, boundary, check, symlinks.filter(matches))) links.add(link.relativePath);
   // ripgrep walked directories we do not control: a name is shown only if it is still a file
   // inside, reached through no link (a directory swapped for one leaked outside names).
   // Only what is shown is checked, so this costs at most the result cap.
@@ -573,7 +713,7 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
   if (listing.error !== undefined || readRulesThroughLink(job, listing)) return undefined;
   const check = new ListedPathCheck(boundary);
   const files = listing.paths.filter((relativePath) => check.state(relativePath) !== 'excluded');
-  for (const link of await symlinkedFiles(job, boundary, check, listing)) files.push(link.relativePath);
+  for (const link of await symlinkedFiles(job, boundary, check, listing.symlinks, false)) files.push(link.relativePath);
   return { kind: 'census', engine: 'ripgrep', ...countExtensions(files, job.extensions), partial: listing.truncated || expired(), listingStopped: false };
 }
 

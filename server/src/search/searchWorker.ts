@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runSearchJob, SearchJob } from './searchJobs';
+import { FileIndexes } from './fileIndex';
 import { errorText } from '../../../shared/errorText';
 
 /**
@@ -9,9 +10,14 @@ import { errorText } from '../../../shared/errorText';
  * loop turn this thread may not take while a search runs.
  */
 
-export interface WorkerRequest {
-  id: number;
-  job: SearchJob;
+export type WorkerRequest =
+  | { id: number; job: SearchJob }
+  /** A batch of watcher events for a folder (absolute paths); `paths` undefined: its watcher failed or stopped. */
+  | { id: number; watched: string; paths?: string[] };
+
+/** What the pool hands a worker when starting it. */
+export interface WorkerOptions {
+  stopBuffer: SharedArrayBuffer;
 }
 
 export type WorkerReply =
@@ -21,14 +27,21 @@ export type WorkerReply =
 
 const port = parentPort;
 if (!port) throw new Error('searchWorker.js must run as a worker thread');
-const stopFlag = new Int32Array(workerData.stopBuffer as SharedArrayBuffer);
+const options = workerData as WorkerOptions;
+const stopFlag = new Int32Array(options.stopBuffer);
+const indexes = new FileIndexes();
 
 port.on('message', (request: WorkerRequest) => {
+  if ('watched' in request) {
+    if (request.paths) indexes.onEvents(request.watched, request.paths);
+    else indexes.forget(request.watched);
+    return;
+  }
   const control = {
     shouldStop: () => Atomics.load(stopFlag, 0) === request.id,
     onSpawn: (pid: number) => port.postMessage({ type: 'spawned', id: request.id, pid } satisfies WorkerReply),
   };
-  runSearchJob(request.job, control).then(
+  runSearchJob(request.job, control, indexes).then(
     (result) => port.postMessage({ type: 'done', id: request.id, result } satisfies WorkerReply),
     (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: errorText(error) } satisfies WorkerReply),
   );

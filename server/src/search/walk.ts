@@ -519,3 +519,103 @@ export function sortInWalkOrder(paths: string[]): string[] {
   for (let i = 0; i < keyed.length; i++) paths[i] = keyed[i].relativePath;
   return paths;
 }
+
+/**
+ * What the walk would do with one file path, decided alone: the entry it
+ * would visit, or undefined when it would leave the path out (an ancestor
+ * skipped, ignored or denied; the file ignored, gone, not a file, or a link
+ * leading outside). The warm file index (fileIndex.ts) uses it for a file
+ * that appeared, so one new file costs its ancestors' ignore files, not a walk.
+ */
+export async function walkVerdict(boundary: ReadBoundary, relativePath: string, cut: CutIgnoreFiles = new Set()): Promise<WalkFile | undefined> {
+  const segments = relativePath.split('/');
+  if (segments[segments.length - 1] === '.git') return undefined;
+  const stacks = stacksInside(boundary, segments.slice(0, -1), cut);
+  if (!stacks || !validSegments(segments)) return undefined;
+  const absolutePath = path.join(boundary.root, ...segments);
+  let stats: fs.Stats;
+  try {
+    stats = fs.lstatSync(absolutePath);
+  } catch {
+    return undefined;
+  }
+  if (!stats.isFile() && !stats.isSymbolicLink()) return undefined;
+  if (isIgnored(stacks, relativePath, false)) return undefined;
+  if (stats.isSymbolicLink()) {
+    const resolved = await boundary.resolve(absolutePath);
+    return resolved.ok && resolved.kind === 'file' ? { relativePath, realPath: resolved.realPath } : undefined;
+  }
+  return { relativePath, realPath: absolutePath, denial: boundary.denyRules.entryDenialOf(relativePath) };
+}
+
+/**
+ * walkVerdict for many paths of one folder: each directory's ignore layers
+ * are worked out once. For checking what ripgrep listed under an include
+ * glob, which (as ripgrep's `-g` does) beats ignore rules for files.
+ */
+export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new Set()): (relativePath: string) => boolean {
+  const directories = new Map<string, IgnoreStacks | null>();
+  const inside = (directory: string): IgnoreStacks | null => {
+    const known = directories.get(directory);
+    if (known !== undefined) return known;
+    let stacks: IgnoreStacks | null;
+    if (directory === '') {
+      stacks = isRepositoryRoot(boundary.root) ? startRepository(NO_LAYERS, boundary.root, '', cut) : NO_LAYERS;
+      stacks = withIgnoreFiles(stacks, boundary.root, '', cut);
+    } else {
+      const slash = directory.lastIndexOf('/');
+      const parent = inside(slash === -1 ? '' : directory.slice(0, slash));
+      const name = directory.slice(slash + 1);
+      const absolute = path.join(boundary.root, directory);
+      stacks = null;
+      if (parent && name !== '.' && name !== '..' && !ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(parent, directory, true) && !boundary.denyRules.entryDenialOf(directory)) {
+        const inherited = isRepositoryRoot(absolute) ? startRepository(parent, absolute, directory, cut) : parent;
+        stacks = withIgnoreFiles(inherited, absolute, directory, cut);
+      }
+    }
+    directories.set(directory, stacks);
+    return stacks;
+  };
+  return (relativePath) => {
+    const slash = relativePath.lastIndexOf('/');
+    const stacks = inside(slash === -1 ? '' : relativePath.slice(0, slash));
+    return stacks !== null && !isIgnored(stacks, relativePath, false);
+  };
+}
+
+/** Whether the walk would enter this root-relative directory ('' is the root). */
+export function isWalkedDirectory(boundary: ReadBoundary, relativeDirectory: string): boolean {
+  const segments = relativeDirectory === '' || relativeDirectory === '.' ? [] : relativeDirectory.split('/');
+  return validSegments(segments) && stacksInside(boundary, segments, new Set()) !== undefined;
+}
+
+function validSegments(segments: readonly string[]): boolean {
+  return segments.every((segment) => segment !== '' && segment !== '.' && segment !== '..');
+}
+
+/**
+ * The ignore layers in force inside the directory `segments` names, checking
+ * on the way down that the walk would enter each directory; undefined if not.
+ */
+function stacksInside(boundary: ReadBoundary, segments: readonly string[], cut: CutIgnoreFiles): IgnoreStacks | undefined {
+  if (!validSegments(segments)) return undefined;
+  let stacks = NO_LAYERS;
+  let directoryRelative = '';
+  for (let depth = 0; depth <= segments.length; depth++) {
+    const directoryAbsolute = depth === 0 ? boundary.root : path.join(boundary.root, ...segments.slice(0, depth));
+    if (depth > 0) {
+      directoryRelative = joinRelative(directoryRelative, segments[depth - 1]);
+      if (ALWAYS_SKIPPED_DIRECTORIES.has(segments[depth - 1])) return undefined;
+      if (isIgnored(stacks, directoryRelative, true)) return undefined;
+      if (boundary.denyRules.entryDenialOf(directoryRelative)) return undefined;
+      try {
+        if (!fs.lstatSync(directoryAbsolute).isDirectory()) return undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    if (isRepositoryRoot(directoryAbsolute)) stacks = startRepository(stacks, directoryAbsolute, directoryRelative, cut);
+    stacks = withIgnoreFiles(stacks, directoryAbsolute, directoryRelative, cut);
+  }
+  return stacks;
+}

@@ -28,7 +28,7 @@ interface Variant {
 }
 
 const VARIANTS: Variant[] = [
-  { name: 'through ripgrep', options: { ripgrepPath: RIPGREP }, available: RIPGREP !== undefined, usesRipgrep: true },
+  { name: 'through ripgrep', options: { ripgrepPath: RIPGREP, orderedHeadStartMs: 0 }, available: RIPGREP !== undefined, usesRipgrep: true },
   { name: 'through the pure-Node walk', options: { ripgrepPath: null }, available: true, usesRipgrep: false },
 ];
 

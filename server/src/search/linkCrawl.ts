@@ -1,0 +1,80 @@
+import * as fs from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES } from './walk';
+
+/**
+ * The entries a ripgrep listing cannot be trusted to report, found by one
+ * pass of directory reads (no stat, no file read) that runs while ripgrep
+ * lists: symlinks (ripgrep passes over them; the walk includes symlinked
+ * files) and the entries ripgrep takes rules from (ignore files and `.git`),
+ * which must be regular and inside before its listing is used.
+ *
+ * This replaces ripgrep's `--debug` log: with a `-g` filter that log names
+ * every file the filter skips, one unbuffered write each, which made a
+ * selective find_files on 100,000 files cost two seconds instead of 0.2.
+ */
+
+export interface CrawlResult {
+  /** Root-relative paths of every symlink under the scope (outside node_modules/ and .git/). */
+  symlinks: string[];
+  /** Root-relative paths of every ignore file and `.git` entry under the scope, whatever their type. */
+  ruleEntries: string[];
+  /** Stopped by `shouldStop` or the entry cap: the lists are incomplete. */
+  stopped: boolean;
+}
+
+const RULE_NAMES: ReadonlySet<string> = new Set([...IGNORE_FILE_NAMES, '.git']);
+const TIME_SLICE_MS = 8;
+
+function join(parent: string, name: string): string {
+  return parent === '' ? name : `${parent}/${name}`;
+}
+
+/** Crawls `scope` (root-relative, `.` for the root) of `root`. Yields every few milliseconds so ripgrep's pipe keeps draining. */
+export async function crawlLinksAndRules(root: string, scope: string, maxEntries: number, shouldStop: () => boolean): Promise<CrawlResult> {
+  const result: CrawlResult = { symlinks: [], ruleEntries: [], stopped: false };
+  const stack = [scope === '.' || scope === '' ? '' : scope];
+  let entries = 0;
+  let sliceStarted = performance.now();
+  while (stack.length > 0) {
+    const relative = stack.pop() as string;
+    let listing: fs.Dirent[];
+    try {
+      listing = fs.readdirSync(relative === '' ? root : `${root}/${relative}`, { withFileTypes: true });
+    } catch {
+      continue; // unreadable: ripgrep cannot list it either
+    }
+    for (const entry of listing) {
+      const name = entry.name;
+      const entryPath = join(relative, name);
+      if (RULE_NAMES.has(name)) result.ruleEntries.push(entryPath);
+      let isDirectory = entry.isDirectory();
+      let isLink = entry.isSymbolicLink();
+      if (!isDirectory && !isLink && !entry.isFile()) {
+        // Some file systems report no type in readdir: ask lstat, as the walk does.
+        try {
+          const stats = fs.lstatSync(`${root}/${entryPath}`);
+          isDirectory = stats.isDirectory();
+          isLink = stats.isSymbolicLink();
+        } catch {
+          continue;
+        }
+      }
+      if (isDirectory) {
+        if (!ALWAYS_SKIPPED_DIRECTORIES.has(name)) stack.push(entryPath);
+      } else if (isLink) {
+        result.symlinks.push(entryPath);
+      }
+    }
+    entries += listing.length;
+    if (entries > maxEntries || shouldStop()) {
+      result.stopped = true;
+      return result;
+    }
+    if (performance.now() - sliceStarted > TIME_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStarted = performance.now();
+    }
+  }
+  return result;
+}
