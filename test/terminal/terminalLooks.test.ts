@@ -106,6 +106,24 @@ describe('repo-discuss in a terminal: rendered replies, progress and multi-line 
     });
   }
 
+  it('counts down a retry in the spinner while the endpoint rate-limits, and clears it when the reply comes', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'error', status: 429, message: 'slow down', headers: { 'retry-after': '1' } }, { kind: 'gate', gate, then: { kind: 'text', text: 'After the wait.' } });
+    const client = startInPty();
+    await prompts(client, 1);
+    client.write('Busy endpoint?\r');
+    await client.untilStdout(/rate-limited \(429\) · retrying in 1 s, 1 of 2/);
+    // The second request reaches the gate: the retry was made, after the line was shown.
+    await gate.reached;
+    gate.release();
+    await prompts(client, 2);
+    const shown = screen(client);
+    assert.ok(shown.includes('After the wait.'), `the reply has a row of its own:\n${shown.join('\n')}`);
+    assert.ok(!shown.join('\n').includes('retrying'), 'the retry line left nothing on screen');
+    client.write('\x04');
+    assert.equal((await client.exited).code, 0);
+  });
+
   it('sends a bracketed paste of three lines as one message', async () => {
     fake.setFallback(echoLastUserMessage);
     const client = startInPty();

@@ -466,9 +466,13 @@ class Repl {
       progress: this.looks.progress,
     });
     printer.awaiting();
+    const progress = session.onProgress((notice) => {
+      if (notice.discussionId === discussion.id) printer.progressed(notice);
+    });
     try {
       await this.streamTurn(discussion, session, text, attachments, printer);
     } finally {
+      progress.dispose();
       this.looks.progress.stop();
     }
     if (state.cancelledAt !== null && this.exitCode === undefined) this.out.line(this.style.dim('(stopped)'));
