@@ -124,6 +124,36 @@ describe('repo-discuss in a terminal: rendered replies, progress and multi-line 
     assert.equal((await client.exited).code, 0);
   });
 
+  it('ask, on a terminal, shows the spinner until the reply and renders the reply as Markdown', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'gate', gate, then: { kind: 'text', deltas: REPLY } });
+    const client = TerminalProcess.startInPty(['ask', '--storage-dir', sandbox.storage, 'Where is the greeting?'], { env: env(), cwd: sandbox.repo, size: SIZE });
+    clients.push(client);
+    await gate.reached;
+    await client.untilStdout('waiting for the model');
+    gate.release();
+    assert.equal((await client.exited).code, 0);
+    const shown = screen(client);
+    const text = shown.join('\n');
+    assert.ok(shown.includes('Where the greeting lives'), `the heading is shown without its ## (${text})`);
+    assert.ok(!text.includes('##') && !text.includes('```'), 'no Markdown marks are left');
+    assert.match(client.stdout, /\x1b\[\d+mprint\x1b\[\d+m/, 'the code is highlighted');
+    assert.ok(!text.includes('waiting for the model'), 'the spinner left nothing on screen');
+  });
+
+  it('ask, into pipes, writes the reply as plain text: the Markdown as written, no spinner and no escape codes', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'gate', gate, then: { kind: 'text', deltas: REPLY } });
+    const client = TerminalProcess.start(['ask', '--storage-dir', sandbox.storage, 'Where is the greeting?'], { env: env(), cwd: sandbox.repo });
+    clients.push(client);
+    await gate.reached;
+    gate.release();
+    assert.equal((await client.exited).code, 0);
+    assert.equal(client.stdout, `${REPLY.join('').trimEnd()}\n`, 'stdout is the answer exactly as the model wrote it');
+    assert.ok(!/\x1b/.test(client.stdout + client.stderr), 'no escape code on either stream');
+    assert.ok(!client.stderr.includes('waiting for the model'), 'no spinner');
+  });
+
   it('sends a bracketed paste of three lines as one message', async () => {
     fake.setFallback(echoLastUserMessage);
     const client = startInPty();

@@ -25,8 +25,7 @@ import { configuredEditor, editTask, editText } from './taskEdit';
 import { defaultStorageDir } from '../../../shared/storageDir';
 import { HISTORY_SIZE, InputHistory } from './inputHistory';
 import { KeyboardFilter, LINE_BREAK_MARK } from './keyboard';
-import { loadMarkdownRenderer, type MarkdownRenderer } from './markdown';
-import { NO_PROGRESS, loadSpinner, type Progress } from './progress';
+import { PLAIN_LOOKS, terminalLooks, type Looks } from './looks';
 import { SLASH_COMMANDS } from './slashCommands';
 import { errorText } from '../../../shared/errorText';
 import { attachmentLabel, mentionOf, mentionsIn } from '../../../shared/mentions';
@@ -127,7 +126,7 @@ export async function runInteractive(context: Context, options: Options, positio
     history: [],
     historySize: HISTORY_SIZE,
   });
-  const looks = terminal ? await terminalLooks(context) : { progress: NO_PROGRESS };
+  const looks = terminal ? await terminalLooks(context, 'stdout') : PLAIN_LOOKS;
   const repl = new Repl(context, rl, terminal, keyboard, looks);
   const pasteModeOff = () => {
     // Left on, the shell after us would get every paste wrapped in markers.
@@ -145,17 +144,6 @@ export async function runInteractive(context: Context, options: Options, positio
     process.off('exit', pasteModeOff);
     rl.close();
   }
-}
-
-/** On a terminal: Markdown rendering (unless colours are off: NO_COLOR gets plain text) and a spinner, on both streams. */
-async function terminalLooks(context: Context): Promise<{ markdown?: MarkdownRenderer; progress: Progress }> {
-  const [markdown, progress] = await Promise.all([
-    context.out.style.enabled ? loadMarkdownRenderer() : undefined,
-    loadSpinner(process.stdout, context.out.style.enabled),
-  ]);
-  // Whatever either stream writes clears the spinner's line first.
-  context.out.beforeWrite = context.err.beforeWrite = () => progress.stop();
-  return { markdown, progress };
 }
 
 /** The interactive discussion: one discussion at a time, driven line by line. */
@@ -180,7 +168,7 @@ class Repl {
     private readonly rl: readline.Interface,
     private readonly terminal: boolean,
     keyboard: KeyboardFilter | undefined,
-    private readonly looks: { markdown?: MarkdownRenderer; progress: Progress },
+    private readonly looks: Looks,
   ) {
     this.lines = new LineSource(
       rl,
