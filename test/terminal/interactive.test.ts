@@ -313,6 +313,8 @@ describe('repo-discuss, interactive', function () {
     await client.until(() => plain().includes('Echo: And now?'), 'the next reply');
     assert.ok(client.stdout.includes('\x1b['), 'a terminal gets colours');
 
+    // Ctrl+D typed during a reply is dropped (typing then waits for the next prompt): it is typed at the prompt.
+    await client.until(() => countOf(plain().slice(plain().indexOf('Echo: And now?')), PROMPT) >= 1, 'the prompt is back after the reply');
     client.write('\x04');
     assert.equal((await client.exited).code, 0);
   });

@@ -233,6 +233,8 @@ describe('repo-discuss in a terminal: rendered replies, progress and multi-line 
     await second.until((p) => screenOf(p.stdout, COLUMNS).some((row) => row === `${PROMPT}What does main.py print?`), 'Up recalls the last run’s question');
     second.write('\r');
     await second.until((p) => screenOf(p.stdout, COLUMNS).includes('Echo: What does main.py print?'), 'the recalled line is sent');
+    // Ctrl+D typed during a reply is dropped (typing waits for the next prompt): it is typed at the prompt.
+    await prompts(second, 2);
     second.write('\x04');
     assert.equal((await second.exited).code, 0);
 
