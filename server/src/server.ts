@@ -28,6 +28,7 @@ import {
   DeleteDecisionRequest,
   ReviewRequest,
   EventNotification,
+  ProgressNotification,
   ListRequest,
   ModelsRequest,
   PromoteRequest,
@@ -120,6 +121,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
         defaultModel: settings.defaultModel,
         denyRead: settings.denyReadGlobs,
         contextTokens: settings.contextTokensSetting,
+        onProgress: (progress) => void connection.sendNotification(ProgressNotification.method, progress),
       },
       store,
     );

@@ -14,6 +14,7 @@ export * from './task';
 export * from './decisions';
 export * from './review';
 export * from './events';
+export * from './progress';
 export * from './attachments';
 export * from './requests';
 export * from './webview';

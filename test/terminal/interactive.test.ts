@@ -238,6 +238,61 @@ describe('repo-discuss, interactive', function () {
     assert.deepEqual((JSON.parse(after.stdout) as ListRequest.Result).saved.map((s) => [s.discussionId, s.turns]), [[savedId, 2]]);
   });
 
+  async function savedDiscussions(): Promise<Array<[string, number]>> {
+    const listed = await runClient(['--storage-dir', sandbox.storage, 'list', '--json'], { env: env(), cwd: sandbox.repo });
+    return (JSON.parse(listed.stdout) as ListRequest.Result).saved.map((s) => [s.discussionId, s.turns]);
+  }
+
+  const refused = { kind: 'error' as const, status: 400, message: 'this endpoint refuses everything' };
+
+  it('a new discussion whose only question failed before any answer is not kept, whether left by /new or at exit; one answered later is', async () => {
+    fake.setFallback(echoLastUserMessage);
+    fake.push(refused, refused);
+    const client = start();
+    await client.untilPrompts(1);
+    const firstId = /New discussion (disc-\w+)/.exec(client.stdout)![1];
+    client.line('Will this fail?');
+    await client.untilPrompts(2);
+    client.line('/new');
+    await client.until((p) => countOf(p.stdout, 'New discussion') === 2, 'the second discussion is open');
+    const secondId = [...client.stdout.matchAll(/New discussion (disc-\w+)/g)][1][1];
+    assert.notEqual(secondId, firstId);
+    client.line('This one fails too');
+    await client.untilPrompts(4);
+    client.endInput();
+    assert.equal((await client.exited).code, 0);
+    assert.equal(countOf(client.stdout, 'The question got no answer, so the discussion was not kept (--keep keeps it).'), 2, client.stdout);
+    assert.doesNotMatch(client.stdout, /Continue with: repo-discuss --resume/);
+    assert.deepEqual(await savedDiscussions(), []);
+
+    // A failure followed by an answer is a discussion worth keeping.
+    fake.push(refused);
+    const again = start();
+    await again.untilPrompts(1);
+    const keptId = /New discussion (disc-\w+)/.exec(again.stdout)![1];
+    again.line('Fails first');
+    await again.untilPrompts(2);
+    again.line('Then answers');
+    await again.untilStdout('Echo: Then answers');
+    again.endInput();
+    assert.equal((await again.exited).code, 0);
+    assert.match(again.stdout, new RegExp(`Continue with: repo-discuss --resume ${keptId}`));
+    assert.deepEqual(await savedDiscussions(), [[keptId, 2]]);
+  });
+
+  it('--keep keeps a new discussion whose only question failed', async () => {
+    fake.push(refused);
+    const client = start(['--keep']);
+    await client.untilPrompts(1);
+    const id = /New discussion (disc-\w+)/.exec(client.stdout)![1];
+    client.line('Will this fail?');
+    await client.untilPrompts(2);
+    client.endInput();
+    assert.equal((await client.exited).code, 0);
+    assert.match(client.stdout, new RegExp(`Continue with: repo-discuss --resume ${id}`));
+    assert.deepEqual(await savedDiscussions(), [[id, 1]]);
+  });
+
   (scriptAvailable ? it : it.skip)('in a terminal, a typed Ctrl+C stops the reply without stopping the server, and colours are on', async () => {
     fake.push({ kind: 'hang', deltas: ['Working on it'] });
     fake.setFallback(echoLastUserMessage);
@@ -258,6 +313,8 @@ describe('repo-discuss, interactive', function () {
     await client.until(() => plain().includes('Echo: And now?'), 'the next reply');
     assert.ok(client.stdout.includes('\x1b['), 'a terminal gets colours');
 
+    // Ctrl+D typed during a reply is dropped (typing then waits for the next prompt): it is typed at the prompt.
+    await client.until(() => countOf(plain().slice(plain().indexOf('Echo: And now?')), PROMPT) >= 1, 'the prompt is back after the reply');
     client.write('\x04');
     assert.equal((await client.exited).code, 0);
   });

@@ -106,6 +106,54 @@ describe('repo-discuss in a terminal: rendered replies, progress and multi-line 
     });
   }
 
+  it('counts down a retry in the spinner while the endpoint rate-limits, and clears it when the reply comes', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'error', status: 429, message: 'slow down', headers: { 'retry-after': '1' } }, { kind: 'gate', gate, then: { kind: 'text', text: 'After the wait.' } });
+    const client = startInPty();
+    await prompts(client, 1);
+    client.write('Busy endpoint?\r');
+    await client.untilStdout(/rate-limited \(429\) · retrying in 1 s, 1 of 2/);
+    // The second request reaches the gate: the retry was made, after the line was shown.
+    await gate.reached;
+    gate.release();
+    await prompts(client, 2);
+    const shown = screen(client);
+    assert.ok(shown.includes('After the wait.'), `the reply has a row of its own:\n${shown.join('\n')}`);
+    assert.ok(!shown.join('\n').includes('retrying'), 'the retry line left nothing on screen');
+    client.write('\x04');
+    assert.equal((await client.exited).code, 0);
+  });
+
+  it('ask, on a terminal, shows the spinner until the reply and renders the reply as Markdown', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'gate', gate, then: { kind: 'text', deltas: REPLY } });
+    const client = TerminalProcess.startInPty(['ask', '--storage-dir', sandbox.storage, 'Where is the greeting?'], { env: env(), cwd: sandbox.repo, size: SIZE });
+    clients.push(client);
+    await gate.reached;
+    await client.untilStdout('waiting for the model');
+    gate.release();
+    assert.equal((await client.exited).code, 0);
+    const shown = screen(client);
+    const text = shown.join('\n');
+    assert.ok(shown.includes('Where the greeting lives'), `the heading is shown without its ## (${text})`);
+    assert.ok(!text.includes('##') && !text.includes('```'), 'no Markdown marks are left');
+    assert.match(client.stdout, /\x1b\[\d+mprint\x1b\[\d+m/, 'the code is highlighted');
+    assert.ok(!text.includes('waiting for the model'), 'the spinner left nothing on screen');
+  });
+
+  it('ask, into pipes, writes the reply as plain text: the Markdown as written, no spinner and no escape codes', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'gate', gate, then: { kind: 'text', deltas: REPLY } });
+    const client = TerminalProcess.start(['ask', '--storage-dir', sandbox.storage, 'Where is the greeting?'], { env: env(), cwd: sandbox.repo });
+    clients.push(client);
+    await gate.reached;
+    gate.release();
+    assert.equal((await client.exited).code, 0);
+    assert.equal(client.stdout, `${REPLY.join('').trimEnd()}\n`, 'stdout is the answer exactly as the model wrote it');
+    assert.ok(!/\x1b/.test(client.stdout + client.stderr), 'no escape code on either stream');
+    assert.ok(!client.stderr.includes('waiting for the model'), 'no spinner');
+  });
+
   it('sends a bracketed paste of three lines as one message', async () => {
     fake.setFallback(echoLastUserMessage);
     const client = startInPty();
@@ -185,6 +233,8 @@ describe('repo-discuss in a terminal: rendered replies, progress and multi-line 
     await second.until((p) => screenOf(p.stdout, COLUMNS).some((row) => row === `${PROMPT}What does main.py print?`), 'Up recalls the last run’s question');
     second.write('\r');
     await second.until((p) => screenOf(p.stdout, COLUMNS).includes('Echo: What does main.py print?'), 'the recalled line is sent');
+    // Ctrl+D typed during a reply is dropped (typing waits for the next prompt): it is typed at the prompt.
+    await prompts(second, 2);
     second.write('\x04');
     assert.equal((await second.exited).code, 0);
 

@@ -58,7 +58,7 @@ const GLOBAL_OPTIONS: OptionSpecs = {
 };
 
 const COMMAND_OPTIONS: Record<Command, OptionSpecs> = {
-  interactive: { resume: { type: 'string' } },
+  interactive: { resume: { type: 'string' }, keep: { type: 'boolean' } },
   ask: { folder: { type: 'string' }, resume: { type: 'string' }, json: { type: 'boolean' }, keep: { type: 'boolean' } },
   list: { folder: { type: 'string' }, json: { type: 'boolean' } },
   promote: { json: { type: 'boolean' }, output: { type: 'string', short: 'o' }, handoff: { type: 'boolean' } },
@@ -227,6 +227,8 @@ ${SLASH_COMMANDS}
 
 Options:
   --resume ID         continue a saved discussion (its folder is found for you)
+  --keep              keep a new discussion even when its only question got no answer
+                      (by default one whose question failed is not kept)
 
 ${MODEL_OPTIONS_HELP}
 

@@ -18,6 +18,7 @@ import { Refusal, type Session } from './session';
 import { errorText } from '../../../shared/errorText';
 import { mentionsIn } from '../../../shared/mentions';
 import { discussionUsage } from './usage';
+import { PLAIN_LOOKS, terminalLooks } from './looks';
 
 /**
  * Runs `work` against a fresh server and always stops it afterwards. A
@@ -81,6 +82,8 @@ export async function runAsk(context: Context, options: Options, positionals: st
         ...(options.model ? { model: options.model } : {}),
       });
 
+      // JSON lines are for a program: never rendered, never a spinner among them.
+      const looks = json ? PLAIN_LOOKS : await terminalLooks(context, 'stderr');
       const printer = new TurnPrinter({
         answer: context.out,
         // stdout is the answer alone; the rest is for a person watching.
@@ -89,6 +92,11 @@ export async function runAsk(context: Context, options: Options, positionals: st
         settings: context.settings,
         showThinking: context.err.isTTY,
         discussionUsage: () => discussionUsage(discussion.events),
+        markdown: looks.markdown,
+        progress: looks.progress,
+      });
+      const progress = session.onProgress((notice) => {
+        if (notice.discussionId === discussion.id) printer.progressed(notice);
       });
       let sawError = false;
       let answered = false;
@@ -106,6 +114,7 @@ export async function runAsk(context: Context, options: Options, positionals: st
       });
       try {
         let sent: SendRequest.Result;
+        if (!json) printer.awaiting();
         try {
           sent = await session.hub.send(discussion.id, question, mentionsIn(question));
         } catch (err) {
@@ -147,6 +156,8 @@ export async function runAsk(context: Context, options: Options, positionals: st
         if (cancelRequested) return ExitCode.Interrupted;
         return sawError ? ExitCode.ModelFailed : ExitCode.Ok;
       } finally {
+        progress.dispose();
+        looks.progress.stop();
         stopInterrupts();
       }
     },

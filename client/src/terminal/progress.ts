@@ -1,3 +1,4 @@
+import type { TurnProgress } from '../../../shared/protocol';
 import { TerminalText, type Printable } from './inertText';
 
 /** A sign of life while nothing else is shown: a spinner with what is awaited and for how long. */
@@ -8,13 +9,18 @@ export interface Progress {
    * not given: "thinking" continues the wait that began at Enter.
    */
   show(label: Printable, since?: number): void;
+  /**
+   * The server waits before trying the model again: "retrying in 2 s, 1 of 2",
+   * counting down; at zero the label shown before comes back, its clock kept.
+   */
+  retrying(retry: TurnProgress): void;
   /** Clears the spinner's line; the cursor is where the spinner began. */
   stop(): void;
   readonly active: boolean;
 }
 
 /** For a pipe or a file: nothing is drawn, since a spinner there is only noise. */
-export const NO_PROGRESS: Progress = { show: () => undefined, stop: () => undefined, active: false };
+export const NO_PROGRESS: Progress = { show: () => undefined, retrying: () => undefined, stop: () => undefined, active: false };
 
 /** Seconds shown from this long on: a wait shorter than this needs no count. */
 const SHOW_SECONDS_AFTER_MS = 1_000;
@@ -43,10 +49,23 @@ export async function loadSpinner(stream: NodeJS.WriteStream, colour: boolean): 
   });
   let label = '';
   let since = 0;
+  let retry: { until: number; attempt: number; of: number; reason: string } | undefined;
   let ticker: NodeJS.Timeout | undefined;
   const text = () => {
-    const elapsed = Date.now() - since;
+    const now = Date.now();
+    if (retry && now < retry.until) {
+      return `${retry.reason} · retrying in ${Math.ceil((retry.until - now) / 1000)} s, ${retry.attempt} of ${retry.of}`;
+    }
+    retry = undefined;
+    const elapsed = now - since;
     return elapsed < SHOW_SECONDS_AFTER_MS ? label : `${label} · ${Math.floor(elapsed / 1000)} s`;
+  };
+  const draw = () => {
+    spinner.text = text();
+    // Drawn now, not at the next frame: a short wait would otherwise be over before it was ever shown.
+    if (spinner.isSpinning) spinner.render();
+    else spinner.start();
+    ticker ??= setInterval(() => (spinner.text = text()), 1_000);
   };
   return {
     get active() {
@@ -56,11 +75,17 @@ export async function loadSpinner(stream: NodeJS.WriteStream, colour: boolean): 
       // The label may quote the model (a tool's arguments): ora writes it past the line writer, so it is made inert here.
       label = TerminalText.from(untrusted).value;
       if (start !== undefined || !spinner.isSpinning) since = start ?? Date.now();
-      spinner.text = text();
-      if (!spinner.isSpinning) spinner.start();
-      ticker ??= setInterval(() => (spinner.text = text()), 1_000);
+      retry = undefined;
+      draw();
+    },
+    retrying(notice) {
+      if (!spinner.isSpinning) since = Date.now();
+      // The reason is the server's wording: made inert like any label.
+      retry = { until: Date.now() + notice.retryInMs, attempt: notice.attempt, of: notice.of, reason: TerminalText.from(notice.reason).value };
+      draw();
     },
     stop() {
+      retry = undefined;
       if (ticker) clearInterval(ticker);
       ticker = undefined;
       if (spinner.isSpinning) spinner.stop();

@@ -1,4 +1,4 @@
-import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, PreparedTask, Review, ReviewStatus } from '../../../shared/protocol';
+import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, PreparedTask, Review, ReviewStatus, TurnProgress } from '../../../shared/protocol';
 import { attachmentLabel } from '../../../shared/mentions';
 import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
@@ -182,6 +182,18 @@ export class TurnPrinter {
   /** The turn has been sent and nothing has come back yet. */
   awaiting(): void {
     this.options.progress?.show(WAITING_LABEL, Date.now());
+  }
+
+  /** The server's word on the turn between events: a retry's wait counts down in the spinner (nothing without one). */
+  progressed(progress: TurnProgress): void {
+    const spinner = this.options.progress;
+    if (!spinner || progress.kind !== 'retrying') return;
+    this.markdown?.finish();
+    this.closeToolLine();
+    this.beforeNote();
+    // Once the wait is over the spinner says what it waits for again.
+    if (!spinner.active) spinner.show(WAITING_LABEL);
+    spinner.retrying(progress);
   }
 
   event(event: DiscussionEvent): void {

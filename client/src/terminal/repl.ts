@@ -25,8 +25,7 @@ import { configuredEditor, editTask, editText } from './taskEdit';
 import { defaultStorageDir } from '../../../shared/storageDir';
 import { HISTORY_SIZE, InputHistory } from './inputHistory';
 import { KeyboardFilter, LINE_BREAK_MARK } from './keyboard';
-import { loadMarkdownRenderer, type MarkdownRenderer } from './markdown';
-import { NO_PROGRESS, loadSpinner, type Progress } from './progress';
+import { PLAIN_LOOKS, terminalLooks, type Looks } from './looks';
 import { SLASH_COMMANDS } from './slashCommands';
 import { errorText } from '../../../shared/errorText';
 import { attachmentLabel, mentionOf, mentionsIn } from '../../../shared/mentions';
@@ -127,7 +126,7 @@ export async function runInteractive(context: Context, options: Options, positio
     history: [],
     historySize: HISTORY_SIZE,
   });
-  const looks = terminal ? await terminalLooks(context) : { progress: NO_PROGRESS };
+  const looks = terminal ? await terminalLooks(context, 'stdout') : PLAIN_LOOKS;
   const repl = new Repl(context, rl, terminal, keyboard, looks);
   const pasteModeOff = () => {
     // Left on, the shell after us would get every paste wrapped in markers.
@@ -147,17 +146,6 @@ export async function runInteractive(context: Context, options: Options, positio
   }
 }
 
-/** On a terminal: Markdown rendering (unless colours are off: NO_COLOR gets plain text) and a spinner, on both streams. */
-async function terminalLooks(context: Context): Promise<{ markdown?: MarkdownRenderer; progress: Progress }> {
-  const [markdown, progress] = await Promise.all([
-    context.out.style.enabled ? loadMarkdownRenderer() : undefined,
-    loadSpinner(process.stdout, context.out.style.enabled),
-  ]);
-  // Whatever either stream writes clears the spinner's line first.
-  context.out.beforeWrite = context.err.beforeWrite = () => progress.stop();
-  return { markdown, progress };
-}
-
 /** The interactive discussion: one discussion at a time, driven line by line. */
 class Repl {
   private readonly lines: LineSource;
@@ -165,8 +153,10 @@ class Repl {
   private current: ClientDiscussion | undefined;
   private folder = process.cwd();
   private state: State = { kind: 'idle' };
-  /** Discussions this process started (not resumed): only those may be dropped when left empty. */
+  /** Discussions this process started (not resumed): only those may be dropped when left empty or unanswered. */
   private readonly createdHere = new Set<string>();
+  /** --keep: a discussion whose question got no answer is kept all the same. */
+  private keepUnanswered = false;
   private exitCode: number | undefined;
   /** Wakes whatever is awaited when the user quits or the server dies. */
   private wake: () => void = () => undefined;
@@ -180,7 +170,7 @@ class Repl {
     private readonly rl: readline.Interface,
     private readonly terminal: boolean,
     keyboard: KeyboardFilter | undefined,
-    private readonly looks: { markdown?: MarkdownRenderer; progress: Progress },
+    private readonly looks: Looks,
   ) {
     this.lines = new LineSource(
       rl,
@@ -218,6 +208,7 @@ class Repl {
   }
 
   private async openAndConverse(options: Options, positionals: string[]): Promise<number> {
+    this.keepUnanswered = options.keep === true;
     this.state = { kind: 'busy', what: 'starting', interrupted: false };
     try {
       this.session = await this.context.startSession();
@@ -265,8 +256,9 @@ class Repl {
       this.out.line(this.style.dim('Ask about the code; the model reads this folder and changes nothing. /help lists commands.'));
       await this.loop();
       if (this.current && this.exitCode !== ExitCode.ServerFailed) {
-        const kept = await this.leave(this.current).catch(() => true);
-        if (kept) this.out.line(this.style.dim(`Saved. Continue with: repo-discuss --resume ${this.current.id}`));
+        const left = await this.leave(this.current).catch((): Left => 'kept');
+        if (left === 'kept') this.out.line(this.style.dim(`Saved. Continue with: repo-discuss --resume ${this.current.id}`));
+        else this.saidWhyNotKept(left);
       }
       return this.exitCode ?? ExitCode.Ok;
     } finally {
@@ -424,20 +416,31 @@ class Repl {
 
   /**
    * Lets go of a discussion: closes it, or deletes it when this client
-   * created it and nothing was ever asked in it, so trying the client out
-   * does not fill the saved list with empty discussions. Returns whether it
-   * was kept.
+   * created it and it holds nothing: no question was asked, or the only one
+   * failed before any answer (unless --keep). Saved discussions piled up
+   * with these, from trying the client out or from a wrong endpoint.
    */
-  private async leave(discussion: ClientDiscussion): Promise<boolean> {
+  private async leave(discussion: ClientDiscussion): Promise<Left> {
     const session = this.session!;
-    const empty = this.createdHere.has(discussion.id) && !discussion.events.some((e) => e.type === 'user_message');
-    if (empty) {
+    const left: Left = !this.createdHere.has(discussion.id)
+      ? 'kept'
+      : !discussion.events.some((e) => e.type === 'user_message')
+        ? 'empty'
+        : onlyTurnUnanswered(discussion.events) && !this.keepUnanswered
+          ? 'unanswered'
+          : 'kept';
+    if (left !== 'kept') {
       session.hub.forget(discussion.id);
       await session.request(DeleteRequest.method, { discussionId: discussion.id });
-      return false;
+      return left;
     }
     await session.hub.close(discussion.id);
-    return true;
+    return left;
+  }
+
+  /** An empty discussion goes without a word; one whose question failed is worth a line, since the user typed it. */
+  private saidWhyNotKept(left: Left): void {
+    if (left === 'unanswered') this.out.line(this.style.dim('The question got no answer, so the discussion was not kept (--keep keeps it).'));
   }
 
   private requireCurrent(): ClientDiscussion {
@@ -466,9 +469,13 @@ class Repl {
       progress: this.looks.progress,
     });
     printer.awaiting();
+    const progress = session.onProgress((notice) => {
+      if (notice.discussionId === discussion.id) printer.progressed(notice);
+    });
     try {
       await this.streamTurn(discussion, session, text, attachments, printer);
     } finally {
+      progress.dispose();
       this.looks.progress.stop();
     }
     if (state.cancelledAt !== null && this.exitCode === undefined) this.out.line(this.style.dim('(stopped)'));
@@ -737,7 +744,7 @@ class Repl {
     const previous = this.current;
     // Open first, close after: a refused resume leaves you where you were.
     const opened = await session.open({ folder: row.repo, resumeId: row.discussionId });
-    if (previous) await this.leave(previous);
+    if (previous) this.saidWhyNotKept(await this.leave(previous));
     await this.adopt(opened, row.title);
   }
 
@@ -811,19 +818,36 @@ class Repl {
     const session = this.session!;
     this.busy('starting a discussion');
     const opened = await session.open({ folder: this.folder });
-    if (this.current) await this.leave(this.current);
+    if (this.current) this.saidWhyNotKept(await this.leave(this.current));
     await this.adopt(opened);
   }
 
   private async close(closeDiscussion: boolean): Promise<void> {
     if (closeDiscussion && this.current) {
       const id = this.current.id;
-      const kept = await this.leave(this.current);
+      const left = await this.leave(this.current);
       this.current = undefined;
-      this.out.line(kept ? `Closed ${id}. It stays saved: repo-discuss --resume ${id}` : `Closed ${id}; nothing was asked in it, so it was not kept.`);
+      this.out.line(
+        left === 'kept'
+          ? `Closed ${id}. It stays saved: repo-discuss --resume ${id}`
+          : left === 'empty'
+            ? `Closed ${id}; nothing was asked in it, so it was not kept.`
+            : `Closed ${id}; its question got no answer, so it was not kept (--keep keeps it).`,
+      );
     }
     this.quit(ExitCode.Ok);
   }
+}
+
+/** What became of a discussion let go of: kept, or deleted for holding nothing. */
+type Left = 'kept' | 'empty' | 'unanswered';
+
+/** One question whose turn failed (an `error`) before any answer text: a record of nothing. A stopped turn is no failure. */
+function onlyTurnUnanswered(events: readonly DiscussionEvent[]): boolean {
+  const questions = events.filter((e) => e.type === 'user_message').length;
+  const failed = events.some((e) => e.type === 'error');
+  const answered = events.some((e) => (e.type === 'assistant_delta' || e.type === 'assistant_message') && e.text.trim() !== '');
+  return questions === 1 && failed && !answered;
 }
 
 /** The first `lines` lines of `text`, marked when cut. */

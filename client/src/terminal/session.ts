@@ -1,6 +1,7 @@
 import { ResponseError } from 'vscode-jsonrpc';
 import {
   ListRequest,
+  ProgressNotification,
   StartRequest,
   SubscribeRequest,
   type DiscussErrorData,
@@ -121,6 +122,14 @@ export class Session {
     return matches[0];
   }
 
+  /** Calls `handler` with each progress notice of a running turn (transient: see ProgressNotification). */
+  onProgress(handler: (progress: ProgressNotification.Params) => void): { dispose(): void } {
+    return this.server.rpc.onNotification(ProgressNotification.method, (params: unknown) => {
+      // Drawn on the terminal: a notice of a shape this client does not know is dropped, not half-shown.
+      if (isRetryNotice(params)) handler(params);
+    });
+  }
+
   async stop(): Promise<void> {
     this.hub.disconnect();
     await this.server.stop();
@@ -143,6 +152,15 @@ function remedyOf(data: unknown): RemedyCode | undefined {
 }
 
 const REMEDY_CODES: readonly RemedyCode[] = ['api_key', 'model', 'tool_model', 'base_url', 'default_endpoint'];
+
+function isRetryNotice(params: unknown): params is ProgressNotification.Params {
+  const p = params as Partial<Record<keyof ProgressNotification.Params, unknown>> | null;
+  const count = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
+  return (
+    typeof p === 'object' && p !== null && p.kind === 'retrying' && typeof p.discussionId === 'string' && typeof p.reason === 'string' &&
+    count(p.retryInMs) && count(p.attempt) && count(p.of)
+  );
+}
 
 /** Resolves once the discussion's events satisfy `test`. */
 export function waitFor(discussion: ClientDiscussion, test: (events: DiscussionEvent[]) => boolean): Promise<void> {

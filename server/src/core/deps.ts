@@ -1,4 +1,5 @@
 import type { ChatModel } from '../model/types';
+import type { ProgressNotification } from '../../../shared/protocol';
 import type { Toolbox } from '../read/types';
 
 /** What a discussion sees of its folder: the read-only tools and a bounded orientation. */
@@ -44,6 +45,8 @@ export interface CoreDeps {
   denyRead(): string[];
   /** The user's context window override in tokens, if any. */
   contextTokens?(): number | undefined;
+  /** Where a running turn's transient progress goes (a retry's wait); the server sends it to its client. */
+  onProgress?(progress: ProgressNotification.Params): void;
   newId?: () => string;
 }
 

@@ -1,4 +1,4 @@
-import type { Decision, DiscussionEvent, Handoff, PreparedTask, Review, SymbolSuggestion } from '../../../shared/protocol';
+import type { Decision, DiscussionEvent, Handoff, PreparedTask, ProgressNotification, Review, SymbolSuggestion } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, TokenUsage, ToolCall, ToolSpec } from '../model/types';
 import type { Toolbox } from '../read/types';
 import type { Clock, Logger } from './deps';
@@ -70,6 +70,8 @@ export interface DiscussionInit {
   saved?: DiscussionSnapshot;
   /** Called after every change worth saving (a completed step of a turn, a rename, a task). */
   onChange?: (discussion: Discussion) => void;
+  /** A running turn's transient progress (see CoreDeps.onProgress). */
+  onProgress?: (progress: ProgressNotification.Params) => void;
 }
 
 /**
@@ -92,6 +94,7 @@ export class Discussion {
   private readonly clock: Clock;
   readonly logger: Logger;
   private readonly onChange?: (discussion: Discussion) => void;
+  private readonly onProgress?: (progress: ProgressNotification.Params) => void;
   private readonly defaultModel: () => string | undefined;
   private readonly contextTokens: () => number | undefined;
 
@@ -140,6 +143,7 @@ export class Discussion {
     this.clock = init.clock;
     this.logger = init.logger;
     this.onChange = init.onChange;
+    this.onProgress = init.onProgress;
     const saved = init.saved;
     const now = this.clock.now();
     this.createdAt = saved?.createdAt ?? now;
@@ -387,7 +391,7 @@ export class Discussion {
     // now, while the request is out, rather than at the start, where starting
     // a thread competed with the replay for the CPU.
     this.toolbox.warm?.();
-    const done = runTurn(this.makeTurnHost(), abort.signal);
+    const done = runTurn(this.makeTurnHost(seq), abort.signal);
     this.turn = { abort, done };
     this.changed();
     return seq;
@@ -659,7 +663,7 @@ export class Discussion {
   }
 
   /** What a turn may see and do of this discussion. */
-  private makeTurnHost(): TurnHost {
+  private makeTurnHost(turnSeq: number): TurnHost {
     // The configured default model can change between turns (discuss/configure): read it live.
     const discussion = this;
     return {
@@ -676,6 +680,7 @@ export class Discussion {
       requestMessages: (tools, signal) => this.requestMessages(tools, signal),
       runTool: (toolCall, signal) => this.runTool(toolCall, signal),
       saveProgress: () => this.changed(),
+      progress: (progress) => this.onProgress?.({ discussionId: this.id, turnSeq, ...progress }),
       finish: (answer) => {
         if (answer) this.recordTranscript('Assistant', answer);
         this.turnCount++;

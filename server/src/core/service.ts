@@ -133,6 +133,7 @@ export class DiscussionService {
         logger: this.deps.logger,
         saved,
         onChange: (d) => this.store.save(d.snapshot()),
+        onProgress: this.deps.onProgress ? (progress) => this.deps.onProgress?.(progress) : undefined,
       });
       discussion.stream.onEvent((event) => this.store.appendEvent(id, event));
       if (savedEvents.length > 0) discussion.restoreEvents(savedEvents);

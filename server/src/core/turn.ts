@@ -5,6 +5,7 @@ import type { EventStream } from './eventStream';
 import { MAX_MODEL_CALLS_PER_REPLY, PARAMS_PREVIEW_CHARS, RESULT_PREVIEW_CHARS } from './limits';
 import { bound } from './text';
 import { errorText } from '../../../shared/errorText';
+import type { TurnProgress } from '../../../shared/protocol';
 
 /** Ends a reply in the history that was stopped or cut off part-way. */
 export const INTERRUPTED_REPLY_NOTE = '[This reply was interrupted before it finished.]';
@@ -44,6 +45,8 @@ export interface TurnHost {
    * `turn_complete` is emitted, so a client that sends on it is not refused.
    */
   finish(answer: string): void;
+  /** A sign of life while nothing else happens (a retry's wait); transient, never an event. */
+  progress?(progress: TurnProgress): void;
 }
 
 /**
@@ -104,6 +107,9 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
           onAnswerRetracted: () => {
             turnText = turnText.slice(0, turnText.length - streamed.length);
             streamed = '';
+          },
+          onRetry: (retry) => {
+            if (!signal.aborted) host.progress?.({ kind: 'retrying', ...retry });
           },
         },
       );

@@ -62,6 +62,19 @@ export interface StreamObserver {
    * leaves it out.
    */
   onAnswerRetracted?(): void;
+  /** A try failed in a way worth retrying, and the next one starts after `retryInMs`: a sign of life for whoever waits. */
+  onRetry?(retry: RetryNotice): void;
+}
+
+/** A retry about to be waited for. */
+export interface RetryNotice {
+  retryInMs: number;
+  /** The retry this wait leads to, from 1. */
+  attempt: number;
+  /** Retries allowed in all. */
+  of: number;
+  /** A few words on what failed, e.g. "rate-limited (429)". */
+  reason: string;
 }
 
 export interface ChatModel {

@@ -317,6 +317,31 @@ describe('OpenAI-compatible model', () => {
       assert.equal(fake.completionRequests.length, 2);
     });
 
+    it('tells the observer of each retry before waiting for it: the wait asked for, which retry of how many, and why', async () => {
+      fake.push(httpError(429, { headers: { 'retry-after-ms': '5' } }), httpError(503), { kind: 'text', text: 'after two waits' });
+      const retries: Array<{ retryInMs: number; attempt: number; of: number; reason: string; requestsSoFar: number }> = [];
+      const response = await modelFor({}, { maxRetries: 2 }).complete(ask(), () => undefined, {
+        onRetry: (retry) => retries.push({ ...retry, requestsSoFar: fake.completionRequests.length }),
+      });
+      assert.equal(response.content, 'after two waits');
+      assert.equal(retries.length, 2);
+      assert.deepEqual(
+        retries[0],
+        { retryInMs: 5, attempt: 1, of: 2, reason: 'rate-limited (429)', requestsSoFar: 1 },
+        'told after the first try failed, before the second was made',
+      );
+      assert.equal(retries[1].attempt, 2);
+      assert.equal(retries[1].reason, 'server error (503)');
+    });
+
+    it('does not tell of a retry it will not make', async () => {
+      const limited = httpError(429, { headers: { 'retry-after-ms': '1' } });
+      fake.push(limited, limited);
+      const retries: number[] = [];
+      await modelErrorFrom(modelFor({}, { maxRetries: 1 }).complete(ask(), () => undefined, { onRetry: (retry) => retries.push(retry.attempt) }));
+      assert.deepEqual(retries, [1], 'the last failure ends the call instead of announcing a wait');
+    });
+
     it('gives up on a persisting 429 after maxRetries with rate_limited', async () => {
       const limited = httpError(429, { headers: { 'retry-after-ms': '1' } });
       fake.push(limited, limited, limited, { kind: 'text', text: 'never reached' });

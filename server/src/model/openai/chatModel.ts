@@ -26,7 +26,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import OpenAI, { APIError, AzureOpenAI } from 'openai';
 import { Stream } from 'openai/core/streaming';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
-import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, StreamObserver } from '../types';
+import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, RetryNotice, StreamObserver } from '../types';
 import { displayUrl, Endpoint, modelIdsFrom, resolveEndpoint } from './endpoint';
 import {
   advised,
@@ -106,7 +106,7 @@ class OpenAIChatModel implements ChatModel {
     if (signal.aborted) throw cancelledError();
     const endpoint = this.currentEndpoint();
     const chosenModel = request.model?.trim() || endpoint.model;
-    const model = chosenModel ?? (await this.fallbackModel(endpoint, signal));
+    const model = chosenModel ?? (await this.fallbackModel(endpoint, signal, observer.onRetry));
     const client = this.clientFor(endpoint);
     const context: FailureContext = { endpoint, operation: 'chat', model, withTools: Boolean(request.tools?.length) };
     // Each refusal is adapted to at most once per call, so a server that keeps refusing cannot loop us.
@@ -126,7 +126,7 @@ class OpenAIChatModel implements ChatModel {
               if (adaptation && !adapted.has(adaptation)) throw new ParameterRejected(adaptation);
               throw error;
             }
-          });
+          }, observer.onRetry);
         } catch (error) {
           if (!(error instanceof ParameterRejected)) throw error;
           adapted.add(error.adaptation);
@@ -192,7 +192,7 @@ class OpenAIChatModel implements ChatModel {
     this.endpointQuirks.set(endpoint.id, quirks);
   }
 
-  private async listModelsAt(endpoint: Endpoint, signal: AbortSignal | undefined): Promise<string[]> {
+  private async listModelsAt(endpoint: Endpoint, signal: AbortSignal | undefined, onRetry?: (retry: RetryNotice) => void): Promise<string[]> {
     if (signal?.aborted) throw cancelledError();
     const where = displayUrl(endpoint.baseUrl);
     if (endpoint.azure?.deployment) {
@@ -226,15 +226,15 @@ class OpenAIChatModel implements ChatModel {
         );
       }
       return ids;
-    });
+    }, onRetry);
   }
 
-  private async fallbackModel(endpoint: Endpoint, signal: AbortSignal): Promise<string> {
+  private async fallbackModel(endpoint: Endpoint, signal: AbortSignal, onRetry?: (retry: RetryNotice) => void): Promise<string> {
     const cached = this.fallbackModels.get(endpoint.id);
     if (cached) return cached;
     let ids: string[];
     try {
-      ids = await this.listModelsAt(endpoint, signal);
+      ids = await this.listModelsAt(endpoint, signal, onRetry);
     } catch (error) {
       // Setting a model would not fix a bad key, an unreachable server, a wrong base URL or a cancel.
       if (error instanceof ModelError && (['auth', 'network', 'cancelled'].includes(error.kind) || error.remedy === 'base_url')) throw error;
@@ -376,6 +376,8 @@ class OpenAIChatModel implements ChatModel {
     context: FailureContext,
     signal: AbortSignal | undefined,
     attempt: (progress: AttemptProgress) => Promise<T>,
+    /** Told of each wait before it starts: without it, a retry is silence for as long as it takes. */
+    onRetry?: (retry: RetryNotice) => void,
   ): Promise<T> {
     for (let retries = 0; ; retries++) {
       const progress: AttemptProgress = { received: false };
@@ -389,6 +391,12 @@ class OpenAIChatModel implements ChatModel {
         if (!failure) throw error;
         const wait = failure.retryable && !progress.received && retries < this.maxRetries ? this.backoff(failure, retries) : undefined;
         if (wait === undefined) throw failureError(failure, retries);
+        // A listener's failure must not turn a retry into a failed turn.
+        try {
+          onRetry?.({ retryInMs: Math.round(wait), attempt: retries + 1, of: this.maxRetries, reason: retryReason(failure) });
+        } catch {
+          // ignored: the retry is what matters
+        }
         await sleep(wait, signal);
       }
     }
@@ -402,6 +410,19 @@ class OpenAIChatModel implements ChatModel {
     const exponential = Math.min(this.retryDelayMs * 2 ** retries, MAX_BACKOFF_MS);
     // Jitter keeps several clients from retrying in lockstep.
     return exponential * (1 - Math.random() * 0.25);
+  }
+}
+
+/** What failed, in a few words for a progress line: never the endpoint's own text, which the error message carries. */
+function retryReason(failure: Failure): string {
+  const status = failure.status !== undefined ? ` (${failure.status})` : '';
+  switch (failure.kind) {
+    case 'rate_limited':
+      return `rate-limited${status}`;
+    case 'network':
+      return 'could not reach the endpoint';
+    default:
+      return `server error${status}`;
   }
 }
 
