@@ -29,7 +29,7 @@ import { SearchPool, sharedSearchPool } from '../../server/src/search/searchPool
 import { createToolbox } from '../../server/src/read/toolbox';
 import type { Toolbox } from '../../server/src/read/types';
 import { startEndpointProcess, type EndpointProcess } from './endpointProcess';
-import { BENCH_PROBE_METHOD, type BenchProbeResult } from '../../server/src/benchProbe';
+import { BENCH_PROBE_METHOD, type BenchProbeParams, type BenchProbeResult } from '../../server/src/benchProbe';
 import { ServerProcess } from '../support/serverProcess';
 import { NO_POLICY } from '../support/toolFixture';
 import { generateRepo, GeneratedRepo } from './generateRepo';
@@ -40,7 +40,7 @@ import { findChromium, measureWebviewRender } from './webviewRender';
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
 /** Whole-figure repetitions for the figures that are one long measurement each (webview, memory, stalls). */
-const SPREAD_RUNS = Math.max(3, Number(process.env.BENCH_SPREAD_RUNS) || 3);
+const SPREAD_RUNS = Math.max(1, Number(process.env.BENCH_SPREAD_RUNS) || 3);
 /** Sections to run; all when unset. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : undefined;
 
@@ -335,12 +335,21 @@ async function resumeFigures(rows: Row[], fake: EndpointProcess, storage: string
 // -------------------------------------------------------------- 5. memory
 
 const DISCUSSIONS = 8;
-const TURNS = 1000;
+/** Turns across the discussions (BENCH_TURNS lowers it for a quick or profiled run). */
+const TURNS = Math.max(DISCUSSIONS, Number(process.env.BENCH_TURNS) || 1000);
+/**
+ * For finding causes, not for figures: a folder for a CPU profile of the
+ * server's main thread over each memory run's turns and a heap snapshot at
+ * their end (open both in Chrome DevTools).
+ */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 interface DiscussionRun {
   idle: number;
   full: number;
   heapUsed: number;
+  external: number;
+  arrayBuffers: number;
   stallMaxMs: number;
   stallP99Ms: number;
 }
@@ -354,11 +363,12 @@ interface DiscussionRun {
 async function discussionRun(fake: EndpointProcess, storage: string, folder: string): Promise<DiscussionRun> {
   await fake.setFallback({ script: 'readThenAnswer' });
   const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
-  const probe = (reset = false): Promise<BenchProbeResult> => server.request<BenchProbeResult>(BENCH_PROBE_METHOD, { reset });
+  const probe = (params: BenchProbeParams = {}): Promise<BenchProbeResult> => server.request<BenchProbeResult>(BENCH_PROBE_METHOD, params);
   try {
     await server.request('discuss/list', {});
     // Idle: started and answered a request, nothing discussed yet.
-    const idle = (await probe(true)).rssBytes;
+    const idleProbe = await probe({ reset: true, cpuProfileStart: PROFILE_DIR !== undefined });
+    const idle = idleProbe.rssBytes;
     const ids: string[] = [];
     for (let i = 0; i < DISCUSSIONS; i++) {
       const { discussionId } = await server.request<StartRequest.Result>('discuss/start', { folder });
@@ -371,8 +381,14 @@ async function discussionRun(fake: EndpointProcess, storage: string, folder: str
       await done;
       server.events.length = 0;
     }
-    const end = await probe();
-    return { idle, full: end.rssBytes, heapUsed: end.heapUsedBytes, stallMaxMs: end.stallMaxMs, stallP99Ms: end.stallP99Ms };
+    const end = await probe(PROFILE_DIR ? { cpuProfileStop: path.join(PROFILE_DIR, `server-${server.child.pid}.cpuprofile`) } : {});
+    if (process.env.BENCH_LOG_STALLS) log(`memory: main-thread heap spaces committed: ${Object.entries(end.heapSpacesCommitted).map(([space, bytes]) => `${space} ${(bytes / 2 ** 20).toFixed(1)}`).join(', ')} (heap total ${(end.heapTotalBytes / 2 ** 20).toFixed(1)} MB)`);
+    if (process.env.BENCH_LOG_STALLS) log(`memory: longest stalls (ms after the first turn: length): ${end.longStalls.map((s) => `${((s.endedAtUs - idleProbe.nowUs) / 1000).toFixed(0)}: ${s.ms.toFixed(0)} (cpu ${s.onCpuMs?.toFixed(0)}, queued ${s.waitingForCpuMs?.toFixed(0)})`).join(', ')}`);
+    if (PROFILE_DIR) {
+      await probe({ heapSnapshot: path.join(PROFILE_DIR, `server-${server.child.pid}.heapsnapshot`) });
+      fs.writeFileSync(path.join(PROFILE_DIR, `server-${server.child.pid}.stalls.json`), JSON.stringify(end.longStalls));
+    }
+    return { idle, full: end.rssBytes, heapUsed: end.heapUsedBytes, external: end.externalBytes, arrayBuffers: end.arrayBuffersBytes, stallMaxMs: end.stallMaxMs, stallP99Ms: end.stallP99Ms };
   } finally {
     await server.stop();
   }
@@ -382,7 +398,7 @@ async function memoryFigures(rows: Row[], fake: EndpointProcess, storage: () => 
   const runs: DiscussionRun[] = [];
   for (let i = 0; i < SPREAD_RUNS; i++) {
     runs.push(await discussionRun(fake, storage(), folder));
-    log(`memory: run ${i + 1}: idle ${(runs[i].idle / 2 ** 20).toFixed(1)} MB, after ${TURNS} turns ${(runs[i].full / 2 ** 20).toFixed(1)} MB (main-thread heap ${(runs[i].heapUsed / 2 ** 20).toFixed(1)} MB), longest stall ${runs[i].stallMaxMs.toFixed(1)} ms`);
+    log(`memory: run ${i + 1}: idle ${(runs[i].idle / 2 ** 20).toFixed(1)} MB, after ${TURNS} turns ${(runs[i].full / 2 ** 20).toFixed(1)} MB (main-thread heap ${(runs[i].heapUsed / 2 ** 20).toFixed(1)} MB, external ${(runs[i].external / 2 ** 20).toFixed(1)} MB of which ArrayBuffers ${(runs[i].arrayBuffers / 2 ** 20).toFixed(1)} MB), longest stall ${runs[i].stallMaxMs.toFixed(1)} ms`);
   }
   const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
   const idle = runs.map((run) => run.idle);
