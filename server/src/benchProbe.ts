@@ -1,5 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector';
+import type { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import type { Connection } from 'vscode-languageserver/node';
@@ -99,7 +99,9 @@ export function installBenchProbe(connection: Connection, env: Record<string, st
       longStalls = [];
     }
     if (params?.cpuProfileStart && !session) {
-      session = new Session();
+      // Loaded only to profile: the idle figure is read from this same process.
+      const { Session: InspectorSession } = require('node:inspector') as typeof import('node:inspector');
+      session = new InspectorSession();
       session.connect();
       await post('Profiler.enable');
       await post('Profiler.setSamplingInterval', { interval: params.cpuProfileIntervalUs ?? 1000 });
