@@ -1,4 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 import type { Connection } from 'vscode-languageserver/node';
 
 /**
@@ -9,27 +12,115 @@ import type { Connection } from 'vscode-languageserver/node';
  */
 export const BENCH_PROBE_METHOD = 'bench/probe';
 
+export interface BenchProbeParams {
+  reset?: boolean;
+  /** Write a heap snapshot of the main thread to this file first (to find what holds memory). */
+  heapSnapshot?: string;
+  /** Start a CPU profile of the main thread (sampling every `cpuProfileIntervalUs`). */
+  cpuProfileStart?: boolean;
+  cpuProfileIntervalUs?: number;
+  /** Stop the CPU profile and write it (a .cpuprofile, as `node --cpu-prof` writes) to this file. */
+  cpuProfileStop?: string;
+}
+
 export interface BenchProbeResult {
   /** Longest event-loop delay since the last reset, in ms. */
   stallMaxMs: number;
   stallP99Ms: number;
   rssBytes: number;
   heapUsedBytes: number;
+  heapTotalBytes: number;
+  /** Memory of C++ objects bound to JS ones (Buffers among them), and of ArrayBuffers alone. */
+  externalBytes: number;
+  arrayBuffersBytes: number;
+  /**
+   * The longest stalls since the last reset, each as when it ended (µs on the
+   * monotonic clock a .cpuprofile's timestamps use) and how long it lasted:
+   * to find in a profile what ran then.
+   */
+  longStalls: Array<{ endedAtUs: number; ms: number; onCpuMs?: number; waitingForCpuMs?: number }>;
+  /** The main thread's V8 heap spaces: space name → committed bytes (what counts toward resident memory). */
+  heapSpacesCommitted: Record<string, number>;
+  /** When this answer was made, on the same clock. */
+  nowUs: number;
 }
+
+/** A stall this long is logged (with `longStalls`). */
+const LONG_STALL_MS = 20;
+const TICK_MS = 5;
 
 export function installBenchProbe(connection: Connection, env: Record<string, string | undefined>): void {
   if (env.REPO_DISCUSS_BENCH_PROBE !== '1') return;
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
-  connection.onRequest(BENCH_PROBE_METHOD, (params: { reset?: boolean } | undefined): BenchProbeResult => {
+  let longStalls: BenchProbeResult['longStalls'] = [];
+  let lastTick = process.hrtime.bigint();
+  let lastSched = mainThreadSchedule();
+  setInterval(() => {
+    const now = process.hrtime.bigint();
+    const sched = mainThreadSchedule();
+    const late = Number(now - lastTick) / 1e6 - TICK_MS;
+    if (late > LONG_STALL_MS && longStalls.length < 1000) {
+      longStalls.push({
+        endedAtUs: Number(now / 1000n),
+        ms: late,
+        ...(sched && lastSched ? { onCpuMs: (sched.onCpuNs - lastSched.onCpuNs) / 1e6, waitingForCpuMs: (sched.waitingNs - lastSched.waitingNs) / 1e6 } : {}),
+      });
+    }
+    lastTick = now;
+    lastSched = sched;
+  }, TICK_MS).unref();
+  let session: Session | undefined;
+  const post = (method: string, params?: object): Promise<unknown> =>
+    new Promise((resolve, reject) => (session as Session).post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
+  connection.onRequest(BENCH_PROBE_METHOD, async (params: BenchProbeParams | undefined): Promise<BenchProbeResult> => {
+    if (params?.cpuProfileStop && session) {
+      const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+      writeFileSync(params.cpuProfileStop, JSON.stringify(profile));
+      session.disconnect();
+      session = undefined;
+    }
     const memory = process.memoryUsage();
     const result = {
       stallMaxMs: delay.max / 1e6,
       stallP99Ms: delay.percentile(99) / 1e6,
       rssBytes: memory.rss,
       heapUsedBytes: memory.heapUsed,
+      heapTotalBytes: memory.heapTotal,
+      externalBytes: memory.external,
+      arrayBuffersBytes: memory.arrayBuffers,
+      heapSpacesCommitted: Object.fromEntries(getHeapSpaceStatistics().map((space) => [space.space_name, space.physical_space_size])),
+      nowUs: Number(process.hrtime.bigint() / 1000n),
+      longStalls: [...longStalls].sort((a, b) => b.ms - a.ms).slice(0, 20),
     };
-    if (params?.reset) delay.reset();
+    if (params?.heapSnapshot) writeHeapSnapshot(params.heapSnapshot);
+    if (params?.reset) {
+      delay.reset();
+      longStalls = [];
+    }
+    if (params?.cpuProfileStart && !session) {
+      // Loaded only to profile: the idle figure is read from this same process.
+      const { Session: InspectorSession } = require('node:inspector') as typeof import('node:inspector');
+      session = new InspectorSession();
+      session.connect();
+      await post('Profiler.enable');
+      await post('Profiler.setSamplingInterval', { interval: params.cpuProfileIntervalUs ?? 1000 });
+      await post('Profiler.start');
+    }
     return result;
   });
+}
+
+/**
+ * The main thread's time on a CPU and waiting for one (Linux
+ * /proc/<pid>/task/<pid>/schedstat), to tell a stall our code caused from
+ * one where the machine's other processes held both cores.
+ */
+function mainThreadSchedule(): { onCpuNs: number; waitingNs: number } | undefined {
+  try {
+    const [onCpu, waiting] = readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
+    return { onCpuNs: onCpu, waitingNs: waiting };
+  } catch {
+    return undefined;
+  }
 }

@@ -12,6 +12,9 @@ import { defaultStorageDir } from '../../shared/storageDir';
 import { FileStore } from './store/fileStore';
 import { createRepoAccess } from './read/repoAccess';
 import { installBenchProbe } from './benchProbe';
+import { tuneHeap } from './heapTuning';
+
+tuneHeap();
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
 if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWith(`${t}=`)))) {

@@ -26,7 +26,7 @@ import { resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '..
 import { sharedSearchPool } from '../../server/src/search/searchPool';
 import { createToolbox } from '../../server/src/read/toolbox';
 import { startEndpointProcess, type EndpointProcess } from './endpointProcess';
-import { BENCH_PROBE_METHOD, type BenchProbeResult } from '../../server/src/benchProbe';
+import { BENCH_PROBE_METHOD, type BenchProbeParams, type BenchProbeResult } from '../../server/src/benchProbe';
 import { ServerProcess } from '../support/serverProcess';
 import { NO_POLICY } from '../support/toolFixture';
 import { generateRepo, GeneratedRepo } from './generateRepo';
@@ -38,7 +38,7 @@ import { searchFigures } from './searchFigures';
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
 /** Whole-figure repetitions for the figures that are one long measurement each (webview, memory, stalls). */
-const SPREAD_RUNS = Math.max(3, Number(process.env.BENCH_SPREAD_RUNS) || 3);
+const SPREAD_RUNS = Math.max(1, Number(process.env.BENCH_SPREAD_RUNS) || 3);
 /** Sections to run; all when unset. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((name) => name.trim())) : undefined;
 
@@ -69,7 +69,7 @@ function machine(): string {
 // ------------------------------------------------------- 2. discuss/start
 
 async function startFigures(small: GeneratedRepo, large: GeneratedRepo, rows: Row[], fake: EndpointProcess, storage: string): Promise<void> {
-  const measured = new Map<string, { cold: number; warm: number; counted: boolean }>();
+  const measured = new Map<string, { cold: number; warm: number; warmRuns: number[]; counted: boolean }>();
   for (const repo of [small, large]) {
     // A fresh server per folder: each first start pays for the search thread's start alike.
     const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
@@ -84,16 +84,17 @@ async function startFigures(small: GeneratedRepo, large: GeneratedRepo, rows: Ro
         if (i === 0) counted = !value.repoSummary.includes('still being counted');
         await server.request('discuss/close', { discussionId: value.discussionId });
       }
-      measured.set(repo.root, { cold: times[0], warm: median(times.slice(1)), counted });
+      measured.set(repo.root, { cold: times[0], warm: median(times.slice(1)), warmRuns: times.slice(1), counted });
     } finally {
       await server.stop();
     }
   }
-  const s = measured.get(small.root) as { cold: number; warm: number; counted: boolean };
-  const l = measured.get(large.root) as { cold: number; warm: number; counted: boolean };
+  type Measured = { cold: number; warm: number; warmRuns: number[]; counted: boolean };
+  const s = measured.get(small.root) as Measured;
+  const l = measured.get(large.root) as Measured;
   const counts = (m: { counted: boolean }): string => (m.counted ? 'with file counts' : 'summary without file counts');
-  rows.push(row(`discuss/start, ${small.files.toLocaleString('en-US')} files (server over stdio, median)`, formatMs(s.warm), 'goal 150 ms', formatRatio(s.warm / 150), '< 150 ms', s.warm < 150));
-  rows.push(row(`discuss/start, ${large.files.toLocaleString('en-US')} files (median)`, formatMs(l.warm), `${small.files.toLocaleString('en-US')} files: ${formatMs(s.warm)}`, formatRatio(l.warm / s.warm), 'no growth (~1x)', l.warm < 150 && l.warm / s.warm < 1.5));
+  rows.push(row(`discuss/start, ${small.files.toLocaleString('en-US')} files (server over stdio, median)`, spread(s.warmRuns), 'goal 150 ms', formatRatio(s.warm / 150), '< 150 ms', s.warm < 150));
+  rows.push(row(`discuss/start, ${large.files.toLocaleString('en-US')} files (median)`, spread(l.warmRuns), `${small.files.toLocaleString('en-US')} files: ${formatMs(s.warm)}`, formatRatio(l.warm / s.warm), 'no growth (~1x)', l.warm < 150 && l.warm / s.warm < 1.5));
   rows.push(row(`first discuss/start in a new server, ${small.files.toLocaleString('en-US')} files (${counts(s)})`, formatMs(s.cold), 'goal 150 ms', formatRatio(s.cold / 150), '< 150 ms', s.cold < 150));
   rows.push(row(`first discuss/start in a new server, ${large.files.toLocaleString('en-US')} files (${counts(l)})`, formatMs(l.cold), `${small.files.toLocaleString('en-US')} files: ${formatMs(s.cold)}`, formatRatio(l.cold / s.cold), 'no growth (~1x)', l.cold < 150 && l.cold / s.cold < 1.5));
 
@@ -263,19 +264,28 @@ async function resumeFigures(rows: Row[], fake: EndpointProcess, storage: string
       await reader.stop();
     }
   }
-  rows.push(row(`resume a 40-turn discussion (${(history / 2 ** 20).toFixed(1)} MB on disk) to resumed: true`, formatMs(median(toResult)), 'goal 100 ms', formatRatio(median(toResult) / 100), '< 100 ms', median(toResult) < 100));
-  rows.push(row('resume to the end of its replay', formatMs(median(toReplay)), 'goal 100 ms', formatRatio(median(toReplay) / 100), '< 100 ms', median(toReplay) < 100));
+  rows.push(row(`resume a 40-turn discussion (${(history / 2 ** 20).toFixed(1)} MB on disk) to resumed: true`, spread(toResult), 'goal 100 ms', formatRatio(median(toResult) / 100), '< 100 ms', median(toResult) < 100));
+  rows.push(row('resume to the end of its replay', spread(toReplay), 'goal 100 ms', formatRatio(median(toReplay) / 100), '< 100 ms', median(toReplay) < 100));
 }
 
 // -------------------------------------------------------------- 5. memory
 
 const DISCUSSIONS = 8;
-const TURNS = 1000;
+/** Turns across the discussions (BENCH_TURNS lowers it for a quick or profiled run). */
+const TURNS = Math.max(DISCUSSIONS, Number(process.env.BENCH_TURNS) || 1000);
+/**
+ * For finding causes, not for figures: a folder for a CPU profile of the
+ * server's main thread over each memory run's turns and a heap snapshot at
+ * their end (open both in Chrome DevTools).
+ */
+const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
 
 interface DiscussionRun {
   idle: number;
   full: number;
   heapUsed: number;
+  external: number;
+  arrayBuffers: number;
   stallMaxMs: number;
   stallP99Ms: number;
 }
@@ -289,11 +299,12 @@ interface DiscussionRun {
 async function discussionRun(fake: EndpointProcess, storage: string, folder: string): Promise<DiscussionRun> {
   await fake.setFallback({ script: 'readThenAnswer' });
   const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
-  const probe = (reset = false): Promise<BenchProbeResult> => server.request<BenchProbeResult>(BENCH_PROBE_METHOD, { reset });
+  const probe = (params: BenchProbeParams = {}): Promise<BenchProbeResult> => server.request<BenchProbeResult>(BENCH_PROBE_METHOD, params);
   try {
     await server.request('discuss/list', {});
     // Idle: started and answered a request, nothing discussed yet.
-    const idle = (await probe(true)).rssBytes;
+    const idleProbe = await probe({ reset: true, cpuProfileStart: PROFILE_DIR !== undefined });
+    const idle = idleProbe.rssBytes;
     const ids: string[] = [];
     for (let i = 0; i < DISCUSSIONS; i++) {
       const { discussionId } = await server.request<StartRequest.Result>('discuss/start', { folder });
@@ -306,8 +317,14 @@ async function discussionRun(fake: EndpointProcess, storage: string, folder: str
       await done;
       server.events.length = 0;
     }
-    const end = await probe();
-    return { idle, full: end.rssBytes, heapUsed: end.heapUsedBytes, stallMaxMs: end.stallMaxMs, stallP99Ms: end.stallP99Ms };
+    const end = await probe(PROFILE_DIR ? { cpuProfileStop: path.join(PROFILE_DIR, `server-${server.child.pid}.cpuprofile`) } : {});
+    if (process.env.BENCH_LOG_STALLS) log(`memory: main-thread heap spaces committed: ${Object.entries(end.heapSpacesCommitted).map(([space, bytes]) => `${space} ${(bytes / 2 ** 20).toFixed(1)}`).join(', ')} (heap total ${(end.heapTotalBytes / 2 ** 20).toFixed(1)} MB)`);
+    if (process.env.BENCH_LOG_STALLS) log(`memory: longest stalls (ms after the first turn: length): ${end.longStalls.map((s) => `${((s.endedAtUs - idleProbe.nowUs) / 1000).toFixed(0)}: ${s.ms.toFixed(0)} (cpu ${s.onCpuMs?.toFixed(0)}, queued ${s.waitingForCpuMs?.toFixed(0)})`).join(', ')}`);
+    if (PROFILE_DIR) {
+      await probe({ heapSnapshot: path.join(PROFILE_DIR, `server-${server.child.pid}.heapsnapshot`) });
+      fs.writeFileSync(path.join(PROFILE_DIR, `server-${server.child.pid}.stalls.json`), JSON.stringify(end.longStalls));
+    }
+    return { idle, full: end.rssBytes, heapUsed: end.heapUsedBytes, external: end.externalBytes, arrayBuffers: end.arrayBuffersBytes, stallMaxMs: end.stallMaxMs, stallP99Ms: end.stallP99Ms };
   } finally {
     await server.stop();
   }
@@ -317,7 +334,7 @@ async function memoryFigures(rows: Row[], fake: EndpointProcess, storage: () => 
   const runs: DiscussionRun[] = [];
   for (let i = 0; i < SPREAD_RUNS; i++) {
     runs.push(await discussionRun(fake, storage(), folder));
-    log(`memory: run ${i + 1}: idle ${(runs[i].idle / 2 ** 20).toFixed(1)} MB, after ${TURNS} turns ${(runs[i].full / 2 ** 20).toFixed(1)} MB (main-thread heap ${(runs[i].heapUsed / 2 ** 20).toFixed(1)} MB), longest stall ${runs[i].stallMaxMs.toFixed(1)} ms`);
+    log(`memory: run ${i + 1}: idle ${(runs[i].idle / 2 ** 20).toFixed(1)} MB, after ${TURNS} turns ${(runs[i].full / 2 ** 20).toFixed(1)} MB (main-thread heap ${(runs[i].heapUsed / 2 ** 20).toFixed(1)} MB, external ${(runs[i].external / 2 ** 20).toFixed(1)} MB of which ArrayBuffers ${(runs[i].arrayBuffers / 2 ** 20).toFixed(1)} MB), longest stall ${runs[i].stallMaxMs.toFixed(1)} ms`);
   }
   const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
   const idle = runs.map((run) => run.idle);
