@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { createGate, echoLastUserMessage, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import type { ListRequest } from '../../shared/protocol';
+import { testGit } from '../support/testGit';
 import { PROMPT, Sandbox, TerminalProcess, countOf, runClient, stripAnsi } from './terminalProcess';
 
 const scriptAvailable = process.platform === 'linux' && spawnSync('script', ['--version']).status === 0;
@@ -188,6 +189,39 @@ describe('repo-discuss, interactive', function () {
     client.line('/close');
     assert.equal((await client.exited).code, 0);
     assert.match(client.stdout, /Closed disc-\w+\. It stays saved/);
+  });
+
+  it('/review offers its follow-up to /promote: the unmet constraint with its evidence, edited and handed back only when asked', async () => {
+    testGit(sandbox.repo, 'init', '-q');
+    testGit(sandbox.repo, 'add', 'main.py');
+    testGit(sandbox.repo, 'commit', '-qm', 'start');
+    fake.push(
+      { kind: 'toolCalls', calls: [{ id: 'p', name: 'prepare_coding_task', arguments: '{"intent":"Greet politely.","constraints":["main.py keeps printing hello."]}' }] },
+      { kind: 'text', text: 'The task is ready.' },
+    );
+    const client = start();
+    await client.untilPrompts(1);
+    client.line('Should the greeting be polite?');
+    await client.untilPrompts(2);
+    client.line('/promote stdout');
+    await client.untilStdout('Recorded the hand-off.');
+
+    // The coding agent's change breaks the one constraint.
+    fs.writeFileSync(path.join(sandbox.repo, 'main.py'), 'print("good day")\n');
+    testGit(sandbox.repo, 'commit', '-qam', 'polite');
+    const verdict = { constraints: [{ index: 1, status: 'not met', evidence: ['main.py:1'], note: 'hello is gone.' }], unrequested: [] };
+    fake.push({ kind: 'text', text: JSON.stringify(verdict) });
+    client.line('/review');
+    await client.untilStdout("/promote to edit this review's follow-up task");
+    const requests = fake.completionRequests.length;
+
+    client.line('/promote stdout');
+    await client.until(() => countOf(client.stdout, 'Recorded the hand-off.') >= 2, 'the follow-up handed off');
+    const handedBack = stripAnsi(client.stdout).slice(stripAnsi(client.stdout).lastIndexOf('/promote stdout'));
+    assert.match(handedBack, /Not met:\n- main\.py keeps printing hello\. \(main\.py:1\) — hello is gone\./);
+    assert.equal(fake.completionRequests.length, requests, 'the follow-up is drafted from the review: no model request');
+    client.line('/close');
+    assert.equal((await client.exited).code, 0);
   });
 
   it('/model resumes the discussion with another model, and refuses one the endpoint does not offer', async () => {

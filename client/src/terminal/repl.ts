@@ -27,6 +27,7 @@ import { HISTORY_SIZE, InputHistory } from './inputHistory';
 import { KeyboardFilter, LINE_BREAK_MARK } from './keyboard';
 import { PLAIN_LOOKS, terminalLooks, type Looks } from './looks';
 import { SLASH_COMMANDS } from './slashCommands';
+import { followUpTask } from '../../../shared/reviewFollowUp';
 import { errorText } from '../../../shared/errorText';
 import { attachmentLabel, mentionOf, mentionsIn } from '../../../shared/mentions';
 import type { Attachment } from '../../../shared/protocol';
@@ -801,6 +802,15 @@ class Repl {
     this.busy('reviewing the change against the task');
     const { review } = await this.session!.request(ReviewRequest.method, base ? { discussionId: discussion.id, base } : { discussionId: discussion.id });
     for (const line of reviewChecklist(review, this.style)) this.out.line(line);
+    // What the review found to fix becomes a draft for /promote, to edit and hand back; nothing starts on its own.
+    const followUp = followUpTask(review);
+    if (!followUp) return;
+    if (discussion.task) {
+      this.out.line(this.style.dim('A prepared task is still waiting: /promote hands that one off first; /review again for the follow-up.'));
+      return;
+    }
+    discussion.task = followUp;
+    this.out.line(this.style.dim('/promote to edit this review\'s follow-up task and hand it back to the coding agent.'));
   }
 
   private async exportMarkdown(file: string): Promise<void> {

@@ -10,7 +10,7 @@ export const SLASH_COMMANDS = `  /add PATH[:START-END]           attach a file (
   /usage                          tokens used by the last turn and by the whole discussion
   /export [FILE]                  this discussion as Markdown, on stdout or into FILE
   /decisions                      the decision log: constraints, rejected alternatives, open and resolved questions
-  /review [BASE]                  check what changed since the hand-off (or BASE) against the task
+  /review [BASE]                  check what changed since the hand-off (or BASE) against the task; /promote then hands back its follow-up
   /new                            start a new discussion of the same folder
   /close                          close this discussion (it stays saved) and quit
   /help                           these commands`;
