@@ -21,6 +21,8 @@ export interface BenchProbeParams {
   cpuProfileIntervalUs?: number;
   /** Stop the CPU profile and write it (a .cpuprofile, as `node --cpu-prof` writes) to this file. */
   cpuProfileStop?: string;
+  /** Answer only once the model's ahead-of-need loading (main.ts, after a discussion opens) has finished. */
+  awaitModelPrepared?: boolean;
 }
 
 export interface BenchProbeResult {
@@ -49,7 +51,12 @@ export interface BenchProbeResult {
 const LONG_STALL_MS = 20;
 const TICK_MS = 5;
 
-export function installBenchProbe(connection: Connection, env: Record<string, string | undefined>): void {
+export interface ProbedState {
+  /** The model's ahead-of-need loading, once started. */
+  modelPrepared(): Promise<void> | undefined;
+}
+
+export function installBenchProbe(connection: Connection, env: Record<string, string | undefined>, state?: ProbedState): void {
   if (env.REPO_DISCUSS_BENCH_PROBE !== '1') return;
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();
@@ -74,6 +81,7 @@ export function installBenchProbe(connection: Connection, env: Record<string, st
   const post = (method: string, params?: object): Promise<unknown> =>
     new Promise((resolve, reject) => (session as Session).post(method, params, (err, result) => (err ? reject(err) : resolve(result))));
   connection.onRequest(BENCH_PROBE_METHOD, async (params: BenchProbeParams | undefined): Promise<BenchProbeResult> => {
+    if (params?.awaitModelPrepared) await state?.modelPrepared();
     if (params?.cpuProfileStop && session) {
       const { profile } = (await post('Profiler.stop')) as { profile: unknown };
       writeFileSync(params.cpuProfileStop, JSON.stringify(profile));

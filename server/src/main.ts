@@ -6,7 +6,7 @@
  */
 import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
 import { systemClock } from './core/deps';
-import { createOpenAIModel } from './model/openai/chatModel';
+import type { ChatModel, ModelSettings } from './model/types';
 import { startServer } from './server';
 import { defaultStorageDir } from '../../shared/storageDir';
 import { FileStore } from './store/fileStore';
@@ -15,6 +15,40 @@ import { installBenchProbe } from './benchProbe';
 import { tuneHeap } from './heapTuning';
 
 tuneHeap();
+
+/**
+ * The OpenAI-compatible model, its module (and the openai SDK under it, about
+ * 150 modules and 10 MB resident) loaded on the first call rather than at
+ * start: a server that was started but not yet asked anything held it for
+ * nothing, which kept the idle server above 60 MB.
+ */
+let openAIModule: typeof import('./model/openai/chatModel') | undefined;
+const loadOpenAIModule = (): typeof import('./model/openai/chatModel') => (openAIModule ??= require('./model/openai/chatModel'));
+
+function openAIModelLoadedOnUse(settings: () => ModelSettings): ChatModel {
+  let model: ChatModel | undefined;
+  const loaded = (): ChatModel => (model ??= loadOpenAIModule().createOpenAIModel(settings));
+  return {
+    complete: (request, onDelta, observer) => loaded().complete(request, onDelta, observer),
+    listModels: (signal, like) => loaded().listModels(signal, like),
+  };
+}
+
+/**
+ * The first model request paid 60-90 ms of loading: the openai SDK, and
+ * undici (Node's fetch, compiled on first use). Done once a discussion is
+ * open, on a later tick so the start's answer goes first; a `data:` URL runs
+ * fetch's whole path (request, response, body stream) without a socket.
+ */
+let modelPrepared: Promise<void> | undefined;
+function prepareModel(): void {
+  modelPrepared ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+    loadOpenAIModule();
+    await fetch('data:,')
+      .then((response) => response.arrayBuffer())
+      .catch(() => undefined);
+  });
+}
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
 if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWith(`${t}=`)))) {
@@ -34,13 +68,14 @@ process.on('unhandledRejection', (reason) => {
   connection.console.error(`unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}`);
 });
 
-installBenchProbe(connection, process.env);
+installBenchProbe(connection, process.env, { modelPrepared: () => modelPrepared });
 
 startServer(connection, {
-  createModel: (settings) => createOpenAIModel(settings),
+  createModel: openAIModelLoadedOnUse,
   createRepoAccess: (options) => createRepoAccess({ ...options, log: (message) => connection.console.info(message) }),
   openStore: (storageDir) =>
     FileStore.open(storageDir || defaultStorageDir(), (message) => connection.console.error(message)),
   clock: systemClock,
   env: process.env,
+  prepareModel,
 });
