@@ -13,6 +13,7 @@ import { FileStore } from './store/fileStore';
 import { createRepoAccess } from './read/repoAccess';
 import { installBenchProbe } from './benchProbe';
 import { tuneHeap } from './heapTuning';
+import { sharedTokenCounter } from './model/tokenCounter';
 
 tuneHeap();
 
@@ -35,18 +36,27 @@ function openAIModelLoadedOnUse(settings: () => ModelSettings): ChatModel {
 }
 
 /**
- * The first model request paid 60-90 ms of loading: the openai SDK, and
- * undici (Node's fetch, compiled on first use). Done once a discussion is
- * open, on a later tick so the start's answer goes first; a `data:` URL runs
- * fetch's whole path (request, response, body stream) without a socket.
+ * The first turn paid for loading on first use: the openai SDK and undici
+ * (Node's fetch, compiled on first use) 60-90 ms, and, when the first request
+ * did not fit the window at a glance (a repo map against the default 8,192
+ * tokens does not), the token worker's start and encoding, about 200 ms more.
+ * Done once a discussion is open, on a later tick so the start's answer goes
+ * first; a `data:` URL runs fetch's whole path (request, response, body
+ * stream) without a socket. A worker left unused stops on its own after a
+ * minute (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
  */
 let modelPrepared: Promise<void> | undefined;
 function prepareModel(): void {
   modelPrepared ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
     loadOpenAIModule();
-    await fetch('data:,')
-      .then((response) => response.arrayBuffer())
-      .catch(() => undefined);
+    await Promise.all([
+      fetch('data:,')
+        .then((response) => response.arrayBuffer())
+        .catch(() => undefined),
+      sharedTokenCounter()
+        .count(['warm'])
+        .catch(() => undefined),
+    ]);
   });
 }
 
