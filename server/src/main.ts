@@ -6,15 +6,62 @@
  */
 import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
 import { systemClock } from './core/deps';
-import { createOpenAIModel } from './model/openai/chatModel';
+import type { ChatModel, ModelSettings } from './model/types';
 import { startServer } from './server';
 import { defaultStorageDir } from '../../shared/storageDir';
 import { FileStore } from './store/fileStore';
 import { createRepoAccess } from './read/repoAccess';
 import { installBenchProbe } from './benchProbe';
 import { tuneHeap } from './heapTuning';
+import { sharedTokenCounter } from './model/tokenCounter';
 
 tuneHeap();
+
+/**
+ * The OpenAI-compatible model, its module (and the openai SDK under it, about
+ * 150 modules and 10 MB resident) loaded on the first call rather than at
+ * start: a server that was started but not yet asked anything held it for
+ * nothing, which kept the idle server above 60 MB.
+ */
+let openAIModule: typeof import('./model/openai/chatModel') | undefined;
+const loadOpenAIModule = (): typeof import('./model/openai/chatModel') => (openAIModule ??= require('./model/openai/chatModel'));
+
+function openAIModelLoadedOnUse(settings: () => ModelSettings): ChatModel {
+  let model: ChatModel | undefined;
+  const loaded = (): ChatModel => (model ??= loadOpenAIModule().createOpenAIModel(settings));
+  return {
+    complete: (request, onDelta, observer) => loaded().complete(request, onDelta, observer),
+    listModels: (signal, like) => loaded().listModels(signal, like),
+  };
+}
+
+/**
+ * The first turn paid for loading on first use: the openai SDK and undici
+ * (Node's fetch, compiled on first use) 60-90 ms, and, when the first request
+ * did not fit the window at a glance (a repo map against the default 8,192
+ * tokens does not), the token worker's start and encoding, about 200 ms more.
+ * Done once a discussion is open, on a later tick so the start's answer goes
+ * first; a `data:` URL runs fetch's whole path (request, response, body
+ * stream) without a socket. A worker left unused stops on its own after a
+ * minute (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
+ */
+let modelPrepared: Promise<void> | undefined;
+function prepareModel(): void {
+  // One load per tick: together they held the main thread 50-55 ms at once.
+  const nextTick = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+  modelPrepared ??= (async () => {
+    await nextTick();
+    const counted = sharedTokenCounter()
+      .count(['warm'])
+      .catch(() => undefined);
+    loadOpenAIModule();
+    await nextTick();
+    await fetch('data:,')
+      .then((response) => response.arrayBuffer())
+      .catch(() => undefined);
+    await counted;
+  })();
+}
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
 if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWith(`${t}=`)))) {
@@ -34,13 +81,14 @@ process.on('unhandledRejection', (reason) => {
   connection.console.error(`unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}`);
 });
 
-installBenchProbe(connection, process.env);
+installBenchProbe(connection, process.env, { modelPrepared: () => modelPrepared });
 
 startServer(connection, {
-  createModel: (settings) => createOpenAIModel(settings),
+  createModel: openAIModelLoadedOnUse,
   createRepoAccess: (options) => createRepoAccess({ ...options, log: (message) => connection.console.info(message) }),
   openStore: (storageDir) =>
     FileStore.open(storageDir || defaultStorageDir(), (message) => connection.console.error(message)),
   clock: systemClock,
   env: process.env,
+  prepareModel,
 });

@@ -64,6 +64,11 @@ export interface ServerDeps {
   env: Record<string, string | undefined>;
   /** Where log lines go; defaults to the connection's console. */
   logger?: Logger;
+  /**
+   * Loads ahead of need what the first model request would load, while the
+   * user types the first question: called after each discussion opens.
+   */
+  prepareModel?(): void;
 }
 
 /** How often idle discussions are looked for, besides on every start. */
@@ -140,7 +145,11 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
-  bindRequest(connection, StartRequest.method, (p) => ready().start(p));
+  bindRequest(connection, StartRequest.method, async (p) => {
+    const started = await ready().start(p);
+    deps.prepareModel?.();
+    return started;
+  });
   bindRequest(connection, SendRequest.method, (p) =>
     p.attachments === undefined ? ready().send(p.discussionId, p.text) : ready().sendWithAttachments(p.discussionId, p.text, p.attachments),
   );

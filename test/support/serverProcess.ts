@@ -7,6 +7,7 @@ import {
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
 import { EventNotification, type DiscussionEvent, type InitializationOptions } from '../../shared/protocol';
+import { SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
 
 /** The built server entry, as `package.json`'s bin names it. */
 export const SERVER_ENTRY = path.resolve(__dirname, '../../server/src/main.js');
@@ -46,7 +47,7 @@ export class ServerProcess {
     env: Record<string, string | undefined> = {},
     workspaceFolders: Array<{ uri: string; name: string }> | null = null,
   ): Promise<ServerProcess> {
-    const child = spawn(process.execPath, [SERVER_ENTRY, '--stdio'], {
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER_ENTRY, '--stdio'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
