@@ -46,11 +46,16 @@ function openAIModelLoadedOnUse(settings: () => ModelSettings): ChatModel {
  * minute (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
  */
 let modelPrepared: Promise<void> | undefined;
+/** How long after the first discussion opens the model's modules and token worker are loaded. */
+const PREPARE_AFTER_OPEN_MS = 750;
+
 function prepareModel(): void {
   // One load per tick: together they held the main thread 50-55 ms at once.
   const nextTick = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
   modelPrepared ??= (async () => {
-    await nextTick();
+    // After the opening discussion's replay, not during it: on two cores these loads, started at once,
+    // took a resume from ~60 to ~100 ms. A user takes longer than this to type the first question.
+    await new Promise<void>((resolve) => setTimeout(resolve, PREPARE_AFTER_OPEN_MS).unref());
     const counted = sharedTokenCounter()
       .count(['warm'])
       .catch(() => undefined);
