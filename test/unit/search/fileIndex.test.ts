@@ -114,6 +114,50 @@ describe('the warm file index', function () {
   }
 });
 
+describe('a warm grep_files past its head start', function () {
+  it('hands the index\'s candidates to ripgrep by name and answers as the cold search does, secrets, ignored files and outside links left out', async () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-named-')));
+    const root = path.join(base, 'repo');
+    const pool = new SearchPool();
+    const coldPool = new SearchPool({ watcherModule: 'none' });
+    try {
+      writeTree(base, { 'outside.txt': 'needle outside\n' });
+      const files: Record<string, string> = {
+        '.gitignore': 'ignored/\n',
+        '.env': 'needle=secret\n',
+        'ignored/x.ts': 'needle ignored\n',
+        'src/-dash.ts': 'needle in a name starting with a dash\n',
+        'src/target.ts': 'needle target\n',
+      };
+      for (let i = 0; i < 300; i++) files[`many/f${String(i).padStart(3, '0')}.ts`] = i % 7 === 0 ? `needle ${i}\n` : `nothing ${i}\n`;
+      writeTree(root, files);
+      fs.symlinkSync('target.ts', path.join(root, 'src', 'link.ts'));
+      fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'src', 'out.ts'));
+      const ripgrepPath = ripgrepOnPath() ?? null;
+      // No head start: every candidate goes the named-files way.
+      const warm = new SearchEngine({ pool, fileIndex: true, ripgrepPath, orderedHeadStartMs: 0 });
+      const cold = new SearchEngine({ pool: coldPool, ripgrepPath, orderedHeadStartMs: 0 });
+      const warmBox = await createToolbox(root, NO_POLICY, { search: warm });
+      const coldBox = await createToolbox(root, NO_POLICY, { search: cold });
+      assert.equal(await warm.prepareIndex(root, []), true);
+      for (const args of [{ pattern: 'needle' }, { pattern: 'needle', glob: '**/f0*.ts' }, { pattern: 'needle \\d+' }, { pattern: 'absent' }]) {
+        const expected = await expectOk(coldBox, 'grep_files', args);
+        assert.equal(await expectOk(warmBox, 'grep_files', args), expected, JSON.stringify(args));
+      }
+      const answer = await expectOk(warmBox, 'grep_files', { pattern: 'needle' });
+      assert.match(answer, /^src\/-dash\.ts:1: /m);
+      assert.match(answer, /^src\/link\.ts:1: needle target$/m, 'a link to a file inside is searched');
+      assert.doesNotMatch(answer, /outside|secret|ignored/);
+      assert.equal(warm.counts.index, 5, 'every warm search answered from the index, none walked or crawled');
+      assert.equal(warm.counts.ripgrep + warm.counts.node, 0);
+    } finally {
+      await pool.close();
+      await coldPool.close();
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a grep pattern too long for a command line', function () {
   it('is answered by the walk instead of failing (ripgrep would fail with E2BIG)', async () => {
     const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-long-')));
