@@ -44,6 +44,32 @@ describe('adversarial: the warm file index answers as a cold search does', funct
 
   after(() => recordFigures('warmIndex', figures));
 
+  it('ends the server process on shutdown and exit while a watcher subscription is live', async () => {
+    const lab = await Lab.create({ plain: true, fake: { fallback: () => ({ kind: 'text', text: 'Looked.' }) } });
+    try {
+      const s = await lab.server();
+      const id = await lab.open(s);
+      const warmed = s.untilLogged(/from its warm file index/);
+      let isWarm = false;
+      void warmed.then(() => (isWarm = true));
+      for (let i = 0; i < MAX_ATTEMPTS && !isWarm; i++) {
+        await runTurn(s, lab.fake, id, `find ${i}`, [
+          { kind: 'toolCalls', calls: [{ id: `exit-${i}`, name: 'find_files', arguments: JSON.stringify({ pattern: '**/*.ts' }) }] },
+          { kind: 'text', text: 'Looked.' },
+        ]);
+      }
+      assert.ok(isWarm, 'the folder is watched and warm');
+      const started = performance.now();
+      // stop() sends shutdown then exit and waits for the process to end: a live subscription must not hold it.
+      await s.stop();
+      lab.drop(s);
+      assert.equal(s.child.exitCode, 0);
+      figures.exitWithLiveWatcher = { exitMs: Math.round(performance.now() - started) };
+    } finally {
+      await lab.dispose();
+    }
+  });
+
   for (const config of SEARCH_ENGINES) {
     const run = config.available ? it : it.skip;
     run(`after links out, ignore and policy changes, a FIFO, a huge ignore file, a secret renamed and back and a burst of ${BURST_FILES} files, every warm answer ends equal to the cold one and none shows more (${config.name})`, async () => {

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -153,6 +154,28 @@ describe('a warm grep_files past its head start', function () {
     } finally {
       await pool.close();
       await coldPool.close();
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a process that searched', function () {
+  it('ends on its own once its work is done: an idle search thread does not hold it open', async () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-exit-')));
+    try {
+      writeTree(base, { 'a.ts': 'export const a = 1;\n' });
+      const engineModule = require.resolve('../../../server/src/search/searchEngine');
+      const job = { kind: 'find', root: base, denyRead: [], scope: { relativePath: '.', realPath: base, kind: 'directory' }, pattern: '**/*.ts' };
+      const script = `const { SearchEngine } = require(${JSON.stringify(engineModule)});
+        new SearchEngine({ ripgrepPath: null }).run(${JSON.stringify(job)}).then((outcome) => process.stdout.write(String(outcome.ok && outcome.result.results.length)));`;
+      const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      // The pool is never closed: the process must still exit (the test's own timeout is the failure).
+      const [code] = (await once(child, 'exit')) as [number];
+      assert.equal(output, '1', 'the search ran');
+      assert.equal(code, 0);
+    } finally {
       fs.rmSync(base, { recursive: true, force: true });
     }
   });
