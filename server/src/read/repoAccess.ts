@@ -28,7 +28,9 @@ export interface RepoAccessOptions {
  * running with a policy we misread could widen what the model may see.
  */
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
-  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex: true });
+  // REPO_DISCUSS_FILE_INDEX=off searches every time cold: to compare answers, or to rule the index out.
+  const fileIndex = process.env.REPO_DISCUSS_FILE_INDEX !== 'off';
+  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex });
   const summaries = new RepoSummaries(search);
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;
   const repoMaps = options.repoMaps ?? new RepoMaps(undefined, undefined, options.log);

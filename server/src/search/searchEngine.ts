@@ -48,6 +48,8 @@ export class SearchEngine {
   readonly counts: SearchCounts = { ripgrep: 0, node: 0, index: 0, switchedToWalk: 0, fallbackReasons: [] };
   private readonly pool: SearchPool;
   private located?: Promise<Ripgrep | undefined>;
+  /** Folders whose first search from the warm index was logged (once each: the log shows when a folder went warm). */
+  private readonly announcedIndexes = new Set<string>();
 
   constructor(private readonly options: SearchOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
@@ -85,6 +87,10 @@ export class SearchEngine {
     );
     if (outcome.ok && outcome.result.kind !== 'prepareIndex') {
       this.count(outcome.result.engine);
+      if (outcome.result.engine === 'index' && !this.announcedIndexes.has(job.root)) {
+        this.announcedIndexes.add(job.root);
+        this.options.log?.(`Searching ${job.root} from its warm file index.`);
+      }
       if (outcome.result.switchedToWalk) this.counts.switchedToWalk += 1;
       if (ripgrep && outcome.result.fallbackReason) this.counts.fallbackReasons.push(outcome.result.fallbackReason);
     }

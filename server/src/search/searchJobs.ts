@@ -3,12 +3,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ReadBoundary } from '../access/boundary';
-import { compilePattern, Grep, GrepResult } from './grepCore';
+import { compilePattern, Grep, GREP_LIMITS, GrepResult } from './grepCore';
 import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '../access/globs';
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles, walkVerdicts } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles, WalkOptions, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult } from './linkCrawl';
 import type { FileIndexes, FolderIndex } from './fileIndex';
 
@@ -45,6 +45,30 @@ const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000, findMatches: SEARCH
  * first results in path order are known. A full scan loses at most this.
  */
 const ORDERED_HEAD_START_MS = 10;
+
+/**
+ * How many times longer our walk takes per entry than ripgrep's listing with
+ * the crawl beside it (find), or than ripgrep's scan (grep, which reads every
+ * file in this thread). Measured on 2 cores, vite and generated trees.
+ */
+const WALK_COST_VS_RIPGREP = Object.freeze({ find: 2, grep: 3 });
+
+/**
+ * When the head start runs out, whether the ordered walk should go on from
+ * where it is instead of handing over to ripgrep: if, at the rate it finds
+ * results, it reaches the cap (or the tree's end) in less time than ripgrep
+ * would take to list the whole tree. The tree's size is estimated from the
+ * walk's position in its first directory levels (walk.ts WalkProgress). A
+ * wrong estimate only costs time: either way the answer is the same.
+ */
+function keepWalking(kind: keyof typeof WALK_COST_VS_RIPGREP, headStartMs: number, capShare: () => number): WalkOptions['extendDeadline'] {
+  return ({ fractionDone }) => {
+    if (fractionDone <= 0) return undefined;
+    const share = capShare();
+    const endsAt = share > 0 ? Math.min(1, fractionDone / share) : 1;
+    return endsAt - fractionDone <= 1 / WALK_COST_VS_RIPGREP[kind] ? performance.now() + headStartMs : undefined;
+  };
+}
 
 /** Longer patterns go to the walk: one argument has a limit (E2BIG past 128 KiB on Linux; 32 KiB for a whole command line on Windows). */
 const MAX_RIPGREP_PATTERN_BYTES = process.platform === 'win32' ? 30_000 : 120 * 1024;
@@ -423,6 +447,7 @@ async function orderedFiles(
   index: FolderIndex | undefined,
   deadline: number | undefined,
   visit: (file: IndexedFileLike) => boolean | void,
+  extendDeadline?: WalkOptions['extendDeadline'],
 ): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
@@ -435,7 +460,7 @@ async function orderedFiles(
     return { outcome: 'finished', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
   }
   const stats = await walkFiles(
-    { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline },
+    { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline, extendDeadline },
     (file) => visit({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined }),
   );
   const outcome: OrderedOutcome =
@@ -452,12 +477,22 @@ function emptyGrep(engine: SearchJobResult['engine']): GrepJobResult {
 /** grep_files over the ordered files: the index's or the walk's. Undefined when the deadline passed first. */
 async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, globTest: PathTest | undefined, deadline?: number): Promise<GrepJobResult | undefined> {
   const searcher = new Grep(compiledPattern(job));
-  const ordered = await orderedFiles(job, boundary, control, index, deadline, (file) => {
-    // Secret and policy-denied files are skipped silently: their contents never reach the model.
-    if (file.denied) return;
-    if (globTest && !globTest(file.relativePath)) return;
-    return searcher.searchFile(file.realPath, file.relativePath) !== 'capped';
-  });
+  const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
+  const extend = deadline === undefined ? undefined : keepWalking('grep', headStart, () => searcher.result.matchCount / GREP_LIMITS.maxMatches);
+  const ordered = await orderedFiles(
+    job,
+    boundary,
+    control,
+    index,
+    deadline,
+    (file) => {
+      // Secret and policy-denied files are skipped silently: their contents never reach the model.
+      if (file.denied) return;
+      if (globTest && !globTest(file.relativePath)) return;
+      return searcher.searchFile(file.realPath, file.relativePath) !== 'capped';
+    },
+    extend,
+  );
   if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
   return {
     ...emptyGrep(index ? 'index' : 'node'),
@@ -492,6 +527,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   const translated = job.ripgrep ? toRipgrepPattern(pattern.source, pattern.unicode) : undefined;
   if (job.ripgrep && !translated) fallbackReason = 'the pattern uses JavaScript regular expression features ripgrep cannot pre-filter';
   else if (translated && Buffer.byteLength(translated.pattern) > MAX_RIPGREP_PATTERN_BYTES) fallbackReason = 'the pattern is too long for a ripgrep command line';
+  if (index && job.ripgrep && translated && fallbackReason === undefined) return grepIndexed(job, control, index, translated, globTest);
   if (job.ripgrep && translated && fallbackReason === undefined) {
     // A head start for the ordered search: a capped search ends here.
     const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
@@ -547,6 +583,107 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   return { ...result, fallbackReason, switchedToWalk };
 }
 
+/**
+ * Named files per ripgrep run: the command line's limit (ARG_MAX, 2 MiB on
+ * Linux with the environment; 32 KiB on Windows) less room for the pattern.
+ */
+const NAMED_FILES_BYTES = process.platform === 'win32' ? 24_000 : 1024 * 1024;
+
+/** Two runs at once: on two cores that measured faster than one run after another. */
+const NAMED_FILES_RUNS_AT_ONCE = 2;
+
+/**
+ * grep_files on a warm folder: no walk and no crawl. The index's candidates
+ * are searched in walk order in this thread for a head start (a capped
+ * search ends there); the rest are handed to ripgrep by name, and only the
+ * files it names are read, still in walk order and through the verified
+ * open, so a file swapped since the index saw it is refused there.
+ *
+ * ripgrep opens a named file whatever it is: a file replaced by a FIFO in the
+ * moment before its watcher event arrives would hold ripgrep until the
+ * search's time limit ends it (the pool kills its process). Nothing is read
+ * from it either way.
+ */
+async function grepIndexed(
+  job: GrepJob,
+  control: JobControl,
+  index: FolderIndex,
+  translated: NonNullable<ReturnType<typeof toRipgrepPattern>>,
+  globTest: PathTest | undefined,
+): Promise<GrepJobResult> {
+  const searcher = new Grep(compiledPattern(job));
+  const candidates: IndexedFileLike[] = [];
+  for (const file of indexedInScope(index, job.scope)) {
+    // Secret and policy-denied files are skipped silently: their contents never reach the model.
+    if (!file.denied && (!globTest || globTest(file.relativePath))) candidates.push(file);
+  }
+  const result = (): GrepJobResult => ({
+    ...emptyGrep('index'),
+    ...searcher.result,
+    changedEntries: searcher.result.changedFiles,
+    cutIgnoreFiles: index.cutIgnoreFiles,
+  });
+  const deadline = performance.now() + (job.headStartMs ?? ORDERED_HEAD_START_MS);
+  let next = 0;
+  for (; next < candidates.length; next++) {
+    if ((next & 63) === 63 && (performance.now() > deadline || control.shouldStop())) break;
+    if (searcher.searchFile(candidates[next].realPath, candidates[next].relativePath) === 'capped') return result();
+  }
+  if (next >= candidates.length || control.shouldStop()) return result();
+
+  const rest = candidates.slice(next);
+  const matched = await ripgrepMatchesAmong(job, control, translated, rest);
+  for (const file of rest) {
+    if (control.shouldStop()) break;
+    if (matched && !matched.has(file.realPath)) continue;
+    if (searcher.searchFile(file.realPath, file.relativePath) === 'capped') break;
+  }
+  return result();
+}
+
+/**
+ * The real paths among `files` ripgrep finds a match in, or undefined when
+ * it could not run (the caller then reads every file itself).
+ */
+async function ripgrepMatchesAmong(job: GrepJob, control: JobControl, pattern: NonNullable<ReturnType<typeof toRipgrepPattern>>, files: readonly IndexedFileLike[]): Promise<Set<string> | undefined> {
+  const room = NAMED_FILES_BYTES - Buffer.byteLength(pattern.pattern);
+  const chunks: string[][] = [];
+  let chunk: string[] = [];
+  let bytes = 0;
+  for (const file of files) {
+    const named = path.relative(job.root, file.realPath).split(path.sep).join('/');
+    const size = Buffer.byteLength(named) + 1 + (process.platform === 'win32' ? 3 : 8);
+    if (chunk.length > 0 && bytes + size > room) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(named);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  const matched = new Set<string>();
+  let failed = false;
+  let taken = 0;
+  const runChunks = async (): Promise<void> => {
+    while (!failed && taken < chunks.length) {
+      const named = chunks[taken++];
+      const listing = await runRipgrep({
+        ripgrep: job.ripgrep as Ripgrep,
+        root: job.root,
+        query: { mode: 'matches', pattern, scope: '.', exclusions: [], outsideRepository: false, withoutLog: true, files: named },
+        maxPaths: named.length,
+        shouldStop: () => control.shouldStop(),
+        onSpawn: (pid) => control.onSpawn(pid),
+      });
+      if (listing.error !== undefined) failed = true;
+      for (const printed of listing.paths) matched.add(path.join(job.root, printed));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(NAMED_FILES_RUNS_AT_ONCE, chunks.length) }, runChunks));
+  return failed ? undefined : matched;
+}
+
 // ---------------------------------------------------------------- find_files
 
 /** find_files on the ordered files (the index's or the walk's), which stop at the cap. Undefined when the deadline passed first. */
@@ -554,14 +691,23 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
   const max = SEARCH_LIMITS.findMaxResults;
   const results: FindJobResult['results'] = [];
   let more = false;
-  const ordered = await orderedFiles(job, boundary, control, index, deadline, (file) => {
-    if (!matches(file.relativePath)) return;
-    if (results.length >= max) {
-      more = true;
-      return false;
-    }
-    results.push({ relativePath: file.relativePath, denied: file.denied });
-  });
+  const extend = deadline === undefined ? undefined : keepWalking('find', job.headStartMs ?? ORDERED_HEAD_START_MS, () => results.length / max);
+  const ordered = await orderedFiles(
+    job,
+    boundary,
+    control,
+    index,
+    deadline,
+    (file) => {
+      if (!matches(file.relativePath)) return;
+      if (results.length >= max) {
+        more = true;
+        return false;
+      }
+      results.push({ relativePath: file.relativePath, denied: file.denied });
+    },
+    extend,
+  );
   if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
   let changedEntries = ordered.changedDirectories;
   let shown = results;
@@ -584,12 +730,18 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
   };
 }
 
-/** Whether a path is still a plain file inside, or a link to one. */
+/**
+ * Whether an indexed path is still a file, or a link to one inside. One
+ * lstat: every name shown came from the index's own walk inside the folder,
+ * so a directory swapped for a link since cannot bring in a name from
+ * outside (its watcher event re-walks it); this only drops what is gone.
+ */
 async function stillListed(job: SearchJob, boundary: ReadBoundary, relativePath: string): Promise<boolean> {
-  if (isPlainFileInside(job.root, relativePath)) return true;
   const absolute = path.join(job.root, relativePath);
   try {
-    if (!fs.lstatSync(absolute).isSymbolicLink()) return false;
+    const stats = fs.lstatSync(absolute);
+    if (stats.isFile()) return true;
+    if (!stats.isSymbolicLink()) return false;
   } catch {
     return false;
   }

@@ -206,12 +206,13 @@ export class SearchPool {
     const stopBuffer = new SharedArrayBuffer(4);
     const workerData: WorkerOptions = { stopBuffer };
     const worker = new Worker(this.script, { workerData });
-    // An idle worker must not keep the server process alive.
-    worker.unref();
     const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer) };
     worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
     worker.on('error', (error) => this.onCrash(slot, error.message));
     worker.on('exit', () => this.onCrash(slot, 'the search worker stopped'));
+    // An idle worker must not keep the process alive. After the listeners: attaching a
+    // 'message' listener refs the worker's port again, which held mocha open for good.
+    worker.unref();
     this.slots.add(slot);
     return slot;
   }

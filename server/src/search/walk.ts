@@ -60,6 +60,12 @@ export interface WalkOptions {
   maxEntries?: number;
   /** Stop once `performance.now()` passes this. */
   deadline?: number;
+  /**
+   * Asked when the deadline passes: a later deadline to keep going (the walk
+   * looks sure to end soon), or undefined to stop. Lets a capped search go on
+   * from where it is instead of starting over elsewhere.
+   */
+  extendDeadline?: (progress: WalkProgress) => number | undefined;
   /** Told of each symlinked file left out (it leads outside the folder or to a denied file), so callers can count them. */
   onLinkLeftOut?: (relativePath: string) => void;
 }
@@ -72,6 +78,16 @@ export interface WalkStats {
   cutIgnoreFiles: string[];
   /** Why the walk ended before covering everything, if it did. */
   stoppedBy?: 'entry_limit' | 'deadline' | 'aborted' | 'visitor';
+}
+
+export interface WalkProgress {
+  entriesVisited: number;
+  /**
+   * An estimate of the share of the tree walked, 0 to 1, from the position in
+   * each directory on the way down (the first levels weigh the most): the
+   * walk is depth-first, so this is exact at the root level's boundaries.
+   */
+  fractionDone: number;
 }
 
 /** Return `false` to stop the walk. */
@@ -423,6 +439,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
   ];
   const separator = path.sep;
   let sliceStarted = performance.now();
+  let deadline = options.deadline;
 
   while (stack.length > 0) {
     const frame = stack[stack.length - 1];
@@ -439,9 +456,12 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
     }
     if ((stats.entriesVisited & 63) === 0) {
       const now = performance.now();
-      if (options.deadline !== undefined && now > options.deadline) {
-        stats.stoppedBy = 'deadline';
-        return stats;
+      if (deadline !== undefined && now > deadline) {
+        deadline = options.extendDeadline?.({ entriesVisited: stats.entriesVisited, fractionDone: fractionDone(stack) });
+        if (deadline === undefined) {
+          stats.stoppedBy = 'deadline';
+          return stats;
+        }
       }
       if (now - sliceStarted > TIME_SLICE_MS) {
         await new Promise<void>((resolve) => setImmediate(resolve));
@@ -500,6 +520,18 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
     }
   }
   return stats;
+}
+
+function fractionDone(stack: readonly DirectoryFrame[]): number {
+  let done = 0;
+  let weight = 1;
+  for (const frame of stack) {
+    const count = Math.max(1, frame.entries.length);
+    // The frame's current entry is the one being walked below: only those before it are done.
+    done += (weight * Math.max(0, frame.index - 1)) / count;
+    weight /= count;
+  }
+  return Math.min(1, done);
 }
 
 /**

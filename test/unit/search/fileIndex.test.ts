@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -112,6 +113,72 @@ describe('the warm file index', function () {
       assert.equal(engine.counts.index, 0, 'never answered from an index');
     });
   }
+});
+
+describe('a warm grep_files past its head start', function () {
+  it('hands the index\'s candidates to ripgrep by name and answers as the cold search does, secrets, ignored files and outside links left out', async () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-named-')));
+    const root = path.join(base, 'repo');
+    const pool = new SearchPool();
+    const coldPool = new SearchPool({ watcherModule: 'none' });
+    try {
+      writeTree(base, { 'outside.txt': 'needle outside\n' });
+      const files: Record<string, string> = {
+        '.gitignore': 'ignored/\n',
+        '.env': 'needle=secret\n',
+        'ignored/x.ts': 'needle ignored\n',
+        'src/-dash.ts': 'needle in a name starting with a dash\n',
+        'src/target.ts': 'needle target\n',
+      };
+      for (let i = 0; i < 300; i++) files[`many/f${String(i).padStart(3, '0')}.ts`] = i % 7 === 0 ? `needle ${i}\n` : `nothing ${i}\n`;
+      writeTree(root, files);
+      fs.symlinkSync('target.ts', path.join(root, 'src', 'link.ts'));
+      fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'src', 'out.ts'));
+      const ripgrepPath = ripgrepOnPath() ?? null;
+      // No head start: every candidate goes the named-files way.
+      const warm = new SearchEngine({ pool, fileIndex: true, ripgrepPath, orderedHeadStartMs: 0 });
+      const cold = new SearchEngine({ pool: coldPool, ripgrepPath, orderedHeadStartMs: 0 });
+      const warmBox = await createToolbox(root, NO_POLICY, { search: warm });
+      const coldBox = await createToolbox(root, NO_POLICY, { search: cold });
+      assert.equal(await warm.prepareIndex(root, []), true);
+      for (const args of [{ pattern: 'needle' }, { pattern: 'needle', glob: '**/f0*.ts' }, { pattern: 'needle \\d+' }, { pattern: 'absent' }]) {
+        const expected = await expectOk(coldBox, 'grep_files', args);
+        assert.equal(await expectOk(warmBox, 'grep_files', args), expected, JSON.stringify(args));
+      }
+      const answer = await expectOk(warmBox, 'grep_files', { pattern: 'needle' });
+      assert.match(answer, /^src\/-dash\.ts:1: /m);
+      assert.match(answer, /^src\/link\.ts:1: needle target$/m, 'a link to a file inside is searched');
+      assert.doesNotMatch(answer, /outside|secret|ignored/);
+      assert.equal(warm.counts.index, 5, 'every warm search answered from the index, none walked or crawled');
+      assert.equal(warm.counts.ripgrep + warm.counts.node, 0);
+    } finally {
+      await pool.close();
+      await coldPool.close();
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a process that searched', function () {
+  it('ends on its own once its work is done: an idle search thread does not hold it open', async () => {
+    const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-exit-')));
+    try {
+      writeTree(base, { 'a.ts': 'export const a = 1;\n' });
+      const engineModule = require.resolve('../../../server/src/search/searchEngine');
+      const job = { kind: 'find', root: base, denyRead: [], scope: { relativePath: '.', realPath: base, kind: 'directory' }, pattern: '**/*.ts' };
+      const script = `const { SearchEngine } = require(${JSON.stringify(engineModule)});
+        new SearchEngine({ ripgrepPath: null }).run(${JSON.stringify(job)}).then((outcome) => process.stdout.write(String(outcome.ok && outcome.result.results.length)));`;
+      const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+      let output = '';
+      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      // The pool is never closed: the process must still exit (the test's own timeout is the failure).
+      const [code] = (await once(child, 'exit')) as [number];
+      assert.equal(output, '1', 'the search ran');
+      assert.equal(code, 0);
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('a grep pattern too long for a command line', function () {
