@@ -47,7 +47,7 @@ describe('adversarial: the warm file index answers as a cold search does', funct
   it('ends the server process on shutdown and exit while a watcher subscription is live', async () => {
     const lab = await Lab.create({ plain: true, fake: { fallback: () => ({ kind: 'text', text: 'Looked.' }) } });
     try {
-      const s = await lab.server();
+      const s = await lab.server({}, { REPO_DISCUSS_FILE_INDEX: 'on' });
       const id = await lab.open(s);
       const warmed = s.untilLogged(/from its warm file index/);
       let isWarm = false;
@@ -77,7 +77,7 @@ describe('adversarial: the warm file index answers as a cold search does', funct
       try {
         for (let i = 0; i < 40; i++) lab.write(`bulk/file${i}.txt`, `bulk ${i}\n`);
         lab.write('vault/.env.staging', `TOKEN=${RENAMED_MARKER}\n`);
-        const warm: Side = { server: await lab.server(config.init, config.env(lab)), discussion: '' };
+        const warm: Side = { server: await lab.server(config.init, { ...config.env(lab), REPO_DISCUSS_FILE_INDEX: 'on' }), discussion: '' };
         const cold: Side = { server: await lab.server(config.init, { ...config.env(lab), REPO_DISCUSS_FILE_INDEX: 'off' }), discussion: '' };
         warm.discussion = await lab.open(warm.server);
         cold.discussion = await lab.open(cold.server);
