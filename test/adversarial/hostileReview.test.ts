@@ -14,29 +14,14 @@
  * the checklist must be inert text; and nothing may be written.
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { testGit } from '../support/testGit';
 import * as path from 'node:path';
 import type { Handoff, Review } from '../../shared/protocol';
 import { Lab, SENTINEL, SENTINEL_CORE, assertSameTree, recordFigures, treeHash } from './lab';
 
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Mallory',
-      GIT_AUTHOR_EMAIL: 'm@example.com',
-      GIT_COMMITTER_NAME: 'Mallory',
-      GIT_COMMITTER_EMAIL: 'm@example.com',
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-}
+/** The fixture's git: the shared one, with the user's and the system's config kept out. */
+const git = (cwd: string, args: string[]): string => testGit(cwd, ...args);
 
 const TASK = { intent: 'Make greet polite.', constraints: ['answer stays 42.', 'greet keeps its signature.'] };
 

@@ -7,8 +7,8 @@
  * step builds on the one before, so the suite stops at the first broken step.
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { testGit } from '../support/testGit';
 import * as path from 'node:path';
 import { FIXTURE_FILES } from '../vscode/fixture';
 import { openWorkbench, type Workbench } from './workbench';
@@ -17,23 +17,8 @@ const API_KEY = 'sk-e2e-decisions-not-a-real-key';
 const AGREED = 'Keep the signature of total() unchanged';
 const EDITED = 'Keep the signature total(lines: Line[]): number unchanged';
 
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'Dev',
-      GIT_AUTHOR_EMAIL: 'dev@example.com',
-      GIT_COMMITTER_NAME: 'Dev',
-      GIT_COMMITTER_EMAIL: 'dev@example.com',
-    },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-}
+/** The fixture's git: the shared one, with the user's and the system's config kept out. */
+const git = (cwd: string, args: string[]): string => testGit(cwd, ...args);
 
 describe('Decisions, stale evidence and review in the browser workbench', function () {
   this.bail(true);
