@@ -78,8 +78,8 @@ export async function distill(model: ChatModel, input: DistillInput): Promise<Pr
   );
 }
 
-/** The task in a distillation reply, or a description of what was wrong with it. */
-export function parseTask(text: string): PreparedTask | string {
+/** The one JSON object a model's structured reply holds, or what was wrong with the reply. */
+export function parseJsonObjectReply(text: string): Record<string, unknown> | string {
   const json = extractJsonObject(text);
   if (json === undefined) return 'the reply held no JSON object';
   let value: unknown;
@@ -89,7 +89,13 @@ export function parseTask(text: string): PreparedTask | string {
     return `the reply's JSON did not parse (${errorText(err)})`;
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return 'the reply was not a JSON object';
-  const record = value as Record<string, unknown>;
+  return value as Record<string, unknown>;
+}
+
+/** The task in a distillation reply, or a description of what was wrong with it. */
+export function parseTask(text: string): PreparedTask | string {
+  const record = parseJsonObjectReply(text);
+  if (typeof record === 'string') return record;
   const intentValue = record.proposed_intent ?? record.proposedIntent ?? record.intent;
   const intent = typeof intentValue === 'string' ? intentValue.trim() : '';
   if (!intent) return 'the reply had no proposed_intent';

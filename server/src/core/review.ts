@@ -1,7 +1,7 @@
 import { REVIEW_STATUSES, type RemedyCode, type Handoff, type Review, type ReviewItem, type ReviewStatus, type UnrequestedChange } from '../../../shared/protocol';
 import { ModelError, type ChatModel, type TokenUsage } from '../model/types';
 import { asClause, errorText } from '../../../shared/errorText';
-import { extractJsonObject } from './distill';
+import { parseJsonObjectReply } from './distill';
 import { DiscussError } from './errors';
 import { bound } from './text';
 import { DiffPlaces } from './reviewEvidence';
@@ -125,16 +125,8 @@ function reviewPrompt(handoff: Handoff, shown: string, fence: string): string {
  * a constraint it skipped, reads as `cannot tell`: never as `met`.
  */
 export function parseReview(text: string, constraints: readonly string[], places?: DiffPlaces): Pick<Review, 'items' | 'unrequested'> | string {
-  const json = extractJsonObject(text);
-  if (json === undefined) return 'the reply held no JSON object';
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (err) {
-    return `the reply's JSON did not parse (${errorText(err)})`;
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'the reply was not a JSON object';
-  const record = value as Record<string, unknown>;
+  const record = parseJsonObjectReply(text);
+  if (typeof record === 'string') return record;
   if (!Array.isArray(record.constraints)) return 'the reply had no "constraints" list';
   const answered = new Map<number, Record<string, unknown>>();
   record.constraints.forEach((entry, position) => {
