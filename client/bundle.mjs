@@ -44,13 +44,7 @@ const common = {
   legalComments: production ? 'none' : 'inline',
 };
 
-// The warm file index's watcher (server/src/search/watcher.ts loads `__dirname/parcelWatcher.js` when bundled):
-// @parcel/watcher's JavaScript bundled, its native binary for this platform copied to dist/node_modules/, where
-// the bundle's require of `@parcel/watcher-<platform>` finds it. On a platform without it, searches stay cold.
-const watcherBuild = { ...common, entryPoints: [createRequire(import.meta.url).resolve('@parcel/watcher')], outfile: join(outDir, 'parcelWatcher.js'), external: ['*.node'], logLevel: 'error' };
-
 const builds = [
-  watcherBuild,
   // `vscode` exists only inside the extension host, provided by VS Code itself.
   // `./languageClient` stays a require() of dist/languageClient.js, run on the server's first start.
   { ...common, entryPoints: [join(root, 'client', 'src', 'vscode', 'extension.ts')], outfile: join(outDir, 'extension.js'), external: ['vscode', './languageClient'] },
@@ -76,25 +70,8 @@ rmSync(grammarTarget, { recursive: true, force: true });
 mkdirSync(grammarTarget, { recursive: true });
 for (const file of GRAMMARS) copyFileSync(join(grammarSource, file), join(grammarTarget, file));
 
-const watcherPackages = join(outDir, 'node_modules', '@parcel');
+// No native modules are bundled: an earlier build's are not packaged.
 rmSync(join(outDir, 'node_modules'), { recursive: true, force: true });
-for (const name of ['watcher-linux-x64-glibc', 'watcher-linux-x64-musl', 'watcher-linux-arm64-glibc', 'watcher-linux-arm64-musl', 'watcher-darwin-x64', 'watcher-darwin-arm64', 'watcher-win32-x64', 'watcher-win32-arm64']) {
-  let packageJson;
-  try {
-    packageJson = createRequire(import.meta.url).resolve(`@parcel/${name}/package.json`);
-  } catch {
-    continue; // not installed here: only this platform's binary is
-  }
-  const target = join(watcherPackages, name);
-  mkdirSync(target, { recursive: true });
-  for (const file of ['package.json', 'watcher.node', 'LICENSE']) {
-    try {
-      copyFileSync(join(dirname(packageJson), file), join(target, file));
-    } catch {
-      // LICENSE may be missing
-    }
-  }
-}
 
 // A production build has no maps: leave none from an earlier build to be packaged.
 for (const stale of builds.flatMap((b) => [b.outfile, `${b.outfile}.map`])) rmSync(stale, { force: true });

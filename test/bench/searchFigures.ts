@@ -88,7 +88,7 @@ export async function searchFigures(work: string, small: GeneratedRepo, rows: Ro
   if (vite && fs.existsSync(vite)) trees.push({ name: 'vite', root: fs.realpathSync(vite), rare: 'resolveWidgetConfig', common: 'import', selective: '**/vite.config.ts', broad: '**/*.ts' });
 
   for (const tree of trees) {
-    const coldPool = new SearchPool({ watcherModule: 'none' });
+    const coldPool = new SearchPool();
     const warmPool = new SearchPool();
     const cold = new SearchEngine({ ripgrepPath: ripgrep.path, pool: coldPool, timeoutMs: 120_000 });
     const warm = new SearchEngine({ ripgrepPath: ripgrep.path, pool: warmPool, timeoutMs: 120_000, fileIndex: true });
@@ -96,7 +96,7 @@ export async function searchFigures(work: string, small: GeneratedRepo, rows: Ro
       const coldBox = await createToolbox(tree.root, NO_POLICY, { search: cold });
       const warmBox = await createToolbox(tree.root, NO_POLICY, { search: warm });
       const indexed = await warm.prepareIndex(tree.root, []);
-      if (!indexed) log(`search: no warm index on ${tree.name} (watching not possible)`);
+      if (!indexed) log(`search: no warm index on ${tree.name} (past the walk's entry cap)`);
       const cases: Array<{ figure: string; tool: string; args: object; reference: string[]; head?: number; goal: number; warmGoal: number; refName: string }> = [
         { figure: `grep rare "${tree.rare}"`, tool: 'grep_files', args: { pattern: tree.rare }, reference: [...BASE, '--fixed-strings', '--regexp', tree.rare, './'], goal: 1.2, warmGoal: 1.2, refName: 'rg' },
         { figure: `grep common "${tree.common}" (capped at ${GREP_CAP})`, tool: 'grep_files', args: { pattern: tree.common }, reference: [...BASE, '--sort', 'path', '--regexp', tree.common, './'], head: GREP_CAP, goal: 1.2, warmGoal: 1.2, refName: `rg --sort path | head -${GREP_CAP}` },

@@ -28,10 +28,8 @@ export interface RepoAccessOptions {
  * running with a policy we misread could widen what the model may see.
  */
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
-  // The warm file index is off unless REPO_DISCUSS_FILE_INDEX=on: a search made right after a directory
-  // was swapped for a link and back was still answered from the index as it was (the adversarial swap
-  // test in escapes.test.ts), and a stale answer is not worth a faster one. Searches are cold otherwise.
-  const fileIndex = process.env.REPO_DISCUSS_FILE_INDEX === 'on';
+  // REPO_DISCUSS_FILE_INDEX=off searches every time cold: for comparing the two, and a way out should the index misbehave.
+  const fileIndex = process.env.REPO_DISCUSS_FILE_INDEX !== 'off';
   const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex });
   const summaries = new RepoSummaries(search);
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;

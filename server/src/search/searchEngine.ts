@@ -15,10 +15,7 @@ export interface SearchOptions {
   timeoutMs?: number;
   /** Default: the pool shared by the whole process. */
   pool?: SearchPool;
-  /**
-   * Keep a warm, watched file index per folder searched (fileIndex.ts). Off
-   * by default: a watcher holds the process open until the pool is closed.
-   */
+  /** Keep a warm file index per folder searched (fileIndex.ts); the server turns it on (repoAccess.ts). Default: off, every search cold. */
   fileIndex?: boolean;
   /** How long the ordered search runs before ripgrep starts (searchJobs.ts ORDERED_HEAD_START_MS); 0 for none. */
   orderedHeadStartMs?: number;
@@ -99,10 +96,10 @@ export class SearchEngine {
 
   /**
    * Builds the folder's warm file index now and waits for it; whether the
-   * folder has one (false when watching is not possible: searches stay cold).
+   * folder has one (false when it is turned off or the folder is past the walk's cap: searches stay cold).
    */
   async prepareIndex(root: string, denyRead: readonly string[], signal?: AbortSignal): Promise<boolean> {
-    if (this.options.fileIndex !== true || !(await this.pool.watch(root))) return false;
+    if (this.options.fileIndex !== true) return false;
     const outcome = await this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }, signal);
     return outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed;
   }

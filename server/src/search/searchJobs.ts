@@ -204,7 +204,7 @@ function indexKey(job: SearchJob): string {
 export async function runSearchJob(job: SearchJob, control: JobControl, indexes?: FileIndexes): Promise<SearchJobResult> {
   const boundary = await boundaryFor(job);
   const index = (): Promise<FolderIndex | undefined> =>
-    job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
+    job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary, job.scope.relativePath) : Promise.resolve(undefined);
   switch (job.kind) {
     case 'grep':
       return grep(job, boundary, control, await index());
@@ -603,8 +603,8 @@ const NAMED_FILES_RUNS_AT_ONCE = 2;
  * files it names are read, still in walk order and through the verified
  * open, so a file swapped since the index saw it is refused there.
  *
- * ripgrep opens a named file whatever it is: a file replaced by a FIFO in the
- * moment before its watcher event arrives would hold ripgrep until the
+ * ripgrep opens a named file whatever it is: a file replaced by a FIFO after
+ * the index was checked against the disk would hold ripgrep until the
  * search's time limit ends it (the pool kills its process). Nothing is read
  * from it either way.
  */
@@ -719,7 +719,7 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
   let changedEntries = ordered.changedDirectories;
   let shown = results;
   if (index) {
-    // The watcher reports a change a moment after it happens: what is shown is checked now.
+    // The index was checked against the disk when the search began: what is shown is checked again now.
     shown = [];
     for (const result of results) {
       if (await stillListed(job, boundary, result.relativePath)) shown.push(result);
@@ -741,7 +741,8 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
  * Whether an indexed path is still a file, or a link to one inside. One
  * lstat: every name shown came from the index's own walk inside the folder,
  * so a directory swapped for a link since cannot bring in a name from
- * outside (its watcher event re-walks it); this only drops what is gone.
+ * outside (the next search's check walks it again); this only drops what is
+ * gone.
  */
 async function stillListed(job: SearchJob, boundary: ReadBoundary, relativePath: string): Promise<boolean> {
   const absolute = path.join(job.root, relativePath);

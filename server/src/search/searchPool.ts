@@ -1,10 +1,8 @@
-import { EventEmitter } from 'node:events';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { SearchJob, SearchJobResult } from './searchJobs';
 import type { WorkerOptions, WorkerReply, WorkerRequest } from './searchWorker';
-import { loadWatcher, WatchSubscription } from './watcher';
 
 /**
  * A few worker threads that run find_files and grep_files, so a search over
@@ -25,17 +23,6 @@ export interface SearchPoolOptions {
   idleMs?: number;
   /** The worker script, speaking searchWorker.ts's protocol. Default: searchWorker.js. */
   script?: string;
-  /** The watcher module behind the warm file index (watcher.ts); `none` turns the index off. */
-  watcherModule?: string;
-}
-
-/** Paths the watcher must not report: git's own bookkeeping (not its info/exclude) and dependencies. */
-const WATCH_IGNORE = ['.git/objects', '.git/logs', '.git/refs', '**/node_modules'];
-
-interface FolderWatch {
-  state: 'starting' | 'watching' | 'unavailable';
-  ready: Promise<boolean>;
-  subscription?: WatchSubscription;
 }
 
 /** How long a thread that owns a folder's warm index is kept while idle (the index's own idle limit). */
@@ -78,17 +65,8 @@ export class SearchPool {
   private readonly maxWorkers: number;
   private readonly idleMs: number;
   private readonly script: string;
-  private readonly watcherModule?: string;
   /** The thread that owns each folder's warm index: that folder's jobs go there when it is free. */
   private readonly owners = new Map<string, Slot>();
-  /**
-   * One watcher subscription per folder, on this thread: a native subscription
-   * in a worker the pool ends (a job past its time limit) aborted the process.
-   * Its callback only forwards paths to the owning thread.
-   */
-  private readonly watches = new Map<string, FolderWatch>();
-  /** Emits `indexEvents` (root, absolute paths) once a batch has been handed to the owning thread (tests wait on it). */
-  readonly indexEvents = new EventEmitter();
   private nextId = 1;
 
   constructor(options: SearchPoolOptions = {}) {
@@ -96,65 +74,6 @@ export class SearchPool {
     this.maxWorkers = Math.max(1, options.maxWorkers ?? Math.min(4, cpus));
     this.idleMs = options.idleMs ?? 60_000;
     this.script = options.script ?? WORKER_SCRIPT;
-    this.watcherModule = options.watcherModule;
-  }
-
-  /**
-   * Starts watching a folder for its warm index, if not yet; whether it is
-   * watched. False when watching is not possible (no module, subscribe failed):
-   * its searches stay cold.
-   */
-  watch(root: string): Promise<boolean> {
-    let watch = this.watches.get(root);
-    if (!watch) {
-      const entry: FolderWatch = { state: 'starting', ready: Promise.resolve(false) };
-      entry.ready = this.subscribe(root, entry);
-      this.watches.set(root, entry);
-      watch = entry;
-    }
-    return watch.ready;
-  }
-
-  private async subscribe(root: string, entry: FolderWatch): Promise<boolean> {
-    const watcher = loadWatcher(this.watcherModule);
-    if (!watcher) {
-      entry.state = 'unavailable';
-      return false;
-    }
-    try {
-      entry.subscription = await watcher.subscribe(root, (error, events) => this.onWatchEvents(root, entry, error, events.map((event) => event.path)), { ignore: WATCH_IGNORE });
-    } catch {
-      entry.state = 'unavailable'; // e.g. the system's watch limit (inotify ENOSPC)
-      return false;
-    }
-    if (this.watches.get(root) !== entry) {
-      await entry.subscription.unsubscribe().catch(() => undefined); // unwatched while subscribing
-      return false;
-    }
-    entry.state = 'watching';
-    return true;
-  }
-
-  private onWatchEvents(root: string, entry: FolderWatch, error: Error | null, paths: string[]): void {
-    if (this.watches.get(root) !== entry || entry.state !== 'watching') return;
-    const owner = this.owners.get(root);
-    if (error || !owner) {
-      // A failed watcher can no longer be trusted to report every change; with no owner, nothing uses it.
-      if (error) entry.state = 'unavailable';
-      else this.unwatch(root);
-      owner?.worker.postMessage({ id: 0, watched: root } satisfies WorkerRequest);
-      if (error) void entry.subscription?.unsubscribe().catch(() => undefined);
-      return;
-    }
-    owner.worker.postMessage({ id: 0, watched: root, paths } satisfies WorkerRequest);
-    this.indexEvents.emit('indexEvents', root, paths);
-  }
-
-  private unwatch(root: string): void {
-    const watch = this.watches.get(root);
-    if (!watch) return;
-    this.watches.delete(root);
-    void watch.ready.then(() => watch.subscription?.unsubscribe().catch(() => undefined));
   }
 
   /** Starts a worker ahead of the first search, so that search does not pay for the thread's start. */
@@ -177,9 +96,6 @@ export class SearchPool {
   /** Stops every worker (tests, shutdown). Running jobs fail. */
   async close(): Promise<void> {
     for (const queued of this.queue.splice(0)) queued.resolve({ ok: false, reason: 'cancelled' });
-    const watches = [...this.watches.values()];
-    this.watches.clear();
-    await Promise.all(watches.map(async (watch) => (await watch.ready.catch(() => false), await watch.subscription?.unsubscribe().catch(() => undefined))));
     await Promise.all([...this.slots].map((slot) => this.discard(slot)));
   }
 
@@ -194,10 +110,8 @@ export class SearchPool {
       }
       if (!owner) this.owners.set(root, slot);
       const queued = this.queue.shift() as QueuedJob;
-      // The first search of a folder starts its watcher and runs cold; later ones use the index.
-      if (queued.job.indexable && this.watcherModule !== 'none') void this.watch(root);
       // Only the owner holds the folder's index; another thread (the owner busy) searches cold.
-      const useIndex = queued.job.indexable === true && this.owners.get(root) === slot && this.watches.get(root)?.state === 'watching';
+      const useIndex = queued.job.indexable === true && this.owners.get(root) === slot;
       this.start(slot, { ...queued, job: { ...queued.job, useIndex } });
     }
   }
@@ -269,13 +183,9 @@ export class SearchPool {
     return [...this.owners.values()].includes(slot);
   }
 
-  /** The thread is gone, and with it its indexes: their folders are no longer watched. */
+  /** The thread is gone, and with it its indexes. */
   private forgetOwner(slot: Slot): void {
-    for (const [root, owner] of this.owners) {
-      if (owner !== slot) continue;
-      this.owners.delete(root);
-      this.unwatch(root);
-    }
+    for (const [root, owner] of this.owners) if (owner === slot) this.owners.delete(root);
   }
 
   private release(slot: Slot): void {

@@ -10,10 +10,7 @@ import { errorText } from '../../../shared/errorText';
  * loop turn this thread may not take while a search runs.
  */
 
-export type WorkerRequest =
-  | { id: number; job: SearchJob }
-  /** A batch of watcher events for a folder (absolute paths); `paths` undefined: its watcher failed or stopped. */
-  | { id: number; watched: string; paths?: string[] };
+export type WorkerRequest = { id: number; job: SearchJob };
 
 /** What the pool hands a worker when starting it. */
 export interface WorkerOptions {
@@ -32,11 +29,6 @@ const stopFlag = new Int32Array(options.stopBuffer);
 const indexes = new FileIndexes();
 
 port.on('message', (request: WorkerRequest) => {
-  if ('watched' in request) {
-    if (request.paths) indexes.onEvents(request.watched, request.paths);
-    else indexes.forget(request.watched);
-    return;
-  }
   const control = {
     shouldStop: () => Atomics.load(stopFlag, 0) === request.id,
     onSpawn: (pid: number) => port.postMessage({ type: 'spawned', id: request.id, pid } satisfies WorkerReply),

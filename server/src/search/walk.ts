@@ -68,6 +68,12 @@ export interface WalkOptions {
   extendDeadline?: (progress: WalkProgress) => number | undefined;
   /** Told of each symlinked file left out (it leads outside the folder or to a denied file), so callers can count them. */
   onLinkLeftOut?: (relativePath: string) => void;
+  /**
+   * Told of each directory the walk enters, with its entries, right after
+   * listing it and before its ignore files are read (the warm index stamps
+   * both then, so a change made while they are read is seen later).
+   */
+  onDirectory?: (relativeDirectory: string, absolutePath: string, entries: readonly fs.Dirent[]) => void;
 }
 
 export interface WalkStats {
@@ -214,6 +220,16 @@ function readExcludeFile(directory: string, cut?: CutIgnoreFiles): string | unde
     return undefined;
   }
   return readIgnoreFile(path.join(dotGit, 'info', 'exclude'), cut);
+}
+
+/**
+ * The rules one ignore file of `directoryAbsolute` gives, read as the walk
+ * reads them (bounded, never through a link): undefined when none are read.
+ * `exclude` is the directory's `.git/info/exclude`. The warm index compares
+ * them to tell a rewritten file from a changed one.
+ */
+export function ignoreRulesOf(directoryAbsolute: string, name: (typeof IGNORE_FILE_NAMES)[number] | 'exclude'): string | undefined {
+  return name === 'exclude' ? readExcludeFile(directoryAbsolute) : readIgnoreFile(path.join(directoryAbsolute, name));
 }
 
 /**
@@ -427,6 +443,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
 
   const startRelative = boundary.relativeOf(options.startDirectory);
   const startEntries = readSortedEntries(options.startDirectory, stats);
+  options.onDirectory?.(startRelative === '.' ? '' : startRelative, options.startDirectory, startEntries);
   // The start directory's own ignore files are read with its ancestors'.
   const stack: DirectoryFrame[] = [
     {
@@ -483,6 +500,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
       if (isIgnored(frame.ignore, relativePath, true)) continue;
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
       const entries = readSortedEntries(absolutePath, stats);
+      options.onDirectory?.(relativePath, absolutePath, entries);
       const names = ignoreFileNames(entries);
       const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath, cut) : frame.ignore;
       stack.push({
