@@ -240,7 +240,7 @@ class ReadOnlyToolbox implements Toolbox {
   }
 
   warm(): void {
-    this.search.warm();
+    this.search.warm({ root: this.boundary.root, denyRead: this.boundary.denyRules.policyGlobs });
   }
 
   cite(path: string, line: number | undefined, signal?: AbortSignal): Promise<Citation> {

@@ -89,7 +89,10 @@ class FolderIndex {
   files: IndexedFile[] = [];
   cutIgnoreFiles: string[] = [];
   lastUsed = Date.now();
+  /** Directories stamped since the index was made (tests and the bench see how far a search looked). */
+  directoriesChecked = 0;
   private directories = new Map<string, DirectoryRecord>();
+  private directoryOrder?: Array<{ key: string; directory: string }>;
   private disposed = false;
   readonly built: Promise<void>;
 
@@ -154,13 +157,15 @@ class FolderIndex {
 
   /**
    * The root-relative paths that may have changed since the index saw them,
-   * found by stamping every indexed directory in `scope` or above it. Each
-   * directory listed again gets its new record here.
+   * found by stamping the given indexed directories and their ignore files.
+   * Each directory listed again gets its new record here.
    */
-  private changedPaths(scope: string): Set<string> | 'everything' {
+  private changedPaths(directories: Iterable<string>): Set<string> | 'everything' {
     const changed = new Set<string>();
-    for (const [directory, record] of this.directories) {
-      if (!isWithin(directory, scope) && !isWithin(scope, directory)) continue;
+    for (const directory of directories) {
+      const record = this.directories.get(directory);
+      if (!record) continue;
+      this.directoriesChecked += 1;
       const takenAt = nowNs();
       const absolutePath = directory === '' ? this.boundary.root : path.join(this.boundary.root, directory);
       for (const ignoreFile of record.ignoreFiles) {
@@ -194,16 +199,65 @@ class FolderIndex {
   }
 
   /**
-   * Brings the index up to date with the disk for a search of `scope`
-   * (root-relative, '' for the whole folder). False: it could not be (the
-   * caller goes cold).
+   * The files in `scope` (root-relative, '' for the whole folder) in walk
+   * order, in chunks: each file is handed out only once every indexed
+   * directory before it in walk order, and every one above the scope, has
+   * been checked against the disk and the index brought up to date. A capped
+   * search that stops early has checked only the directories it reached (a
+   * full check of 100,000 files took 25 ms against 3 ms for the search).
+   * Throws IndexUnavailable when the index could not be kept (the caller
+   * searches cold).
    */
-  async refresh(scope = ''): Promise<boolean> {
+  async *freshFiles(scope: string): AsyncGenerator<readonly IndexedFile[]> {
     this.lastUsed = Date.now();
+    if (this.state !== 'ready') throw new IndexUnavailable();
+    const relativeScope = scope === '.' ? '' : scope;
+    const scopeKey = walkOrderKey(relativeScope);
+    const ancestors = relativeScope === '' ? [] : ['', ...relativeScope.split('/').slice(0, -1).map((_, i, segments) => segments.slice(0, i + 1).join('/'))];
+    if (!(await this.apply(this.changedPaths(ancestors)))) throw new IndexUnavailable();
+    // Keys in scope: the scope's own, then those after its key and a NUL, up to its key and \u0001.
+    const inScope = (key: string): boolean => relativeScope === '' || key === scopeKey || key.startsWith(`${scopeKey}\u0000`);
+    const scopeEnd = relativeScope === '' ? undefined : `${scopeKey}\u0001`;
+    let lastChecked: string | undefined;
+    let lastYielded: string | undefined;
+    let batch = 16;
+    for (;;) {
+      const order = this.order();
+      let next = lastChecked === undefined ? lowerBound(order, scopeKey, (entry) => entry.key) : upperBound(order, lastChecked, (entry) => entry.key);
+      const due: string[] = [];
+      while (next < order.length && due.length < batch && inScope(order[next].key)) due.push(order[next++].directory);
+      const frontier = next < order.length && inScope(order[next].key) ? order[next].key : undefined;
+      if (due.length > 0) {
+        lastChecked = walkOrderKey(due[due.length - 1]);
+        if (!(await this.apply(this.changedPaths(due)))) throw new IndexUnavailable();
+      }
+      const files = this.files;
+      const start = lastYielded === undefined ? lowerBound(files, scopeKey, (file) => file.key) : upperBound(files, lastYielded, (file) => file.key);
+      const end = frontier !== undefined ? lowerBound(files, frontier, (file) => file.key) : scopeEnd !== undefined ? lowerBound(files, scopeEnd, (file) => file.key) : files.length;
+      if (end > start) {
+        lastYielded = files[end - 1].key;
+        yield files.slice(start, end);
+      }
+      if (frontier === undefined) return;
+      batch = Math.min(batch * 2, 4096);
+    }
+  }
+
+  /** The records' directories in walk order, worked out again after records come or go. */
+  private order(): ReadonlyArray<{ key: string; directory: string }> {
+    if (!this.directoryOrder) {
+      this.directoryOrder = [...this.directories.keys()].map((directory) => ({ key: walkOrderKey(directory), directory }));
+      this.directoryOrder.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    }
+    return this.directoryOrder;
+  }
+
+  /** Applies what changedPaths found. False: the index could not be brought up to date. */
+  private async apply(changed: Set<string> | 'everything'): Promise<boolean> {
     if (this.state !== 'ready') return false;
-    const changed = this.changedPaths(scope === '.' ? '' : scope);
     if (changed === 'everything') return this.rebuild();
     if (changed.size === 0) return true;
+    this.directoryOrder = undefined;
     // Directories to walk again: where an ignore file or `.git` changed, or a directory appeared.
     const rewalk = new Set<string>();
     const single: string[] = [];
@@ -285,12 +339,44 @@ class FolderIndex {
     }
     this.files = walked.files;
     this.directories = walked.directories;
+    this.directoryOrder = undefined;
     return this.state === 'ready';
   }
 
   dispose(): void {
     this.disposed = true;
   }
+}
+
+/** The index's answer can no longer be trusted for this search: search cold. */
+export class IndexUnavailable extends Error {
+  constructor() {
+    super('the warm file index is unavailable');
+  }
+}
+
+/** The first position whose key is at least `key`. */
+function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keyOf(items[middle]) < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** The first position whose key is past `key`. */
+function upperBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keyOf(items[middle]) <= key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 function mergeInWalkOrder(kept: IndexedFile[], added: IndexedFile[]): IndexedFile[] {
@@ -321,11 +407,11 @@ export class FileIndexes {
   }
 
   /**
-   * The folder's index, up to date with the disk within `scope`
-   * (root-relative), or undefined when there is none (yet): the caller
-   * searches cold. The first call starts building it.
+   * The folder's index, or undefined when there is none (yet): the caller
+   * searches cold. The first call starts building it. Its files are read
+   * through freshFiles, which checks them against the disk.
    */
-  async current(key: string, boundary: ReadBoundary, scope = ''): Promise<FolderIndex | undefined> {
+  async current(key: string, boundary: ReadBoundary): Promise<FolderIndex | undefined> {
     let index = this.folders.get(key);
     if (!index) {
       index = new FolderIndex(boundary);
@@ -333,11 +419,11 @@ export class FileIndexes {
       this.trim();
       return undefined;
     }
-    if (index.state === 'unavailable') return undefined;
-    return (await index.refresh(scope)) ? index : undefined;
+    index.lastUsed = Date.now();
+    return index.state === 'ready' ? index : undefined;
   }
 
-  /** Builds the folder's index now and waits for it: whether it is usable. */
+  /** Builds the folder's index now, if it has none, and waits for it: whether it is usable. */
   async prepare(key: string, boundary: ReadBoundary): Promise<boolean> {
     let index = this.folders.get(key);
     if (!index) {
@@ -346,7 +432,7 @@ export class FileIndexes {
       this.trim();
     }
     await index.built;
-    return (await this.current(key, boundary)) !== undefined;
+    return index.state === 'ready';
   }
 
   private trim(): void {

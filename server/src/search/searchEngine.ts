@@ -69,10 +69,15 @@ export class SearchEngine {
     return this.located;
   }
 
-  /** Prepares the first search: finds ripgrep and starts a search thread. */
-  warm(): void {
+  /**
+   * Prepares the first search: finds ripgrep and starts a search thread; given
+   * a folder, also builds its warm index in that thread, so the model's first
+   * search of it is already warm.
+   */
+  warm(folder?: { root: string; denyRead: readonly string[] }): void {
     void this.ripgrep();
     this.pool.warm();
+    if (folder && this.options.fileIndex === true) void this.prepareIndex(folder.root, folder.denyRead);
   }
 
   async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {

@@ -10,7 +10,7 @@ import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
 import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles, WalkOptions, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult } from './linkCrawl';
-import type { FileIndexes, FolderIndex } from './fileIndex';
+import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
@@ -201,15 +201,26 @@ function indexKey(job: SearchJob): string {
   return [job.root, ...job.denyRead].join('\0');
 }
 
+/** Runs a search on the index, or cold when there is none or it gave out on the way (IndexUnavailable). */
+async function withIndexOrCold<T>(index: FolderIndex | undefined, search: (index: FolderIndex | undefined) => Promise<T>): Promise<T> {
+  if (!index) return search(undefined);
+  try {
+    return await search(index);
+  } catch (error) {
+    if (error instanceof IndexUnavailable) return search(undefined);
+    throw error;
+  }
+}
+
 export async function runSearchJob(job: SearchJob, control: JobControl, indexes?: FileIndexes): Promise<SearchJobResult> {
   const boundary = await boundaryFor(job);
   const index = (): Promise<FolderIndex | undefined> =>
-    job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary, job.scope.relativePath) : Promise.resolve(undefined);
+    job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
   switch (job.kind) {
     case 'grep':
-      return grep(job, boundary, control, await index());
+      return withIndexOrCold(await index(), (warm) => grep(job, boundary, control, warm));
     case 'find':
-      return find(job, boundary, control, await index());
+      return withIndexOrCold(await index(), (warm) => find(job, boundary, control, warm));
     case 'census':
       return census(job, boundary, control);
     case 'prepareIndex': {
@@ -427,10 +438,6 @@ export function ripgrepNameFilter(glob: string | undefined): string[] {
 }
 
 /** The files of the warm index under the scope, in walk order. */
-function* indexedInScope(index: FolderIndex, scope: SearchScope): Generator<IndexedFileLike> {
-  const prefix = scope.relativePath === '.' ? '' : `${scope.relativePath}/`;
-  for (const file of index.files) if (prefix === '' || file.relativePath.startsWith(prefix)) yield file;
-}
 
 interface IndexedFileLike {
   relativePath: string;
@@ -455,11 +462,13 @@ async function orderedFiles(
 ): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
-    for (const file of indexedInScope(index, job.scope)) {
-      if ((++seen & 63) === 0 && ((deadline !== undefined && performance.now() > deadline) || control.shouldStop())) {
-        return { outcome: 'out_of_time', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+    for await (const chunk of index.freshFiles(job.scope.relativePath)) {
+      for (const file of chunk) {
+        if ((++seen & 63) === 0 && ((deadline !== undefined && performance.now() > deadline) || control.shouldStop())) {
+          return { outcome: 'out_of_time', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+        }
+        if (visit(file) === false) return { outcome: 'capped', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
       }
-      if (visit(file) === false) return { outcome: 'capped', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
     }
     return { outcome: 'finished', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
   }
@@ -616,11 +625,6 @@ async function grepIndexed(
   globTest: PathTest | undefined,
 ): Promise<GrepJobResult> {
   const searcher = new Grep(compiledPattern(job));
-  const candidates: IndexedFileLike[] = [];
-  for (const file of indexedInScope(index, job.scope)) {
-    // Secret and policy-denied files are skipped silently: their contents never reach the model.
-    if (!file.denied && (!globTest || globTest(file.relativePath))) candidates.push(file);
-  }
   const result = (): GrepJobResult => ({
     ...emptyGrep('index'),
     ...searcher.result,
@@ -628,14 +632,24 @@ async function grepIndexed(
     cutIgnoreFiles: index.cutIgnoreFiles,
   });
   const deadline = performance.now() + (job.headStartMs ?? ORDERED_HEAD_START_MS);
-  let next = 0;
-  for (; next < candidates.length; next++) {
-    if ((next & 63) === 63 && (performance.now() > deadline || control.shouldStop())) break;
-    if (searcher.searchFile(candidates[next].realPath, candidates[next].relativePath) === 'capped') return result();
+  // The head start reads candidates as the index hands them out; past it, the rest are gathered for ripgrep.
+  const rest: IndexedFileLike[] = [];
+  let headStart = true;
+  let read = 0;
+  for await (const chunk of index.freshFiles(job.scope.relativePath)) {
+    for (const file of chunk) {
+      // Secret and policy-denied files are skipped silently: their contents never reach the model.
+      if (file.denied || (globTest && !globTest(file.relativePath))) continue;
+      if (headStart && (++read & 63) === 0 && (performance.now() > deadline || control.shouldStop())) headStart = false;
+      if (!headStart) {
+        rest.push(file);
+        continue;
+      }
+      if (searcher.searchFile(file.realPath, file.relativePath) === 'capped') return result();
+    }
   }
-  if (next >= candidates.length || control.shouldStop()) return result();
+  if (rest.length === 0 || control.shouldStop()) return result();
 
-  const rest = candidates.slice(next);
   const matched = await ripgrepMatchesAmong(job, control, translated, rest);
   for (const file of rest) {
     if (control.shouldStop()) break;

@@ -8,6 +8,8 @@ import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
 import { SearchEngine } from '../../../server/src/search/searchEngine';
 import { SearchPool } from '../../../server/src/search/searchPool';
+import { FileIndexes, type FolderIndex } from '../../../server/src/search/fileIndex';
+import { ReadBoundary } from '../../../server/src/access/boundary';
 import { expectOk, NO_POLICY, ripgrepOnPath, writeTree } from '../../support/toolFixture';
 
 /**
@@ -218,5 +220,54 @@ describe('a grep pattern too long for a command line', function () {
     } finally {
       fs.rmSync(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a warm index read by a search that stops early', function () {
+  let base: string;
+  let indexes: FileIndexes;
+  let index: FolderIndex;
+  const DIRECTORIES = 300;
+
+  beforeEach(async () => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-lazy-')));
+    const files: Record<string, string> = {};
+    for (let i = 0; i < DIRECTORIES; i++) files[`d${String(i).padStart(3, '0')}/f.ts`] = `${i}\n`;
+    writeTree(base, files);
+    indexes = new FileIndexes();
+    const boundary = await ReadBoundary.create(base, []);
+    assert.equal(await indexes.prepare('lazy', boundary), true);
+    index = (await indexes.current('lazy', boundary)) as FolderIndex;
+    assert.ok(index);
+  });
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  /** The first `count` files handed out, and how many directories were checked to hand them out. */
+  async function firstFiles(count: number): Promise<{ files: string[]; checked: number }> {
+    const before = index.directoriesChecked;
+    const files: string[] = [];
+    outer: for await (const chunk of index.freshFiles('.')) {
+      for (const file of chunk) {
+        files.push(file.relativePath);
+        if (files.length === count) break outer;
+      }
+    }
+    return { files, checked: index.directoriesChecked - before };
+  }
+
+  it('checks only the directories before where it stopped, and still sees a change among them', async () => {
+    fs.writeFileSync(path.join(base, 'd000', 'a-new.ts'), 'new\n');
+    fs.rmSync(path.join(base, 'd001', 'f.ts'));
+    const { files, checked } = await firstFiles(3);
+    assert.deepEqual(files, ['d000/a-new.ts', 'd000/f.ts', 'd002/f.ts']);
+    assert.ok(checked < DIRECTORIES / 4, `checked ${checked} of ${DIRECTORIES + 1} directories for three files`);
+  });
+
+  it('leaves a change past where it stopped for the next search that goes that far', async () => {
+    await firstFiles(1);
+    fs.writeFileSync(path.join(base, 'd299', 'late.ts'), 'late\n');
+    assert.deepEqual((await firstFiles(1)).files, ['d000/f.ts']);
+    const { files } = await firstFiles(DIRECTORIES + 1);
+    assert.deepEqual(files.slice(-2), ['d299/f.ts', 'd299/late.ts']);
   });
 });
