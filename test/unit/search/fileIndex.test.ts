@@ -155,7 +155,8 @@ describe('a warm grep_files past its head start', function () {
         'src/-dash.ts': 'needle in a name starting with a dash\n',
         'src/target.ts': 'needle target\n',
       };
-      for (let i = 0; i < 300; i++) files[`many/f${String(i).padStart(3, '0')}.ts`] = i % 7 === 0 ? `needle ${i}\n` : `nothing ${i}\n`;
+      // Past NAMED_FILES_SPLIT_FROM (1,000): the names are split across two ripgrep runs.
+      for (let i = 0; i < 1200; i++) files[`many/f${String(i).padStart(4, '0')}.ts`] = i % 7 === 0 ? `needle ${i}\n` : `nothing ${i}\n`;
       writeTree(root, files);
       fs.symlinkSync('target.ts', path.join(root, 'src', 'link.ts'));
       fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'src', 'out.ts'));
