@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ReadBoundary } from '../access/boundary';
 import { changedNames, EntryKind, isRacy, kindAt, listingText, nowNs, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
+import type { CrawlResult } from './linkCrawl';
 import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, walkFiles, walkOrderKey, walkVerdict } from './walk';
 
 /**
@@ -73,6 +74,11 @@ interface IgnoreFileRecord {
 function rulesDigest(directoryAbsolute: string, name: IgnoreFileRecord['name']): string {
   const rules = ignoreRulesOf(directoryAbsolute, name);
   return rules === undefined ? '' : createHash('sha1').update(rules).digest('base64');
+}
+
+function parentOf(relativePath: string): string {
+  const slash = relativePath.lastIndexOf('/');
+  return slash === -1 ? '' : relativePath.slice(0, slash);
 }
 
 function joinRelative(directory: string, name: string): string {
@@ -243,6 +249,34 @@ class FolderIndex {
     }
   }
 
+  /**
+   * What a crawl of `scope` (linkCrawl.ts) would report, from the records
+   * once every directory in it has been checked: the links and the ignore
+   * files and `.git` entries of the directories the walk enters. ripgrep
+   * enters no other (it is told the same rules), so it reads no other rules.
+   */
+  async crawlOf(scope: string): Promise<CrawlResult> {
+    for await (const chunk of this.freshFiles(scope)) void chunk;
+    const relativeScope = scope === '.' ? '' : scope;
+    const result: CrawlResult = { symlinks: [], ruleEntries: [], stopped: false };
+    for (const [directory, record] of this.directories) {
+      if (!isWithin(directory, relativeScope) || record.listing === '') continue;
+      for (const line of record.listing.split('\n')) {
+        const name = line.slice(1);
+        if (name === '.git' || (IGNORE_FILE_NAMES as readonly string[]).includes(name)) result.ruleEntries.push(joinRelative(directory, name));
+        if (line[0] === 'l') result.symlinks.push(joinRelative(directory, name));
+      }
+    }
+    return result;
+  }
+
+  /** How many indexed files are in `scope` (root-relative), as last checked. */
+  fileCountIn(scope: string): number {
+    if (scope === '' || scope === '.') return this.files.length;
+    const key = walkOrderKey(scope);
+    return lowerBound(this.files, `${key}\u0001`, (file) => file.key) - lowerBound(this.files, `${key}\u0000`, (file) => file.key);
+  }
+
   /** The records' directories in walk order, worked out again after records come or go. */
   private order(): ReadonlyArray<{ key: string; directory: string }> {
     if (!this.directoryOrder) {
@@ -295,7 +329,8 @@ class FolderIndex {
     for (const directory of directories) {
       if (!isWalkedDirectory(this.boundary, directory)) {
         // Ignored, or no longer a directory by now: as it is now, so the next listing tells if it changes back.
-        this.noteEntryKind(directory, kindAt(path.join(this.boundary.root, directory)));
+        if (isWalkedDirectory(this.boundary, parentOf(directory))) this.noteEntryKind(directory, kindAt(path.join(this.boundary.root, directory)));
+        else this.lookAgain(directory);
         continue;
       }
       const walked = await this.walk(directory);
@@ -310,6 +345,8 @@ class FolderIndex {
       if (directories.some((directory) => relativePath.startsWith(`${directory}/`))) continue;
       const file = await walkVerdict(this.boundary, relativePath, cut);
       if (file) added.push({ relativePath, realPath: file.realPath, denied: file.denial !== undefined, key: walkOrderKey(relativePath) });
+      // Left out because a directory above it was swapped away meanwhile, not for what it is: asked again next time.
+      else if (kindAt(path.join(this.boundary.root, relativePath)) !== undefined && !isWalkedDirectory(this.boundary, parentOf(relativePath))) this.lookAgain(relativePath);
     }
     for (const filePath of cut) {
       const relative = this.boundary.relativeOf(filePath);
@@ -326,9 +363,21 @@ class FolderIndex {
    * and the directory, back for good, was never walked.
    */
   private noteEntryKind(relativePath: string, kind: EntryKind | undefined): void {
-    const slash = relativePath.lastIndexOf('/');
-    const parent = this.directories.get(slash === -1 ? '' : relativePath.slice(0, slash));
-    if (parent) parent.listing = withEntryKind(parent.listing, relativePath.slice(slash + 1), kind);
+    const parent = this.directories.get(parentOf(relativePath));
+    if (parent) parent.listing = withEntryKind(parent.listing, relativePath.slice(relativePath.lastIndexOf('/') + 1), kind);
+  }
+
+  /**
+   * An entry the index could not act on (a directory above it changed in
+   * the moment): taken out of its parent's listing and the parent marked to
+   * be listed again, so the next search finds it "added" and tries again.
+   * Kept as listed, the entry matched every later listing and was never
+   * indexed: a swapped directory, back for good, showed no files.
+   */
+  private lookAgain(relativePath: string): void {
+    this.noteEntryKind(relativePath, undefined);
+    const parent = this.directories.get(parentOf(relativePath));
+    if (parent) parent.racy = true;
   }
 
   private async rebuild(): Promise<boolean> {

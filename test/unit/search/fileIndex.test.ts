@@ -141,7 +141,7 @@ describe('a search engine with the index turned off', function () {
 });
 
 describe('a warm grep_files past its head start', function () {
-  it('hands the index\'s candidates to ripgrep by name and answers as the cold search does, secrets, ignored files and outside links left out', async () => {
+  it('lets ripgrep search the rest with the index in place of the crawl, and answers as the cold search does, secrets, ignored files and outside links left out', async () => {
     const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-named-')));
     const root = path.join(base, 'repo');
     const pool = new SearchPool();
@@ -155,13 +155,12 @@ describe('a warm grep_files past its head start', function () {
         'src/-dash.ts': 'needle in a name starting with a dash\n',
         'src/target.ts': 'needle target\n',
       };
-      // Past NAMED_FILES_SPLIT_FROM (1,000): the names are split across two ripgrep runs.
       for (let i = 0; i < 1200; i++) files[`many/f${String(i).padStart(4, '0')}.ts`] = i % 7 === 0 ? `needle ${i}\n` : `nothing ${i}\n`;
       writeTree(root, files);
       fs.symlinkSync('target.ts', path.join(root, 'src', 'link.ts'));
       fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'src', 'out.ts'));
       const ripgrepPath = ripgrepOnPath() ?? null;
-      // No head start: every candidate goes the named-files way.
+      // No head start: every search goes to ripgrep.
       const warm = new SearchEngine({ pool, fileIndex: true, ripgrepPath, orderedHeadStartMs: 0 });
       const cold = new SearchEngine({ pool: coldPool, ripgrepPath, orderedHeadStartMs: 0 });
       const warmBox = await createToolbox(root, NO_POLICY, { search: warm });
@@ -175,7 +174,7 @@ describe('a warm grep_files past its head start', function () {
       assert.match(answer, /^src\/-dash\.ts:1: /m);
       assert.match(answer, /^src\/link\.ts:1: needle target$/m, 'a link to a file inside is searched');
       assert.doesNotMatch(answer, /outside|secret|ignored/);
-      assert.equal(warm.counts.index, 5, 'every warm search answered from the index, none walked or crawled');
+      assert.equal(warm.counts.index, 5, 'every warm search answered with the index, none walked or crawled');
       assert.equal(warm.counts.ripgrep + warm.counts.node, 0);
     } finally {
       await pool.close();
