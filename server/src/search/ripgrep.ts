@@ -282,12 +282,6 @@ export interface RipgrepQuery {
    * .gitignore rules start afresh, as the walk's do).
    */
   outsideRepository: boolean;
-  /**
-   * Search these root-relative files only (the warm index's candidates),
-   * instead of walking `scope`: no directory is read and no ignore file is
-   * opened, since the index already took every listing decision.
-   */
-  files?: readonly string[];
 }
 
 /**
@@ -324,7 +318,6 @@ function ruleFileArguments(query: RipgrepQuery): string[] {
 
 export function ripgrepArguments(query: RipgrepQuery): string[] {
   if (query.mode === 'rules') return ruleFileArguments(query);
-  if (query.files) return explicitFileArguments(query, query.files);
   const args = [
     '--no-config',
     '--hidden',
@@ -357,15 +350,6 @@ export function ripgrepArguments(query: RipgrepQuery): string[] {
     args.push('--regexp', query.pattern.pattern);
   }
   args.push('--', query.scope === '.' || query.scope === '' ? './' : query.scope);
-  return args;
-}
-
-/** A `matches` query over named files: ripgrep searches each as given, reading no ignore rules. */
-function explicitFileArguments(query: RipgrepQuery, files: readonly string[]): string[] {
-  if (query.mode !== 'matches' || !query.pattern) throw new Error('named files are only searched for matches');
-  const args = ['--no-config', '--no-ignore', '--no-follow', '--no-messages', '--null', '--path-separator', '/', '--files-with-matches', '--text', '--encoding', 'none'];
-  if (query.pattern.fixed) args.push('--fixed-strings');
-  args.push('--regexp', query.pattern.pattern, '--', ...files);
   return args;
 }
 
