@@ -42,6 +42,31 @@ describe('adversarial: the warm file index answers as a cold search does', funct
 
   after(() => recordFigures('warmIndex', figures));
 
+  it("builds a folder's index when a question is sent, so the model's first search of it is already warm", async () => {
+    const lab = await Lab.create({ plain: true, fake: { fallback: () => ({ kind: 'text', text: 'Looked.' }) } });
+    try {
+      const s = await lab.server();
+      const id = await lab.open(s);
+      const indexed = s.untilLogged(/warm file index of .* is ready/);
+      await runTurn(s, lab.fake, id, 'a question without a search', [{ kind: 'text', text: 'Answered.' }]);
+      await indexed;
+      const warmAnswer = s.untilLogged(/from its warm file index/);
+      let answeredWarm = false;
+      void warmAnswer.then(() => (answeredWarm = true));
+      await runTurn(s, lab.fake, id, 'now search', [
+        { kind: 'toolCalls', calls: [{ id: 'first-find', name: 'find_files', arguments: JSON.stringify({ pattern: '**/*.txt' }) }] },
+        { kind: 'text', text: 'Looked.' },
+      ]);
+      await Promise.race([warmAnswer, Promise.resolve()]);
+      assert.ok(answeredWarm, 'the first search was answered from the index');
+      assert.match(toolOutputs(lab.fake.requests).get('first-find') ?? '', /\.txt/);
+      await s.stop();
+      lab.drop(s);
+    } finally {
+      await lab.dispose();
+    }
+  });
+
   for (const config of SEARCH_ENGINES) {
     const run = config.available ? it : it.skip;
     run(`after links out, ignore and policy changes, a FIFO, a huge ignore file, a secret renamed and back and a burst of ${BURST_FILES} files, the very next warm answer equals the cold one (${config.name})`, async () => {

@@ -50,10 +50,10 @@ export function nowNs(): bigint {
 }
 
 /** Whether a change could have followed the stamp without changing it (see RACY_WINDOW_NS). */
-export function isRacy(stamp: Stamp | undefined, takenAtNs: bigint): boolean {
+export function isRacy(stamp: Stamp | undefined, takenAtNs: bigint, windowNs: bigint = RACY_WINDOW_NS): boolean {
   if (stamp === undefined) return false;
   const latest = stamp.ctimeNs > stamp.mtimeNs ? stamp.ctimeNs : stamp.mtimeNs;
-  return latest + RACY_WINDOW_NS > takenAtNs;
+  return latest + windowNs > takenAtNs;
 }
 
 export type EntryKind = 'f' | 'd' | 'l' | 'o';

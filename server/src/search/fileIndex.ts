@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ReadBoundary } from '../access/boundary';
-import { changedNames, EntryKind, isRacy, kindAt, listingText, nowNs, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
+import { changedNames, EntryKind, isRacy, RACY_WINDOW_NS, kindAt, listingText, nowNs, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
 import type { CrawlResult } from './linkCrawl';
 import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, walkFiles, walkOrderKey, walkVerdict } from './walk';
 
@@ -99,10 +99,19 @@ class FolderIndex {
   directoriesChecked = 0;
   private directories = new Map<string, DirectoryRecord>();
   private directoryOrder?: Array<{ key: string; directory: string }>;
+  /**
+   * Links left out because nothing is at their target: one made there later
+   * changes no indexed directory (the link's own is untouched), so these are
+   * looked at by every search that covers them.
+   */
+  private danglingLinks = new Set<string>();
   private disposed = false;
   readonly built: Promise<void>;
 
-  constructor(readonly boundary: ReadBoundary) {
+  constructor(
+    readonly boundary: ReadBoundary,
+    private readonly racyWindowNs: bigint,
+  ) {
     this.built = this.build();
   }
 
@@ -111,6 +120,7 @@ class FolderIndex {
     if (!walked || this.disposed) return this.fail();
     this.files = walked.files;
     this.directories = walked.directories;
+    this.danglingLinks = new Set(walked.danglingLinks);
     this.state = 'ready';
   }
 
@@ -119,6 +129,14 @@ class FolderIndex {
     this.files = [];
     this.directories.clear();
     this.dispose();
+  }
+
+  private isDangling(relativePath: string): boolean {
+    try {
+      return fs.statSync(path.join(this.boundary.root, relativePath), { throwIfNoEntry: false }) === undefined;
+    } catch {
+      return false; // a loop or unreadable: not a target that can appear
+    }
   }
 
   /** A directory's record; `stamp` when it was taken before listing (the stricter one), else it is taken now. */
@@ -132,16 +150,17 @@ class FolderIndex {
     for (const name of kinds) {
       const relativePath = joinRelative(relativeDirectory, name === 'exclude' ? '.git/info/exclude' : name);
       const fileStamp = stampOf(path.join(this.boundary.root, relativePath));
-      ignoreFiles.push({ relativePath, name, stamp: fileStamp, racy: isRacy(fileStamp, takenAt), rules: rulesDigest(absolutePath, name) });
+      ignoreFiles.push({ relativePath, name, stamp: fileStamp, racy: isRacy(fileStamp, takenAt, this.racyWindowNs), rules: rulesDigest(absolutePath, name) });
     }
     // A listing the walk refused as changed (swapped while listed) is empty: empty ones are looked at again every time.
-    return { stamp, racy: isRacy(stamp, takenAt) || !stamp?.directory || entries.length === 0, listing: listingText(entries), ignoreFiles };
+    return { stamp, racy: isRacy(stamp, takenAt, this.racyWindowNs) || !stamp?.directory || entries.length === 0, listing: listingText(entries), ignoreFiles };
   }
 
   /** The walk's files under a root-relative directory and the directories it entered, or undefined if it stopped at its cap. */
-  private async walk(relativeDirectory: string): Promise<{ files: IndexedFile[]; directories: Map<string, DirectoryRecord> } | undefined> {
+  private async walk(relativeDirectory: string): Promise<{ files: IndexedFile[]; directories: Map<string, DirectoryRecord>; danglingLinks: string[] } | undefined> {
     const files: IndexedFile[] = [];
     const directories = new Map<string, DirectoryRecord>();
+    const links: string[] = [];
     const startDirectory = relativeDirectory === '' ? this.boundary.root : path.join(this.boundary.root, relativeDirectory);
     const stats = await walkFiles(
       {
@@ -149,7 +168,10 @@ class FolderIndex {
         startDirectory,
         maxEntries: FILE_INDEX_LIMITS.maxEntries,
         shouldStop: () => this.disposed,
-        onDirectory: (directory, absolutePath, entries) => directories.set(directory, this.recordOf(directory, absolutePath, entries)),
+        onDirectory: (directory, absolutePath, entries) => {
+          directories.set(directory, this.recordOf(directory, absolutePath, entries));
+          for (const entry of entries) if (entry.isSymbolicLink()) links.push(joinRelative(directory, entry.name));
+        },
       },
       (file) => {
         files.push({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined, key: walkOrderKey(file.relativePath) });
@@ -158,7 +180,8 @@ class FolderIndex {
     if (stats.stoppedBy !== undefined) return undefined;
     if (relativeDirectory === '') this.cutIgnoreFiles = stats.cutIgnoreFiles;
     else for (const cut of stats.cutIgnoreFiles) if (!this.cutIgnoreFiles.includes(cut)) this.cutIgnoreFiles.push(cut);
-    return { files, directories };
+    const listed = new Set(files.map((file) => file.relativePath));
+    return { files, directories, danglingLinks: links.filter((link) => !listed.has(link) && this.isDangling(link)) };
   }
 
   /**
@@ -179,7 +202,7 @@ class FolderIndex {
         if (!ignoreFile.racy && sameStamp(fileStamp, ignoreFile.stamp)) continue;
         const rules = rulesDigest(absolutePath, ignoreFile.name);
         if (rules !== ignoreFile.rules) changed.add(ignoreFile.relativePath);
-        Object.assign(ignoreFile, { stamp: fileStamp, racy: isRacy(fileStamp, takenAt), rules });
+        Object.assign(ignoreFile, { stamp: fileStamp, racy: isRacy(fileStamp, takenAt, this.racyWindowNs), rules });
       }
       const stamp = stampOf(absolutePath);
       if (!record.racy && sameStamp(stamp, record.stamp)) continue;
@@ -220,7 +243,11 @@ class FolderIndex {
     const relativeScope = scope === '.' ? '' : scope;
     const scopeKey = walkOrderKey(relativeScope);
     const ancestors = relativeScope === '' ? [] : ['', ...relativeScope.split('/').slice(0, -1).map((_, i, segments) => segments.slice(0, i + 1).join('/'))];
-    if (!(await this.apply(this.changedPaths(ancestors)))) throw new IndexUnavailable();
+    const ancestorChanges = this.changedPaths(ancestors);
+    if (ancestorChanges !== 'everything') {
+      for (const link of this.danglingLinks) if (isWithin(link, relativeScope) && !this.isDangling(link)) ancestorChanges.add(link);
+    }
+    if (!(await this.apply(ancestorChanges))) throw new IndexUnavailable();
     // Keys in scope: the scope's own, then those after its key and a NUL, up to its key and \u0001.
     const inScope = (key: string): boolean => relativeScope === '' || key === scopeKey || key.startsWith(`${scopeKey}\u0000`);
     const scopeEnd = relativeScope === '' ? undefined : `${scopeKey}\u0001`;
@@ -321,9 +348,9 @@ class FolderIndex {
       directories.some((directory) => relativePath.startsWith(`${directory}/`)) || single.some((changedPath) => relativePath === changedPath || relativePath.startsWith(`${changedPath}/`));
     const kept = this.files.filter((file) => !removed(file.relativePath));
     // Records of what was walked again or is gone go with it; the walks below bring their own.
-    for (const directory of [...this.directories.keys()]) {
-      if (directories.some((walked) => isWithin(directory, walked)) || single.some((changedPath) => isWithin(directory, changedPath))) this.directories.delete(directory);
-    }
+    const goes = (relativePath: string): boolean => directories.some((walked) => isWithin(relativePath, walked)) || single.some((changedPath) => isWithin(relativePath, changedPath));
+    for (const directory of [...this.directories.keys()]) if (goes(directory)) this.directories.delete(directory);
+    for (const link of [...this.danglingLinks]) if (goes(link)) this.danglingLinks.delete(link);
     const added: IndexedFile[] = [];
     const cut: CutIgnoreFiles = new Set();
     for (const directory of directories) {
@@ -340,13 +367,22 @@ class FolderIndex {
       }
       added.push(...walked.files);
       for (const [walkedDirectory, record] of walked.directories) this.directories.set(walkedDirectory, record);
+      for (const link of walked.danglingLinks) this.danglingLinks.add(link);
     }
     for (const relativePath of single) {
       if (directories.some((directory) => relativePath.startsWith(`${directory}/`))) continue;
       const file = await walkVerdict(this.boundary, relativePath, cut);
-      if (file) added.push({ relativePath, realPath: file.realPath, denied: file.denial !== undefined, key: walkOrderKey(relativePath) });
-      // Left out because a directory above it was swapped away meanwhile, not for what it is: asked again next time.
-      else if (kindAt(path.join(this.boundary.root, relativePath)) !== undefined && !isWalkedDirectory(this.boundary, parentOf(relativePath))) this.lookAgain(relativePath);
+      if (file) {
+        added.push({ relativePath, realPath: file.realPath, denied: file.denial !== undefined, key: walkOrderKey(relativePath) });
+      } else if (!isWalkedDirectory(this.boundary, parentOf(relativePath))) {
+        // Left out because a directory above it changed in the moment, not for what it is: asked again next time.
+        this.lookAgain(relativePath);
+      } else {
+        // Ignored, a link out, gone: kept in the listing as it is now (it may have changed since it was looked at).
+        const kind = kindAt(path.join(this.boundary.root, relativePath));
+        this.noteEntryKind(relativePath, kind);
+        if (kind === 'l' && this.isDangling(relativePath)) this.danglingLinks.add(relativePath);
+      }
     }
     for (const filePath of cut) {
       const relative = this.boundary.relativeOf(filePath);
@@ -388,6 +424,7 @@ class FolderIndex {
     }
     this.files = walked.files;
     this.directories = walked.directories;
+    this.danglingLinks = new Set(walked.danglingLinks);
     this.directoryOrder = undefined;
     return this.state === 'ready';
   }
@@ -450,7 +487,8 @@ export class FileIndexes {
   private readonly folders = new Map<string, FolderIndex>();
   private readonly sweep: NodeJS.Timeout;
 
-  constructor() {
+  /** `racyWindowNs`: RACY_WINDOW_NS unless a test needs stamps trusted at once (see directoryStamps.ts). */
+  constructor(private readonly options: { racyWindowNs?: bigint } = {}) {
     this.sweep = setInterval(() => this.dropIdle(), 60_000);
     this.sweep.unref();
   }
@@ -463,7 +501,7 @@ export class FileIndexes {
   async current(key: string, boundary: ReadBoundary): Promise<FolderIndex | undefined> {
     let index = this.folders.get(key);
     if (!index) {
-      index = new FolderIndex(boundary);
+      index = new FolderIndex(boundary, this.options.racyWindowNs ?? RACY_WINDOW_NS);
       this.folders.set(key, index);
       this.trim();
       return undefined;
@@ -476,7 +514,7 @@ export class FileIndexes {
   async prepare(key: string, boundary: ReadBoundary): Promise<boolean> {
     let index = this.folders.get(key);
     if (!index) {
-      index = new FolderIndex(boundary);
+      index = new FolderIndex(boundary, this.options.racyWindowNs ?? RACY_WINDOW_NS);
       this.folders.set(key, index);
       this.trim();
     }

@@ -47,6 +47,8 @@ export class SearchEngine {
   private located?: Promise<Ripgrep | undefined>;
   /** Folders whose first search from the warm index was logged (once each: the log shows when a folder went warm). */
   private readonly announcedIndexes = new Set<string>();
+  /** Folders whose index warm() has seen built (logged once each). */
+  private readonly indexedFolders = new Set<string>();
 
   constructor(private readonly options: SearchOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
@@ -77,7 +79,14 @@ export class SearchEngine {
   warm(folder?: { root: string; denyRead: readonly string[] }): void {
     void this.ripgrep();
     this.pool.warm();
-    if (folder && this.options.fileIndex === true) void this.prepareIndex(folder.root, folder.denyRead);
+    // Asked on every question: an index dropped while idle, or lost with its thread, is built again.
+    if (folder && this.options.fileIndex === true) {
+      void this.prepareIndex(folder.root, folder.denyRead).then((ready) => {
+        if (!ready || this.indexedFolders.has(folder.root)) return;
+        this.indexedFolders.add(folder.root);
+        this.options.log?.(`The warm file index of ${folder.root} is ready.`);
+      });
+    }
   }
 
   async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {

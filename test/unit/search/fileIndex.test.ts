@@ -271,3 +271,36 @@ describe('a warm index read by a search that stops early', function () {
     assert.deepEqual(files.slice(-2), ['d299/f.ts', 'd299/late.ts']);
   });
 });
+
+describe('a warm index whose stamps are trusted at once', function () {
+  // A file time moves once per clock tick, so a stamp under 50 ms old is not
+  // trusted (directoryStamps.ts) and its directory is listed again anyway: on
+  // a kernel with fine-grained times a window of 0 shows what the stamps alone
+  // catch, without waiting for the window to pass.
+  let base: string;
+  let indexes: FileIndexes;
+  let index: FolderIndex;
+
+  beforeEach(async () => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-stamped-')));
+    writeTree(base, { 'docs/readme.md': 'readme\n' });
+    fs.symlinkSync('../generated/api.md', path.join(base, 'docs/api.md'));
+    indexes = new FileIndexes({ racyWindowNs: 0n });
+    const boundary = await ReadBoundary.create(base, []);
+    assert.equal(await indexes.prepare('stamped', boundary), true);
+    index = (await indexes.current('stamped', boundary)) as FolderIndex;
+  });
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  const listed = async (): Promise<string[]> => {
+    const files: string[] = [];
+    for await (const chunk of index.freshFiles('.')) files.push(...chunk.map((file) => file.relativePath));
+    return files;
+  };
+
+  it("finds a link whose target is made after it, though the link's own directory did not change", async () => {
+    assert.deepEqual(await listed(), ['docs/readme.md'], 'a link to nothing is left out');
+    writeTree(base, { 'generated/api.md': 'api\n' });
+    assert.deepEqual(await listed(), ['docs/api.md', 'docs/readme.md', 'generated/api.md']);
+  });
+});
