@@ -689,8 +689,22 @@ export class Discussion {
         this.turn = null;
         this.touch();
         this.changed();
+        this.precountHistory();
       },
     };
+  }
+
+  /**
+   * Counts the history's new messages (the reply just finished, its tool
+   * results) in the token worker now, while the user reads, so the next
+   * question's request does not wait for them: counting a long reply was on
+   * the path to its first delta.
+   */
+  private precountHistory(): void {
+    const contextTokens = this.contextWindow();
+    const messages = this.modelMessages();
+    if (bytesBound(messages) <= contextTokens - reserveForReplyFor(contextTokens)) return;
+    tokenCounts.prepare(messages).catch(() => undefined); // counted again, or by bytes, when the request is made
   }
 
   /**

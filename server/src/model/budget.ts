@@ -293,6 +293,8 @@ function countersFor(options: BudgetOptions): { tokensOf: (message: ChatMessage)
 export class PrecountedTokens {
   private readonly messages = new WeakMap<ChatMessage, number>();
   private readonly toolSets = new WeakMap<ToolSpec[], number>();
+  /** Counts asked for and not in yet: a second prepare waits for them instead of counting again. */
+  private readonly counting = new WeakMap<ChatMessage, Promise<unknown>>();
 
   constructor(private readonly countAsync: (texts: string[]) => Promise<number[]>) {}
 
@@ -301,17 +303,35 @@ export class PrecountedTokens {
     const callsById = new Map<string, ToolCall>();
     for (const message of messages) if (message.role === 'assistant') for (const call of message.toolCalls ?? []) callsById.set(call.id, call);
     const missing: ChatMessage[] = [];
+    const waits = new Set<Promise<unknown>>();
     for (const message of messages) {
       if (this.messages.has(message)) continue;
+      const inFlight = this.counting.get(message);
+      if (inFlight) {
+        waits.add(inFlight);
+        continue;
+      }
       missing.push(message);
       if (message.role === 'tool') missing.push(stubFor(message, callsById.get(message.toolCallId)));
     }
     const toolSet = tools && tools.length > 0 && !this.toolSets.has(tools) ? tools : undefined;
     const texts = missing.map(messageText);
     if (toolSet) for (const tool of toolSet) texts.push(JSON.stringify(tool));
-    if (texts.length === 0) return;
-    const counts = await this.countAsync(texts);
-    missing.forEach((message, i) => this.messages.set(message, messageOverhead(message) + counts[i]));
+    if (texts.length === 0) {
+      // A count that failed elsewhere leaves its messages to be counted by bytes.
+      await Promise.all([...waits].map((wait) => wait.catch(() => undefined)));
+      return;
+    }
+    const counted = this.countAsync(texts);
+    for (const message of missing) this.counting.set(message, counted);
+    let counts: number[];
+    try {
+      counts = await counted;
+      missing.forEach((message, i) => this.messages.set(message, messageOverhead(message) + counts[i]));
+    } finally {
+      for (const message of missing) this.counting.delete(message);
+    }
+    await Promise.all([...waits].map((wait) => wait.catch(() => undefined)));
     if (toolSet) {
       let total = 0;
       for (let i = missing.length; i < counts.length; i++) total += TOOL_CALL_OVERHEAD + counts[i];

@@ -277,6 +277,32 @@ describe('token budget', () => {
     assert.deepEqual(counted, ['sys', 'q1', JSON.stringify(tools[0]), 'a1']);
   });
 
+  it('has a prepare made while a count is out wait for that count instead of counting the same messages again', async () => {
+    const counted: string[] = [];
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const precounted = new PrecountedTokens(async (texts) => {
+      counted.push(...texts);
+      await held;
+      return texts.map((text) => text.length);
+    });
+    const history: ChatMessage[] = [
+      { role: 'system', content: 'sys' },
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: 'a long reply' },
+    ];
+    const ahead = precounted.prepare(history);
+    const request = precounted.prepare([...history, { role: 'user', content: 'q2' }]);
+    let requestDone = false;
+    void request.then(() => (requestDone = true));
+    await Promise.resolve();
+    assert.equal(requestDone, false, 'the request waits for the count already out');
+    release();
+    await Promise.all([ahead, request]);
+    assert.deepEqual(counted, ['sys', 'q1', 'a long reply', 'q2'], 'each message counted once');
+    assert.notEqual(precounted.message(history[2]), undefined, 'the reply is counted for the request');
+  });
+
   it('budgets a message the counts made ahead do not hold by its bytes, never fewer than its tokens', () => {
     const messages: ChatMessage[] = [
       { role: 'system', content: 'sys' },
