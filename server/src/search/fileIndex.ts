@@ -323,6 +323,9 @@ class FolderIndex {
     // Directories to walk again: where an ignore file or `.git` changed, or a directory appeared.
     const rewalk = new Set<string>();
     const single: string[] = [];
+    const before = new Map<string, Stamp | undefined>();
+    /** Parents found walkable or not in this pass (a burst of new files shares a few). */
+    const walkable = new Map<string, boolean>();
     for (const relative of changed) {
       const segments = relative.split('/');
       const gitAt = segments.indexOf('.git');
@@ -337,7 +340,10 @@ class FolderIndex {
         rewalk.add(segments.slice(0, -1).join('/'));
         continue;
       }
-      const kind = kindAt(path.join(this.boundary.root, relative));
+      const absolute = path.join(this.boundary.root, relative);
+      // Stamped before it is acted on, to tell afterwards whether it changed meanwhile (actedOn).
+      before.set(relative, stampOf(absolute));
+      const kind = kindAt(absolute);
       this.noteEntryKind(relative, kind);
       if (kind === 'd') rewalk.add(relative);
       else single.push(relative); // gone or not a directory: removed below, its verdict taken again
@@ -356,9 +362,8 @@ class FolderIndex {
     const cut: CutIgnoreFiles = new Set();
     for (const directory of directories) {
       if (!isWalkedDirectory(this.boundary, directory)) {
-        // Ignored, or no longer a directory by now: as it is now, so the next listing tells if it changes back.
-        if (isWalkedDirectory(this.boundary, parentOf(directory))) this.noteEntryKind(directory, kindAt(path.join(this.boundary.root, directory)));
-        else this.lookAgain(directory);
+        // Ignored (kept as listed), unless it or a directory above it changed in the moment.
+        this.actedOn(directory, before.get(directory), walkable);
         continue;
       }
       const walked = await this.walk(directory);
@@ -369,20 +374,14 @@ class FolderIndex {
       added.push(...walked.files);
       for (const [walkedDirectory, record] of walked.directories) this.directories.set(walkedDirectory, record);
       for (const link of walked.danglingLinks) this.danglingLinks.add(link);
+      this.actedOn(directory, before.get(directory), walkable);
     }
     for (const relativePath of single) {
       if (directories.some((directory) => relativePath.startsWith(`${directory}/`))) continue;
       const file = await walkVerdict(this.boundary, relativePath, cut);
-      if (file) {
-        added.push({ relativePath, realPath: file.realPath, denied: file.denial !== undefined, key: walkOrderKey(relativePath) });
-      } else if (!isWalkedDirectory(this.boundary, parentOf(relativePath))) {
-        // Left out because a directory above it changed in the moment, not for what it is: asked again next time.
-        this.lookAgain(relativePath);
-      } else {
-        // Ignored, a link out, gone: kept in the listing as it is now (it may have changed since it was looked at).
-        const kind = kindAt(path.join(this.boundary.root, relativePath));
-        this.noteEntryKind(relativePath, kind);
-        if (kind === 'l' && this.isDangling(relativePath)) this.danglingLinks.add(relativePath);
+      if (file) added.push({ relativePath, realPath: file.realPath, denied: file.denial !== undefined, key: walkOrderKey(relativePath) });
+      if (this.actedOn(relativePath, before.get(relativePath), walkable) && !file && kindAt(path.join(this.boundary.root, relativePath)) === 'l' && this.isDangling(relativePath)) {
+        this.danglingLinks.add(relativePath);
       }
     }
     for (const filePath of cut) {
@@ -402,6 +401,23 @@ class FolderIndex {
   private noteEntryKind(relativePath: string, kind: EntryKind | undefined): void {
     const parent = this.directories.get(parentOf(relativePath));
     if (parent) parent.listing = withEntryKind(parent.listing, relativePath.slice(relativePath.lastIndexOf('/') + 1), kind);
+  }
+
+  /**
+   * After an entry was walked again or judged: true when it and the
+   * directories above it stayed as they were while that was done, so the
+   * parent's listing may say what it is. Otherwise it is looked at again.
+   * A directory swapped for a link and back within that moment was found not
+   * walkable, then a directory again, and kept as listed: the index then held
+   * none of its files and no later listing showed a change.
+   */
+  private actedOn(relativePath: string, before: Stamp | undefined, walkable: Map<string, boolean>): boolean {
+    const parent = parentOf(relativePath);
+    let parentWalkable = walkable.get(parent);
+    if (parentWalkable === undefined) walkable.set(parent, (parentWalkable = isWalkedDirectory(this.boundary, parent)));
+    const steady = parentWalkable && sameStamp(before, stampOf(path.join(this.boundary.root, relativePath)));
+    if (!steady) this.lookAgain(relativePath);
+    return steady;
   }
 
   /**
