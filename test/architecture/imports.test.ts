@@ -84,4 +84,19 @@ describe('the layout', () => {
     );
     assert.deepEqual(show(offenders), []);
   });
+
+  it('starts the server with the shared Node flags wherever it is started (shared/serverNodeFlags.ts)', () => {
+    // Every line that starts the server: a `--stdio` spawn or a language client's ipc transport.
+    const starts = [...sourceFiles('client'), ...sourceFiles('test')]
+      .filter((file) => !file.startsWith('test/architecture/'))
+      .flatMap((file) =>
+        fs
+          .readFileSync(path.join(ROOT, file), 'utf8')
+          .split('\n')
+          .filter((line) => /spawn\(process\.execPath, \[.*'--stdio'\]|transport: TransportKind\.ipc/.test(line))
+          .map((line) => ({ file, line: line.trim() })),
+      );
+    assert.deepEqual([...new Set(starts.map((start) => start.file))].sort(), ['client/src/terminal/serverConnection.ts', 'client/src/vscode/serverClient.ts', 'test/support/serverProcess.ts']);
+    assert.deepEqual(starts.filter((start) => !start.line.includes('...SERVER_NODE_FLAGS')), [], 'a start without the shared flags');
+  });
 });

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { ReadBoundary } from '../access/boundary';
 import { changedNames, EntryKind, isRacy, RACY_WINDOW_NS, kindAt, listingText, nowNs, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
 import type { CrawlResult } from './linkCrawl';
-import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, walkFiles, walkOrderKey, walkVerdict } from './walk';
+import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, joinRelative, walkFiles, walkOrderKey, walkVerdict } from './walk';
 
 /**
  * A warm per-folder file index, kept in the search thread that owns the
@@ -80,10 +80,6 @@ function rulesDigest(directoryAbsolute: string, name: IgnoreFileRecord['name']):
 function parentOf(relativePath: string): string {
   const slash = relativePath.lastIndexOf('/');
   return slash === -1 ? '' : relativePath.slice(0, slash);
-}
-
-function joinRelative(directory: string, name: string): string {
-  return directory === '' ? name : `${directory}/${name}`;
 }
 
 /** Whether `relativePath` is `directory` or under it. */

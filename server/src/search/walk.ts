@@ -116,7 +116,8 @@ interface DirectoryFrame {
   ignore: IgnoreStacks;
 }
 
-function joinRelative(parent: string, name: string): string {
+/** `name` inside the root-relative directory `parent` ('' or '.' for the root). */
+export function joinRelative(parent: string, name: string): string {
   return parent === '' || parent === '.' ? name : `${parent}/${name}`;
 }
 
