@@ -21,7 +21,7 @@ import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, jo
  * runs, so a change made before the search was asked for is in its answer; a
  * watcher's event comes a moment later, and a search made within that moment
  * was answered stale (the adversarial directory swap in escapes.test.ts). On
- * 100,000 files in 6,300 directories the whole check costs about 25 ms, a
+ * 100,000 files in 6,300 directories the whole check takes about 25 ms, a
  * tenth of listing the tree.
  *
  * Decisions are the walk's own (walkFiles, walkVerdict). A changed ignore
