@@ -1,4 +1,4 @@
-import type { IdeQueryRequest } from '../../../shared/protocol';
+import type { IdeItem, IdeQueryRequest } from '../../../shared/protocol';
 
 /**
  * The seam between the symbol tools and the editor the server runs in. The
@@ -22,6 +22,18 @@ export type IdeAnswer =
 
 export const IDE_TIMEOUT_NOTE = (seconds: number): string =>
   `[Note: the editor's language service did not answer in ${seconds} s; answered by name instead.]`;
+
+/**
+ * TypeScript's workspace symbols name a function or method `roundRate()`
+ * while its document symbols and the index say `roundRate`. Left as it came,
+ * a chip picked from the editor's suggestion names a symbol no file defines,
+ * and go_to_definition's exact-name match drops the editor's answer.
+ */
+function withBareName(item: IdeItem): IdeItem {
+  if (typeof item !== 'object' || item === null) return item;
+  const name = typeof item.name === 'string' && item.name.length > 2 && item.name.endsWith('()') ? item.name.slice(0, -2) : item.name;
+  return { ...item, name, ...(Array.isArray(item.children) ? { children: item.children.map(withBareName) } : {}) };
+}
 
 /** The IDE source with its time limit, as the symbol tools use it. */
 export class IdeQueries {
@@ -55,7 +67,7 @@ export class IdeQueries {
       if (outcome === 'cancelled' || outcome === undefined) return { kind: 'none' };
       if (outcome.timedOut === true) return { kind: 'timedOut' };
       if (!Array.isArray(outcome.items)) return { kind: 'none' };
-      return { kind: 'answered', result: outcome };
+      return { kind: 'answered', result: { ...outcome, items: outcome.items.map(withBareName) } };
     } catch {
       return { kind: 'none' };
     } finally {

@@ -80,6 +80,12 @@ describe('symbol attachments answered from the editor', function () {
     const symbols = await (await toolbox(ide)).symbols!('tot');
     assert.deepEqual(symbols, [{ name: 'total', kind: 'method', container: 'Cart', path: 'src/Cart.kt', line: 4 }]);
   });
+
+  it('offers a function the editor names `total()`, as TypeScript\'s workspace symbols do, under its bare name, so the chip names what the file defines', async () => {
+    const ide = new FakeIde((p) => (p.kind === 'workspaceSymbols' ? [{ ...span(uriOf('src/Cart.kt'), 3, 5, 'total()', 'Method'), container: 'Cart' }] : undefined));
+    const symbols = await (await toolbox(ide)).symbols!('tot');
+    assert.deepEqual(symbols, [{ name: 'total', kind: 'method', container: 'Cart', path: 'src/Cart.kt', line: 4 }]);
+  });
 });
 
 describe('symbol attachments answered from the symbol index', function () {

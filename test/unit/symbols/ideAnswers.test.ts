@@ -110,6 +110,13 @@ describe('symbol tools answered from the editor', function () {
     assert.match(output, /^src\/use\.ts:3: /m);
   });
 
+  it('takes the editor\'s workspace symbol named `compute()`, as TypeScript names functions, for the definition of `compute`', async () => {
+    const ide = new FakeIde((params) => (params.kind === 'workspaceSymbols' ? [{ ...at(uriOf('src/lib.ts'), 0, 0, 2), name: 'compute()', kind: 'Function' }] : undefined));
+    const output = await expectOk(await toolbox(ide), 'go_to_definition', { symbol: 'compute' });
+    assert.match(output, /^1 definition\(s\) of "compute" \(from the editor's language service\):/);
+    assert.match(output, /^src\/lib\.ts:1-3: function compute$/m);
+  });
+
   it('falls back to the tree-sitter answer, without a note, when the editor answers nothing', async () => {
     const ide = new FakeIde(() => []);
     const output = await expectOk(await toolbox(ide), 'go_to_definition', { symbol: 'compute', path: 'src/use.ts', line: 3 });
