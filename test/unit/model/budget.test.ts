@@ -342,6 +342,16 @@ describe('countTextTokens', () => {
     assert.equal(countTextTokens('hello world'), 2);
   });
 
+  it('counts from the ranks the build writes as JSON exactly what the package\'s own o200k encoding counts, byte-level tokens included (a slice\'s worth of each)', () => {
+    const packaged = require('gpt-tokenizer/encoding/o200k_base') as typeof import('gpt-tokenizer/encoding/o200k_base');
+    const samples = [
+      "export function roundRate(rate: number): number {\n  return Math.round(rate * 1000) / 1000; // ≈ 0.1 %\n}\n",
+      'Grüße, 東京の天気は晴れです 😀🚀 — naïve café, Ελληνικά, עברית, हिन्दी',
+      '\u0000\u0001\t\r\n  \u00a0 \ufeff zero\u200bwidth',
+    ];
+    for (const text of samples) assert.equal(countTextTokens(text), packaged.countTokens(text, { disallowedSpecial: new Set() }), text.slice(0, 40));
+  });
+
   it('counts special-token text like <|endoftext|> as text instead of refusing it', () => {
     assert.ok(countTextTokens('before <|endoftext|> after') > 3);
   });
