@@ -28,30 +28,51 @@ const loadOpenAIModule = (): typeof import('./model/openai/chatModel') => (openA
 
 function openAIModelLoadedOnUse(settings: () => ModelSettings): ChatModel {
   let model: ChatModel | undefined;
-  const loaded = (): ChatModel => (model ??= loadOpenAIModule().createOpenAIModel(settings));
+  const loaded = async (): Promise<ChatModel> => {
+    // A question sent before the loads ahead of need ran makes them now, one
+    // per tick: made inside its first request they held the main thread
+    // 70-80 ms at once, stalling every other discussion's stream.
+    await loadModelModules();
+    return (model ??= loadOpenAIModule().createOpenAIModel(settings));
+  };
   return {
-    complete: (request, onDelta, observer) => loaded().complete(request, onDelta, observer),
-    listModels: (signal, like) => loaded().listModels(signal, like),
+    complete: async (request, onDelta, observer) => (await loaded()).complete(request, onDelta, observer),
+    listModels: async (signal, like) => (await loaded()).listModels(signal, like),
   };
 }
 
 /**
- * The first turn paid for loading on first use: the openai SDK and undici
- * (Node's fetch, compiled on first use) 60-90 ms, and, when the first request
- * did not fit the window at a glance (a repo map against the default 8,192
- * tokens does not), the token worker's start and encoding, about 200 ms more.
- * Done once a discussion is open, on a later tick so the start's answer goes
- * first; a `data:` URL runs fetch's whole path (request, response, body
- * stream) without a socket. A worker left unused stops on its own after a
- * minute (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
+ * What the first model request would load: the openai SDK and undici
+ * (Node's fetch, compiled on first use), 60-90 ms, one load per tick. A
+ * `data:` URL runs fetch's whole path (request, response, body stream)
+ * without a socket.
+ */
+let modelModulesLoaded: Promise<void> | undefined;
+function loadModelModules(): Promise<void> {
+  const nextTick = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+  return (modelModulesLoaded ??= (async () => {
+    await nextTick();
+    loadOpenAIModule();
+    await nextTick();
+    await fetch('data:,')
+      .then((response) => response.arrayBuffer())
+      .catch(() => undefined);
+  })());
+}
+
+/**
+ * The loads ahead of need, once a discussion is open, on a later tick so the
+ * start's answer goes first. With them the token worker's start and encoding,
+ * about 200 ms more, which a first request that does not fit the window at a
+ * glance (a repo map against the default 8,192 tokens does not) would wait
+ * for. A worker left unused stops on its own after a minute
+ * (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
  */
 let modelPrepared: Promise<void> | undefined;
 /** How long after the first discussion opens the model's modules and token worker are loaded. */
 const PREPARE_AFTER_OPEN_MS = 750;
 
 function prepareModel(): void {
-  // One load per tick: together they held the main thread 50-55 ms at once.
-  const nextTick = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
   modelPrepared ??= (async () => {
     // After the opening discussion's replay, not during it: on two cores these loads, started at once,
     // took a resume from ~60 to ~100 ms. A user takes longer than this to type the first question.
@@ -59,11 +80,7 @@ function prepareModel(): void {
     const counted = sharedTokenCounter()
       .count(['warm'])
       .catch(() => undefined);
-    loadOpenAIModule();
-    await nextTick();
-    await fetch('data:,')
-      .then((response) => response.arrayBuffer())
-      .catch(() => undefined);
+    await loadModelModules();
     await counted;
   })();
 }

@@ -14,6 +14,7 @@
  *                                       streaming, resume, memory, webview, package,
  *                                       activation, symbols)
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -27,7 +28,7 @@ import { sharedSearchPool } from '../../server/src/search/searchPool';
 import { createToolbox } from '../../server/src/read/toolbox';
 import { startEndpointProcess, type EndpointProcess } from './endpointProcess';
 import { BENCH_PROBE_METHOD, type BenchProbeParams, type BenchProbeResult } from '../../server/src/benchProbe';
-import { ServerProcess } from '../support/serverProcess';
+import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
 import { NO_POLICY } from '../support/toolFixture';
 import { generateRepo, GeneratedRepo } from './generateRepo';
 import { formatMs, formatRatio, median, printTable, Row, timed } from './measure';
@@ -62,6 +63,25 @@ function machine(): string {
   return `${cores} CPUs (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, load average ${load}`;
 }
 
+/**
+ * The server the figures run: the production bundle, as the .vsix ships it
+ * (client/bundle.mjs --production, built aside at the start), not the tsc
+ * output the tests run. The two differ in what they load on first use: out/
+ * resolves and reads each of the openai SDK's 150 modules as a file, which
+ * alone held the main thread about 40 ms in a first turn.
+ */
+let serverEntry = SERVER_ENTRY;
+
+function buildShippedServer(dir: string): string {
+  const result = spawnSync(process.execPath, [path.resolve(__dirname, '../../../client/bundle.mjs'), '--production', `--outdir=${dir}`], { cwd: path.resolve(__dirname, '../../..'), encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`client/bundle.mjs exited ${result.status ?? result.signal}: ${result.stderr.trim()}`);
+  return path.join(dir, 'server.js');
+}
+
+function benchServer(storageDir: string, fake: EndpointProcess, env: Record<string, string> = {}): Promise<ServerProcess> {
+  return ServerProcess.start({ storageDir, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } }, env, null, serverEntry);
+}
+
 // ---------------------------------------------------------------- 1. search
 
 // The search figures live in searchFigures.ts.
@@ -72,7 +92,7 @@ async function startFigures(small: GeneratedRepo, large: GeneratedRepo, rows: Ro
   const measured = new Map<string, { cold: number; warm: number; warmRuns: number[]; counted: boolean }>();
   for (const repo of [small, large]) {
     // A fresh server per folder: each first start pays for the search thread's start alike.
-    const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+    const server = await benchServer(storage, fake);
     try {
       await server.request('discuss/list', {});
       const times: number[] = [];
@@ -136,7 +156,7 @@ async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: str
   const client = new OpenAI({ apiKey: 'sk-bench', baseURL: fake.baseUrl, maxRetries: 0 });
   const raw = { first: [] as number[], total: [] as number[], rate: [] as number[] };
   const ours = { first: [] as number[], total: [] as number[], rate: [] as number[], events: [] as number[] };
-  const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+  const server = await benchServer(storage, fake);
   try {
     for (let i = 0; i < WARMUP + ITERATIONS; i++) {
       // Raw client: the reference.
@@ -237,7 +257,7 @@ async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: str
 async function firstTurnFigures(rows: Row[], fake: EndpointProcess, storage: () => string, folder: string, laterTurnMs: number[]): Promise<void> {
   const firsts: number[] = [];
   for (let i = 0; i < SPREAD_RUNS + 2; i++) {
-    const server = await ServerProcess.start({ storageDir: storage(), model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
+    const server = await benchServer(storage(), fake, { REPO_DISCUSS_BENCH_PROBE: '1' });
     try {
       const { discussionId } = await server.request<StartRequest.Result>('discuss/start', { folder });
       await server.request('discuss/subscribe', { discussionId });
@@ -267,7 +287,7 @@ async function resumeFigures(rows: Row[], fake: EndpointProcess, storage: string
   // 40 turns of about 25 KB each: about 1 MB of history.
   const reply = Array.from({ length: 50 }, (_, i) => `${'lorem ipsum dolor sit amet '.repeat(18)}${i}\n`);
   await fake.setFallback({ kind: 'text', deltas: reply });
-  const writer = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+  const writer = await benchServer(storage, fake);
   let id: string;
   try {
     id = (await writer.request<StartRequest.Result>('discuss/start', { folder })).discussionId;
@@ -284,7 +304,7 @@ async function resumeFigures(rows: Row[], fake: EndpointProcess, storage: string
   const toResult: number[] = [];
   const toReplay: number[] = [];
   for (let i = 0; i < Math.min(ITERATIONS, 7); i++) {
-    const reader = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } });
+    const reader = await benchServer(storage, fake);
     try {
       const started = performance.now();
       const result = await reader.request<StartRequest.Result>('discuss/start', { folder, resumeId: id });
@@ -333,7 +353,7 @@ interface DiscussionRun {
  */
 async function discussionRun(fake: EndpointProcess, storage: string, folder: string): Promise<DiscussionRun> {
   await fake.setFallback({ script: 'readThenAnswer' });
-  const server = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-bench', model: 'fake-model' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
+  const server = await benchServer(storage, fake, { REPO_DISCUSS_BENCH_PROBE: '1' });
   const probe = (params: BenchProbeParams = {}): Promise<BenchProbeResult> => server.request<BenchProbeResult>(BENCH_PROBE_METHOD, params);
   try {
     await server.request('discuss/list', {});
@@ -549,6 +569,14 @@ async function main(): Promise<void> {
     fs.mkdirSync(path.join(folder, 'src'), { recursive: true });
     fs.writeFileSync(path.join(folder, 'src', 'app.ts'), 'export const answer = 42;\n');
     fake = await startEndpointProcess();
+    if (!ONLY || ['discuss/start', 'streaming', 'resume', 'memory'].some((name) => ONLY.has(name))) {
+      try {
+        serverEntry = buildShippedServer(path.join(work, 'shipped'));
+        log(`server: the production bundle (${path.relative(work, serverEntry)})`);
+      } catch (error) {
+        log(`server: the tsc build, as the production bundle could not be built (${(error as Error).message})`);
+      }
+    }
     const storage = (name: string): string => fs.mkdtempSync(path.join(work, `${name}-`));
 
     await section('search', () => searchFigures(work, small as GeneratedRepo, rows, ITERATIONS, log));

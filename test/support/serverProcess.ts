@@ -46,8 +46,9 @@ export class ServerProcess {
     options: InitializationOptions = {},
     env: Record<string, string | undefined> = {},
     workspaceFolders: Array<{ uri: string; name: string }> | null = null,
+    entry: string = SERVER_ENTRY,
   ): Promise<ServerProcess> {
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER_ENTRY, '--stdio'], {
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, entry, '--stdio'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
