@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { createOpenAIModel, OpenAIModelOptions } from '../../../server/src/model/openai/chatModel';
-import { StreamEndWatch } from '../../../server/src/model/openai/stream/streamEnd';
+import { CompletionChunks } from '../../../server/src/model/openai/stream/completionChunks';
 import { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings } from '../../../server/src/model/types';
 import {
   createGate,
@@ -407,21 +407,56 @@ describe('OpenAI-compatible model', () => {
       assert.equal(fake.pendingSteps, 1);
     });
 
-    it('passes a body on past an empty read, split into whole events, and sees a [DONE] cut between reads', async () => {
-      const reads = ['', 'data: {"a":1}\n\ndata: {"a":2}\n\ndata: [DO', '', 'NE]\n\n'].map((text) => new TextEncoder().encode(text));
-      const source = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          const next = reads.shift();
-          if (next) controller.enqueue(next);
-          else controller.close();
-        },
-      });
-      const watch = new StreamEndWatch();
-      const reader = watch.watch(new Response(source)).body!.getReader();
-      const pieces: string[] = [];
-      for (let read = await reader.read(); !read.done; read = await reader.read()) pieces.push(Buffer.from(read.value).toString());
-      assert.deepEqual(pieces, ['data: {"a":1}\n\n', 'data: {"a":2}\n\n', 'data: [DO', 'NE]\n\n']);
-      assert.equal(watch.sawDone, true);
+    function readsOf(reads: Array<string | Uint8Array>): Response {
+      const queue = reads.map((read) => (typeof read === 'string' ? new TextEncoder().encode(read) : read));
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          pull(controller) {
+            const next = queue.shift();
+            if (next) controller.enqueue(next);
+            else controller.close();
+          },
+        }),
+      );
+    }
+
+    async function chunksOf(response: Response): Promise<{ chunks: unknown[]; sawDone: boolean }> {
+      const reading = new CompletionChunks(response, new AbortController());
+      const chunks: unknown[] = [];
+      for await (const chunk of reading) chunks.push(chunk);
+      return { chunks, sawDone: reading.sawDone };
+    }
+
+    it('reads events across reads: past an empty read, an event and a [DONE] cut between reads, a character cut between its bytes', async () => {
+      const snowman = new TextEncoder().encode('data: {"a":"☃"}\n\n');
+      const cut = snowman.indexOf(0xe2) + 1;
+      const { chunks, sawDone } = await chunksOf(
+        readsOf(['', 'data: {"a":1}\n\ndata: {"a"', ':2}\n\n', snowman.subarray(0, cut), snowman.subarray(cut), 'data: [DO', '', 'NE]\n\n']),
+      );
+      assert.deepEqual(chunks, [{ a: 1 }, { a: 2 }, { a: '\u2603' }]);
+      assert.equal(sawDone, true);
+    });
+
+    it('reads CRLF and CR line ends, comments and multi-line data as EventSource does, and nothing after [DONE]', async () => {
+      const { chunks, sawDone } = await chunksOf(readsOf([': keep-alive\r\n\r\ndata: {"a":\r\ndata: 1}\r\n\r\n', 'event: message\rdata:{"a":2}\r\r', 'data:[DONE]\n\ndata: {"a":3}\n\n']));
+      assert.deepEqual(chunks, [{ a: 1 }, { a: 2 }]);
+      assert.equal(sawDone, true);
+    });
+
+    it('drops an event the stream ends in the middle of, and says no [DONE] came', async () => {
+      const { chunks, sawDone } = await chunksOf(readsOf(['data: {"a":1}\n\n', 'data: {"a":2}']));
+      assert.deepEqual(chunks, [{ a: 1 }]);
+      assert.equal(sawDone, false);
+    });
+
+    it('aborts the request when its reader stops early', async () => {
+      const attempt = new AbortController();
+      const reading = new CompletionChunks(readsOf(['data: {"a":1}\n\ndata: {"a":2}\n\n']), attempt);
+      for await (const chunk of reading) {
+        assert.deepEqual(chunk, { a: 1 });
+        break;
+      }
+      assert.equal(attempt.signal.aborted, true);
     });
 
     it('retries a connection reset that came before any reply', async () => {

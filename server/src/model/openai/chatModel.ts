@@ -14,7 +14,7 @@
  * - asks for token usage and returns it when the endpoint reports it;
  * - tells a reply cut off mid-stream from a whole one: a whole one ends with
  *   a finish reason or `[DONE]` (servers send one or both; see
- *   stream/streamEnd.ts);
+ *   stream/completionChunks.ts);
  * - retries once without a parameter the endpoint refuses (`stream_options`,
  *   streaming together with tools, `max_tokens` vs `max_completion_tokens`)
  *   and remembers that for the endpoint (or model) from then on (see
@@ -24,7 +24,6 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import OpenAI, { APIError, AzureOpenAI } from 'openai';
-import { Stream } from 'openai/core/streaming';
 import type { ChatCompletionCreateParamsNonStreaming, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, RetryNotice, StreamObserver } from '../types';
 import { displayUrl, Endpoint, modelIdsFrom, resolveEndpoint } from './endpoint';
@@ -44,7 +43,7 @@ import {
 } from './failures';
 import { Adaptation, adaptationFor, RequestPlan, streamingBody, TokenLimitParam, wholeBody } from './requestMapping';
 import { AttemptProgress, LooseChunk, LooseCompletion, reasoningOf, ReplyBuilder } from './stream/replyBuilder';
-import { StreamEndWatch } from './stream/streamEnd';
+import { CompletionChunks } from './stream/completionChunks';
 
 export interface OpenAIModelOptions {
   /** Retries after a 429, a 5xx or a failed connection, before any reply arrived. Default 2. */
@@ -315,13 +314,13 @@ class OpenAIChatModel implements ChatModel {
       if (idleTimer === undefined) armIdleTimer(this.timeoutMs);
     };
 
-    const end = new StreamEndWatch();
+    let chunks: CompletionChunks | undefined;
     try {
       restartIdleTimer();
-      // The raw response, so its bytes can be watched for `[DONE]` on their way to the SDK's own parser.
+      // The raw response: its events are read here (completionChunks.ts), not by the SDK's Stream.
       const response = await client.chat.completions.create(body, { signal: attempt.signal }).asResponse();
-      const stream = Stream.fromSSEResponse<LooseChunk>(end.watch(response), attempt, client);
-      for await (const chunk of stream) {
+      chunks = new CompletionChunks(response, attempt);
+      for await (const chunk of chunks) {
         restartIdleTimer();
         const loose = chunk as unknown as LooseChunk;
         // OpenAI and vLLM send usage in a last chunk with no choices; llama.cpp and Ollama on the finishing chunk.
@@ -346,7 +345,7 @@ class OpenAIChatModel implements ChatModel {
     // The SDK ends iteration quietly on abort, so an abort must be noticed here.
     if (signal.aborted) throw cancelledError();
     if (stalled) throw new StreamStalled(this.timeoutMs);
-    return reply.finish(end.sawDone);
+    return reply.finish(chunks?.sawDone ?? false);
   }
 
   /** One request without streaming, for endpoints that cannot stream together with tools. */
