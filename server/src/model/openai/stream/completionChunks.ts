@@ -10,7 +10,7 @@
  * Why not the SDK's own `Stream`: its splitter copies the rest of its buffer
  * for every event it takes out, quadratic in the events per read, and each
  * event then passes through three async generators. Over a 2,000-delta reply
- * that was a fifth of the server's main-thread time, on the path every
+ * that was a quarter of the server's main-thread time, on the path every
  * streamed word takes.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
