@@ -11,7 +11,7 @@ import { distill } from './distill';
 import { reviewImplementation } from './review';
 import { boundaryAfterTurns, firstKeptSeq, summarizeTurns, summarySection, type SummaryNote } from './compaction';
 import { TASK_LIMITS } from './inputs';
-import { bytesBound, contextWindowFor, fitToBudget, PrecountedTokens, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
+import { contextWindowFor, countedBound, fitToBudget, PrecountedTokens, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
 import { sharedTokenCounter } from '../model/tokenCounter';
 import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
 import { bound, firstLine } from './text';
@@ -703,7 +703,7 @@ export class Discussion {
   private precountHistory(): void {
     const contextTokens = this.contextWindow();
     const messages = this.modelMessages();
-    if (bytesBound(messages) <= contextTokens - reserveForReplyFor(contextTokens)) return;
+    if (countedBound(messages, undefined, tokenCounts) <= contextTokens - reserveForReplyFor(contextTokens)) return;
     tokenCounts.prepare(messages).catch(() => undefined); // counted again, or by bytes, when the request is made
   }
 
@@ -726,7 +726,7 @@ export class Discussion {
       while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
       const reserveForReply = reserveForReplyFor(contextTokens);
       // What does not fit at a glance is counted in the token worker first: never the tokenizer on this thread.
-      if (bytesBound(messages, tools) > contextTokens - reserveForReply) {
+      if (countedBound(messages, tools, tokenCounts) > contextTokens - reserveForReply) {
         try {
           await tokenCounts.prepare(messages, tools);
         } catch (err) {

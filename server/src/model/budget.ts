@@ -290,11 +290,23 @@ function countersFor(options: BudgetOptions): { tokensOf: (message: ChatMessage)
  * per message object and per tool set: each message is counted once in its
  * life, however often it is budgeted. `fitToBudget` then only looks them up.
  */
+/** How many system prompts' (and tool sets') counts are kept by text: a few folders' worth. */
+const KEPT_SYSTEM_PROMPTS = 8;
+
 export class PrecountedTokens {
   private readonly messages = new WeakMap<ChatMessage, number>();
   private readonly toolSets = new WeakMap<ToolSpec[], number>();
   /** Counts asked for and not in yet: a second prepare waits for them instead of counting again. */
   private readonly counting = new WeakMap<ChatMessage, Promise<unknown>>();
+  /**
+   * System prompts by their text, the most recent few: every discussion of a
+   * folder starts with the same one (instructions, repo map), a new message
+   * object each time, and counting it again was on each first question's path.
+   */
+  private readonly systemPrompts = new Map<string, number>();
+  /** Tool sets by their JSON, for the same reason: every discussion's tools are counted once for all. */
+  private readonly toolSetsByText = new Map<string, number>();
+  private readonly toolSetTexts = new WeakMap<ToolSpec[], string>();
 
   constructor(private readonly countAsync: (texts: string[]) => Promise<number[]>) {}
 
@@ -305,7 +317,7 @@ export class PrecountedTokens {
     const missing: ChatMessage[] = [];
     const waits = new Set<Promise<unknown>>();
     for (const message of messages) {
-      if (this.messages.has(message)) continue;
+      if (this.message(message) !== undefined) continue;
       const inFlight = this.counting.get(message);
       if (inFlight) {
         waits.add(inFlight);
@@ -314,7 +326,7 @@ export class PrecountedTokens {
       missing.push(message);
       if (message.role === 'tool') missing.push(stubFor(message, callsById.get(message.toolCallId)));
     }
-    const toolSet = tools && tools.length > 0 && !this.toolSets.has(tools) ? tools : undefined;
+    const toolSet = tools && tools.length > 0 && this.tools(tools) === undefined ? tools : undefined;
     const texts = missing.map(messageText);
     if (toolSet) for (const tool of toolSet) texts.push(JSON.stringify(tool));
     if (texts.length === 0) {
@@ -327,7 +339,11 @@ export class PrecountedTokens {
     let counts: number[];
     try {
       counts = await counted;
-      missing.forEach((message, i) => this.messages.set(message, messageOverhead(message) + counts[i]));
+      missing.forEach((message, i) => {
+        const count = messageOverhead(message) + counts[i];
+        this.messages.set(message, count);
+        if (message.role === 'system') this.keepSystemPrompt(message.content, count);
+      });
     } finally {
       for (const message of missing) this.counting.delete(message);
     }
@@ -336,16 +352,49 @@ export class PrecountedTokens {
       let total = 0;
       for (let i = missing.length; i < counts.length; i++) total += TOOL_CALL_OVERHEAD + counts[i];
       this.toolSets.set(toolSet, total);
+      this.toolSetsByText.set(this.toolSetText(toolSet), total);
+      // Tool sets differ by the tools a policy denies: a handful in a process, yet never without bound.
+      if (this.toolSetsByText.size > KEPT_SYSTEM_PROMPTS) this.toolSetsByText.delete(this.toolSetsByText.keys().next().value as string);
     }
   }
 
   message(message: ChatMessage): number | undefined {
-    return this.messages.get(message);
+    return this.messages.get(message) ?? (message.role === 'system' ? this.systemPrompts.get(message.content) : undefined);
+  }
+
+  private keepSystemPrompt(text: string, count: number): void {
+    this.systemPrompts.delete(text);
+    this.systemPrompts.set(text, count);
+    if (this.systemPrompts.size > KEPT_SYSTEM_PROMPTS) this.systemPrompts.delete(this.systemPrompts.keys().next().value as string);
   }
 
   tools(tools: ToolSpec[]): number | undefined {
-    return this.toolSets.get(tools);
+    return this.toolSets.get(tools) ?? this.toolSetsByText.get(this.toolSetText(tools));
   }
+
+  /** A tool set's JSON, made once per array: each discussion has its own array of the same tools. */
+  private toolSetText(tools: ToolSpec[]): string {
+    let text = this.toolSetTexts.get(tools);
+    if (text === undefined) {
+      text = JSON.stringify(tools);
+      this.toolSetTexts.set(tools, text);
+    }
+    return text;
+  }
+}
+
+/**
+ * At least the request's tokens, as `fitToBudget` counts them: the counts
+ * `counted` holds, and the UTF-8 bytes of whatever it does not. Once the
+ * history is counted, a new question fits by this bound without waiting for
+ * the token worker to count it: that round trip was half the server's time
+ * from a question to its request.
+ */
+export function countedBound(messages: ChatMessage[], tools: ToolSpec[] | undefined, counted: PrecountedTokens): number {
+  const { tokensOf, toolTokens } = countersFor({ contextTokens: 0, reserveForReply: 0, protectFrom: 0, tools, counted });
+  let bound = REPLY_PRIMING + toolTokens;
+  for (const message of messages) bound += tokensOf(message);
+  return bound;
 }
 
 /** UTF-8 bytes of everything `fitToBudget` would count: at least the request's tokens. */

@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import {
+  bytesBound,
   contextWindowFor,
+  countedBound,
   countToolTokens,
   DEFAULT_CONTEXT_TOKENS,
   fitToBudget,
@@ -275,6 +277,41 @@ describe('token budget', () => {
     const next: ChatMessage[] = [...first, { role: 'assistant', content: 'a1' }];
     await precounted.prepare(next, tools);
     assert.deepEqual(counted, ['sys', 'q1', JSON.stringify(tools[0]), 'a1']);
+  });
+
+  it('counts a system prompt and a tool set once for every discussion that starts with the same ones, though each has its own objects', async () => {
+    const counted: string[] = [];
+    const precounted = new PrecountedTokens(async (texts) => (counted.push(...texts), texts.map((text) => text.length)));
+    const toolsOf = () => [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: {} } }];
+    await precounted.prepare([{ role: 'system', content: 'instructions and repo map' }, { role: 'user', content: 'q1' }], toolsOf());
+    const another: ChatMessage[] = [{ role: 'system', content: 'instructions and repo map' }, { role: 'user', content: 'q2' }];
+    const theirTools = toolsOf();
+    assert.equal(precounted.message(another[0]), precounted.message({ role: 'system', content: 'instructions and repo map' }));
+    assert.notEqual(precounted.tools(theirTools), undefined, 'the same tools in a new array are known');
+    await precounted.prepare(another, theirTools);
+    assert.deepEqual(counted, ['instructions and repo map', 'q1', JSON.stringify(toolsOf()[0]), 'q2']);
+  });
+
+  it('keeps system prompts by text for the most recent few only', async () => {
+    const precounted = new PrecountedTokens(async (texts) => texts.map((text) => text.length));
+    for (let i = 0; i < 20; i++) await precounted.prepare([{ role: 'system', content: `prompt ${i}` }]);
+    assert.equal(precounted.message({ role: 'system', content: 'prompt 0' }), undefined);
+    assert.notEqual(precounted.message({ role: 'system', content: 'prompt 19' }), undefined);
+  });
+
+  it('bounds a request by the counts it holds and the bytes of the rest, so a new question after a counted history fits without a count', async () => {
+    const history: ChatMessage[] = [
+      { role: 'system', content: 'You discuss this repository.' },
+      { role: 'user', content: 'Summarize this.' },
+      { role: 'assistant', content: 'the same words again and again '.repeat(300) },
+    ];
+    const precounted = new PrecountedTokens(async (texts) => texts.map(countTextTokens));
+    await precounted.prepare(history);
+    const request: ChatMessage[] = [...history, { role: 'user', content: 'And now, in short?' }];
+    const bound = countedBound(request, undefined, precounted);
+    const exact = fitToBudget(request, { contextTokens: 1_000_000, reserveForReply: 0, protectFrom: 3, countTokens: countTextTokens }).estimatedTokens;
+    assert.ok(bound >= exact, `never fewer than the tokens: ${bound} < ${exact}`);
+    assert.ok(bound < bytesBound(request) / 2, `far below the bytes of the whole: ${bound} against ${bytesBound(request)}`);
   });
 
   it('has a prepare made while a count is out wait for that count instead of counting the same messages again', async () => {
