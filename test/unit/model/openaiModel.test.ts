@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { createOpenAIModel, OpenAIModelOptions } from '../../../server/src/model/openai/chatModel';
-import { CompletionChunks } from '../../../server/src/model/openai/stream/completionChunks';
+import { CompletionChunks, MAX_EVENT_CHARS } from '../../../server/src/model/openai/stream/completionChunks';
+import { StreamEventTooLarge } from '../../../server/src/model/openai/failures';
 import { ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings } from '../../../server/src/model/types';
 import {
   createGate,
@@ -447,6 +448,27 @@ describe('OpenAI-compatible model', () => {
       const { chunks, sawDone } = await chunksOf(readsOf(['data: {"a":1}\n\n', 'data: {"a":2}']));
       assert.deepEqual(chunks, [{ a: 1 }]);
       assert.equal(sawDone, false);
+    });
+
+    it('stops a stream whose event grows past the limit without ending, and aborts the request', async () => {
+      const attempt = new AbortController();
+      const reading = new CompletionChunks(readsOf(['data: {"a":1}\n\n', 'data: "', 'x'.repeat(600), 'x'.repeat(600)]), attempt, 1000);
+      const chunks: unknown[] = [];
+      await assert.rejects(
+        (async () => {
+          for await (const chunk of reading) chunks.push(chunk);
+        })(),
+        StreamEventTooLarge,
+      );
+      assert.deepEqual(chunks, [{ a: 1 }]);
+      assert.equal(attempt.signal.aborted, true);
+    });
+
+    it('reports an endpoint that streams one event past 16 MiB as a network error naming the endpoint, rather than buffering it', async () => {
+      fake.push({ kind: 'replay', body: `data: "${'x'.repeat(MAX_EVENT_CHARS + 1024)}` });
+      const error = await modelErrorFrom(completeCollecting(modelFor({}, { maxRetries: 0 })));
+      assert.equal(error.kind, 'network');
+      assertActionable(error, 'more than 16 MiB', fake.baseUrl);
     });
 
     it('aborts the request when its reader stops early', async () => {

@@ -64,6 +64,12 @@ export class StreamStalled extends Error {
 export class StreamEndedEmpty extends Error {}
 /** The stream stopped after part of a reply, with neither a finish reason nor `[DONE]` to say it was whole. */
 export class StreamCutOff extends Error {}
+/** One server-sent event grew past what any chat completion chunk needs (see completionChunks.ts). */
+export class StreamEventTooLarge extends Error {
+  constructor(readonly limitChars: number) {
+    super('stream event too large');
+  }
+}
 /** The caller's onDelta or an observer callback threw: its error is the caller's, passed through untouched. */
 export class DeltaCallbackFailed extends Error {
   constructor(readonly original: unknown) {
@@ -91,6 +97,11 @@ export function classify(error: unknown, context: FailureContext): Failure | und
     return network(false, () =>
       `The model endpoint at ${where} stopped its reply part-way: the stream closed without a finish reason or [DONE], so what was shown is incomplete. Send the message again for a whole answer; if replies keep being cut off, check the server's log, or the timeout of any proxy in between.`,
     );
+  }
+  if (error instanceof StreamEventTooLarge) {
+    return network(false, () =>
+      `The model endpoint at ${where} sent a stream event of more than ${Math.round(error.limitChars / 2 ** 20)} MiB without ending it, far more than any chat completion chunk; the reply was stopped there. Check that the base URL points at an OpenAI-compatible API.`,
+    'base_url');
   }
   if (error instanceof SyntaxError) {
     return network(false, () =>

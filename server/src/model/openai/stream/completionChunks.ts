@@ -15,6 +15,15 @@
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { APIError } from 'openai';
+import { StreamEventTooLarge } from '../failures';
+
+/**
+ * The most text one event may grow to before the stream is stopped: a chunk
+ * is a few hundred bytes, and an endpoint that streams without ever ending
+ * an event (a wrong URL serving a large file as `text/event-stream`, or a
+ * hostile one) would otherwise be buffered without bound.
+ */
+export const MAX_EVENT_CHARS = 16 * 2 ** 20;
 
 export class CompletionChunks {
   /** True once a `data: [DONE]` event came (with or without the space, as the SDK accepts both). */
@@ -24,6 +33,7 @@ export class CompletionChunks {
     private readonly response: Response,
     /** The request's own controller: aborted when the caller is done with the stream early. */
     private readonly attempt: AbortController,
+    private readonly maxEventChars = MAX_EVENT_CHARS,
   ) {}
 
   async *[Symbol.asyncIterator](): AsyncGenerator<unknown> {
@@ -32,14 +42,24 @@ export class CompletionChunks {
     const reader = body.getReader();
     const decoder = new TextDecoder();
     const events: EventSourceMessage[] = [];
+    /** Text fed since the last whole event, give or take the tail of the read that ended it. */
+    let sinceEvent = 0;
     // No onError: a bad `retry` or an unknown field is skipped, as EventSource itself skips it.
-    const parser = createParser({ onEvent: (event) => events.push(event) });
+    const parser = createParser({
+      onEvent: (event) => {
+        events.push(event);
+        sinceEvent = 0;
+      },
+    });
     let finished = false;
     try {
       for (;;) {
         const { done, value } = await reader.read();
         // The last bytes of a multi-byte character may sit in the decoder until the end.
-        parser.feed(done ? decoder.decode() : decoder.decode(value, { stream: true }));
+        const text = done ? decoder.decode() : decoder.decode(value, { stream: true });
+        sinceEvent += text.length;
+        parser.feed(text);
+        if (sinceEvent > this.maxEventChars) throw new StreamEventTooLarge(this.maxEventChars);
         for (const event of events.splice(0)) {
           const chunk = this.chunkOf(event);
           if (chunk !== undefined) yield chunk;
