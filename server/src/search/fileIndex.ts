@@ -278,20 +278,28 @@ class FolderIndex {
    * once every directory in it has been checked: the links and the ignore
    * files and `.git` entries of the directories the walk enters. ripgrep
    * enters no other (it is told the same rules), so it reads no other rules.
+   * Of the links, only those the walk took as files: judged against the
+   * ignore rules as every file is, which spares the caller judging them
+   * again (reading every ignore file on their way, 2.5 ms for vite's five).
    */
   async crawlOf(scope: string): Promise<CrawlResult> {
     for await (const chunk of this.freshFiles(scope)) void chunk;
     const relativeScope = scope === '.' ? '' : scope;
-    const result: CrawlResult = { symlinks: [], ruleEntries: [], stopped: false };
+    const result: CrawlResult = { symlinks: [], ruleEntries: [], stopped: false, linksJudged: true };
     for (const [directory, record] of this.directories) {
       if (!isWithin(directory, relativeScope) || record.listing === '') continue;
       for (const line of record.listing.split('\n')) {
         const name = line.slice(1);
         if (name === '.git' || (IGNORE_FILE_NAMES as readonly string[]).includes(name)) result.ruleEntries.push(joinRelative(directory, name));
-        if (line[0] === 'l') result.symlinks.push(joinRelative(directory, name));
+        if (line[0] === 'l' && this.holdsFile(joinRelative(directory, name))) result.symlinks.push(joinRelative(directory, name));
       }
     }
     return result;
+  }
+
+  private holdsFile(relativePath: string): boolean {
+    const key = walkOrderKey(relativePath);
+    return this.files[lowerBound(this.files, key, (file) => file.key)]?.relativePath === relativePath;
   }
 
   /** How many indexed files are in `scope` (root-relative), as last checked. */

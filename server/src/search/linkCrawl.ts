@@ -21,6 +21,13 @@ export interface CrawlResult {
   ruleEntries: string[];
   /** Stopped by `shouldStop` or the entry cap: the lists are incomplete. */
   stopped: boolean;
+  /**
+   * `symlinks` holds only the links the walk takes as files, already judged
+   * against the ignore rules: a warm index's (FolderIndex.crawlOf), which
+   * judged them as it judges every file. A crawl knows no rules, so its
+   * links are judged by the caller.
+   */
+  linksJudged?: true;
 }
 
 const RULE_NAMES: ReadonlySet<string> = new Set([...IGNORE_FILE_NAMES, '.git']);

@@ -133,7 +133,7 @@ describe('a search engine with the index turned off', function () {
 });
 
 describe('a warm grep_files past its head start', function () {
-  it('lets ripgrep search the rest with the index in place of the crawl, and answers as the cold search does, secrets, ignored files and outside links left out', async () => {
+  it('lets ripgrep search the rest with the index in place of the crawl, and answers as the cold search does, secrets, ignored files, ignored links and outside links left out', async () => {
     const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-named-')));
     const root = path.join(base, 'repo');
     const pool = new SearchPool();
@@ -141,7 +141,7 @@ describe('a warm grep_files past its head start', function () {
     try {
       writeTree(base, { 'outside.txt': 'needle outside\n' });
       const files: Record<string, string> = {
-        '.gitignore': 'ignored/\n',
+        '.gitignore': 'ignored/\nsrc/hidden-link.ts\n',
         '.env': 'needle=secret\n',
         'ignored/x.ts': 'needle ignored\n',
         'src/-dash.ts': 'needle in a name starting with a dash\n',
@@ -151,6 +151,9 @@ describe('a warm grep_files past its head start', function () {
       writeTree(root, files);
       fs.symlinkSync('target.ts', path.join(root, 'src', 'link.ts'));
       fs.symlinkSync(path.join(base, 'outside.txt'), path.join(root, 'src', 'out.ts'));
+      // The index judged these as it judges files; the cold search judges them against the rules itself.
+      fs.symlinkSync('target.ts', path.join(root, 'src', 'hidden-link.ts'));
+      fs.symlinkSync('../ignored', path.join(root, 'src', 'ignored-dir'));
       const ripgrepPath = ripgrepOnPath() ?? null;
       // No head start: every search goes to ripgrep.
       const warm = new SearchEngine({ pool, fileIndex: true, ripgrepPath, orderedHeadStartMs: 0 });
@@ -165,7 +168,7 @@ describe('a warm grep_files past its head start', function () {
       const answer = await expectOk(warmBox, 'grep_files', { pattern: 'needle' });
       assert.match(answer, /^src\/-dash\.ts:1: /m);
       assert.match(answer, /^src\/link\.ts:1: needle target$/m, 'a link to a file inside is searched');
-      assert.doesNotMatch(answer, /outside|secret|ignored/);
+      assert.doesNotMatch(answer, /outside|secret|ignored|hidden-link/);
       assert.equal(warm.counts.index, 5, 'every warm search answered with the index, none walked or crawled');
       assert.equal(warm.counts.ripgrep + warm.counts.node, 0);
     } finally {
