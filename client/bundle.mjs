@@ -14,7 +14,7 @@
 //                                         benchmark builds the shipped bundle aside)
 //
 // esbuild only strips types: `tsc -p .` (in `npm run build`) does the checking.
-import { copyFileSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -72,10 +72,9 @@ for (const file of GRAMMARS) copyFileSync(join(grammarSource, file), join(gramma
 
 // The token worker parses the o200k ranks from JSON next to it (server/src/model/tokenizer.ts RANKS_FILE): as the
 // package's array literal they would leave it about 14 MB larger. The tsc build's tokenizer (out/, which tests
-// run) reads them the same way, so they go there too when it has been built.
+// run) reads them the same way, so they go there too, even before tsc has written out/ (`npm run watch` starts both).
 const ranks = JSON.stringify(createRequire(import.meta.url)('gpt-tokenizer/bpeRanks/o200k_base').default);
-const tscModelDir = join(root, 'out', 'server', 'src', 'model');
-for (const dir of [outDir, ...(existsSync(tscModelDir) ? [tscModelDir] : [])]) {
+for (const dir of [outDir, join(root, 'out', 'server', 'src', 'model')]) {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'o200k_base.json'), ranks);
 }

@@ -293,6 +293,13 @@ function countersFor(options: BudgetOptions): { tokensOf: (message: ChatMessage)
 /** How many system prompts' (and tool sets') counts are kept by text: a few folders' worth. */
 const KEPT_SYSTEM_PROMPTS = 8;
 
+/** Sets `key` as the most recently used entry of `kept`, dropping the least recently used past the bound. */
+function keepRecent(kept: Map<string, number>, key: string, count: number): void {
+  kept.delete(key);
+  kept.set(key, count);
+  if (kept.size > KEPT_SYSTEM_PROMPTS) kept.delete(kept.keys().next().value as string);
+}
+
 export class PrecountedTokens {
   private readonly messages = new WeakMap<ChatMessage, number>();
   private readonly toolSets = new WeakMap<ToolSpec[], number>();
@@ -352,24 +359,30 @@ export class PrecountedTokens {
       let total = 0;
       for (let i = missing.length; i < counts.length; i++) total += TOOL_CALL_OVERHEAD + counts[i];
       this.toolSets.set(toolSet, total);
-      this.toolSetsByText.set(this.toolSetText(toolSet), total);
       // Tool sets differ by the tools a policy denies: a handful in a process, yet never without bound.
-      if (this.toolSetsByText.size > KEPT_SYSTEM_PROMPTS) this.toolSetsByText.delete(this.toolSetsByText.keys().next().value as string);
+      keepRecent(this.toolSetsByText, this.toolSetText(toolSet), total);
     }
   }
 
   message(message: ChatMessage): number | undefined {
-    return this.messages.get(message) ?? (message.role === 'system' ? this.systemPrompts.get(message.content) : undefined);
+    const counted = this.messages.get(message);
+    if (counted !== undefined || message.role !== 'system') return counted;
+    const byText = this.systemPrompts.get(message.content);
+    if (byText !== undefined) keepRecent(this.systemPrompts, message.content, byText);
+    return byText;
   }
 
   private keepSystemPrompt(text: string, count: number): void {
-    this.systemPrompts.delete(text);
-    this.systemPrompts.set(text, count);
-    if (this.systemPrompts.size > KEPT_SYSTEM_PROMPTS) this.systemPrompts.delete(this.systemPrompts.keys().next().value as string);
+    keepRecent(this.systemPrompts, text, count);
   }
 
   tools(tools: ToolSpec[]): number | undefined {
-    return this.toolSets.get(tools) ?? this.toolSetsByText.get(this.toolSetText(tools));
+    const counted = this.toolSets.get(tools);
+    if (counted !== undefined) return counted;
+    const text = this.toolSetText(tools);
+    const byText = this.toolSetsByText.get(text);
+    if (byText !== undefined) keepRecent(this.toolSetsByText, text, byText);
+    return byText;
   }
 
   /** A tool set's JSON, made once per array: each discussion has its own array of the same tools. */

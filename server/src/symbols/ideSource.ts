@@ -27,12 +27,15 @@ export const IDE_TIMEOUT_NOTE = (seconds: number): string =>
  * TypeScript's workspace symbols name a function or method `roundRate()`
  * while its document symbols and the index say `roundRate`. Left as it came,
  * a chip picked from the editor's suggestion names a symbol no file defines,
- * and go_to_definition's exact-name match drops the editor's answer.
+ * and go_to_definition's exact-name match drops the editor's answer. Only an
+ * identifier followed by `()` is cut: C++'s `operator()` keeps its name.
  */
+const CALLED_IDENTIFIER = /^([\p{ID_Start}_$][\p{ID_Continue}$\u200c\u200d]*)\(\)$/u;
+
 function withBareName(item: IdeItem): IdeItem {
-  if (typeof item !== 'object' || item === null) return item;
-  const name = typeof item.name === 'string' && item.name.length > 2 && item.name.endsWith('()') ? item.name.slice(0, -2) : item.name;
-  return { ...item, name, ...(Array.isArray(item.children) ? { children: item.children.map(withBareName) } : {}) };
+  if (typeof item !== 'object' || item === null || typeof item.name !== 'string') return item;
+  const bare = CALLED_IDENTIFIER.exec(item.name)?.[1];
+  return bare === undefined || bare === 'operator' ? item : { ...item, name: bare };
 }
 
 /** The IDE source with its time limit, as the symbol tools use it. */
@@ -67,7 +70,8 @@ export class IdeQueries {
       if (outcome === 'cancelled' || outcome === undefined) return { kind: 'none' };
       if (outcome.timedOut === true) return { kind: 'timedOut' };
       if (!Array.isArray(outcome.items)) return { kind: 'none' };
-      return { kind: 'answered', result: { ...outcome, items: outcome.items.map(withBareName) } };
+      // Only workspace symbols carry the parentheses (see withBareName).
+      return { kind: 'answered', result: params.kind === 'workspaceSymbols' ? { ...outcome, items: outcome.items.map(withBareName) } : outcome };
     } catch {
       return { kind: 'none' };
     } finally {

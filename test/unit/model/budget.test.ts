@@ -299,6 +299,28 @@ describe('token budget', () => {
     assert.notEqual(precounted.message({ role: 'system', content: 'prompt 19' }), undefined);
   });
 
+  it('keeps the system prompt a folder keeps using, though more than the kept number of others were counted since', async () => {
+    const precounted = new PrecountedTokens(async (texts) => texts.map((text) => text.length));
+    await precounted.prepare([{ role: 'system', content: 'the folder in use' }]);
+    for (let i = 0; i < 20; i++) {
+      await precounted.prepare([{ role: 'system', content: `prompt ${i}` }]);
+      assert.notEqual(precounted.message({ role: 'system', content: 'the folder in use' }), undefined, `after ${i + 1} others`);
+    }
+  });
+
+  it('bounds the tools by their count when counted and by their bytes when not, never below what fitToBudget counts', async () => {
+    const tools = [{ name: 'read_file', description: 'Read a file '.repeat(40), parameters: { type: 'object', properties: {} } }];
+    const messages: ChatMessage[] = [{ role: 'system', content: 'sys' }, { role: 'user', content: 'q' }];
+    const precounted = new PrecountedTokens(async (texts) => texts.map(countTextTokens));
+    const withoutTools = countedBound(messages, undefined, precounted);
+    const uncounted = countedBound(messages, tools, precounted);
+    assert.ok(uncounted - withoutTools >= utf8Bytes(JSON.stringify(tools[0])), 'tools not counted yet weigh their bytes');
+    await precounted.prepare(messages, tools);
+    const counted = countedBound(messages, tools, precounted);
+    const exact = fitToBudget(messages, { contextTokens: 1_000_000, reserveForReply: 0, protectFrom: 1, tools, countTokens: countTextTokens }).estimatedTokens;
+    assert.ok(counted >= exact && counted < uncounted, `${exact} <= ${counted} < ${uncounted}`);
+  });
+
   it('bounds a request by the counts it holds and the bytes of the rest, so a new question after a counted history fits without a count', async () => {
     const history: ChatMessage[] = [
       { role: 'system', content: 'You discuss this repository.' },

@@ -471,6 +471,44 @@ describe('OpenAI-compatible model', () => {
       assertActionable(error, 'more than 16 MiB', fake.baseUrl);
     });
 
+    it('takes a [DONE] the stream closed right after, before the blank line that ends it, and nothing else of an unfinished event', async () => {
+      for (const last of ['data: [DONE]', 'data: [DONE]\n', 'data:[DONE]\r']) {
+        const { chunks, sawDone } = await chunksOf(readsOf(['data: {"a":1}\n\n', last]));
+        assert.deepEqual(chunks, [{ a: 1 }], JSON.stringify(last));
+        assert.equal(sawDone, true, JSON.stringify(last));
+      }
+      const { chunks, sawDone } = await chunksOf(readsOf(['data: {"a":1}\n\n', 'data: {"a":2}\n']));
+      assert.deepEqual(chunks, [{ a: 1 }]);
+      assert.equal(sawDone, false);
+    });
+
+    it('leaves the request alone when the stream ends by itself', async () => {
+      const attempt = new AbortController();
+      for await (const chunk of new CompletionChunks(readsOf(['data: {"a":1}\n\ndata: [DONE]\n\n']), attempt)) void chunk;
+      assert.equal(attempt.signal.aborted, false);
+    });
+
+    it('fails on a response with no body, as the SDK does, and aborts the request', async () => {
+      const attempt = new AbortController();
+      await assert.rejects(
+        (async () => {
+          for await (const chunk of new CompletionChunks(new Response(null), attempt)) void chunk;
+        })(),
+        /no body/,
+      );
+      assert.equal(attempt.signal.aborted, true);
+    });
+
+    it('counts no run of keep-alive comments toward the limit of one event', async () => {
+      const { chunks } = await (async () => {
+        const reading = new CompletionChunks(readsOf([...Array.from({ length: 20 }, () => `: ${'k'.repeat(100)}\n`), 'data: {"a":1}\n\n']), new AbortController(), 1000);
+        const found: unknown[] = [];
+        for await (const chunk of reading) found.push(chunk);
+        return { chunks: found };
+      })();
+      assert.deepEqual(chunks, [{ a: 1 }]);
+    });
+
     it('aborts the request when its reader stops early', async () => {
       const attempt = new AbortController();
       const reading = new CompletionChunks(readsOf(['data: {"a":1}\n\ndata: {"a":2}\n\n']), attempt);

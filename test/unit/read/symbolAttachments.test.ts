@@ -81,6 +81,12 @@ describe('symbol attachments answered from the editor', function () {
     assert.deepEqual(symbols, [{ name: 'total', kind: 'method', container: 'Cart', path: 'src/Cart.kt', line: 4 }]);
   });
 
+  it('keeps a name that is no identifier followed by `()`, such as C++\'s `operator()`, as the editor gave it', async () => {
+    const ide = new FakeIde((p) => (p.kind === 'workspaceSymbols' ? [span(uriOf('src/Cart.kt'), 3, 5, 'operator()', 'Method'), span(uriOf('src/Cart.kt'), 4, 5, 'total(items)', 'Method')] : undefined));
+    const symbols = await (await toolbox(ide)).symbols!('op');
+    assert.deepEqual(symbols.map((symbol) => symbol.name), ['operator()']);
+  });
+
   it('offers a function the editor names `total()`, as TypeScript\'s workspace symbols do, under its bare name, so the chip names what the file defines', async () => {
     const ide = new FakeIde((p) => (p.kind === 'workspaceSymbols' ? [{ ...span(uriOf('src/Cart.kt'), 3, 5, 'total()', 'Method'), container: 'Cart' }] : undefined));
     const symbols = await (await toolbox(ide)).symbols!('tot');

@@ -14,7 +14,7 @@
  * streamed word takes.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { APIError } from 'openai';
+import { APIError, OpenAIError } from 'openai';
 import { StreamEventTooLarge } from '../failures';
 
 /**
@@ -38,7 +38,10 @@ export class CompletionChunks {
 
   async *[Symbol.asyncIterator](): AsyncGenerator<unknown> {
     const body = this.response.body;
-    if (!body) return;
+    if (!body) {
+      this.attempt.abort();
+      throw new OpenAIError('Attempted to iterate over a response with no body');
+    }
     const reader = body.getReader();
     const decoder = new TextDecoder();
     const events: EventSourceMessage[] = [];
@@ -48,6 +51,10 @@ export class CompletionChunks {
     const parser = createParser({
       onEvent: (event) => {
         events.push(event);
+        sinceEvent = 0;
+      },
+      // Keep-alive comments are whole lines too: a long wait full of them is no oversized event.
+      onComment: () => {
         sinceEvent = 0;
       },
     });
@@ -66,6 +73,10 @@ export class CompletionChunks {
         }
         if (done) break;
       }
+      // A stream may close right after `data: [DONE]`, before the blank line that ends an event.
+      // Only that is taken from an unfinished last event; anything else in one is dropped, as the SDK drops it.
+      parser.feed('\n\n');
+      if (events.some((event) => event.data.startsWith('[DONE]'))) this.sawDone = true;
       finished = true;
     } catch (error) {
       // Aborted (by the caller or by the idle timer): the caller looks at the signal, as with the SDK.
