@@ -100,6 +100,8 @@ const CASES: FaultCase[] = [
   { name: 'a stream that ends before any byte, then an answer', steps: [{ kind: 'truncated' }, { kind: 'text', text: 'Whole.' }], expect: 'success', requests: 2 },
   { name: 'a malformed chunk mid-stream', steps: [{ kind: 'malformed', deltas: ['Some text '] }], expect: 'error', requests: 1, errorMatch: /not valid JSON/ },
   { name: 'a malformed first chunk', steps: [{ kind: 'malformed', raw: '<<<not json at all>>>' }], expect: 'error', requests: 1 },
+  // Buffered whole, an event that never ends would grow the server without bound.
+  { name: 'one stream event of 17 MiB that never ends', steps: [{ kind: 'replay', body: `data: "${'x'.repeat(17 * 2 ** 20)}` }], expect: 'error', requests: 1, errorMatch: /more than 16 MiB/ },
   {
     name: 'an error event inside a started stream',
     steps: [{ kind: 'gate', gate: releasedGate(), deltas: ['Starting '], then: { kind: 'error', status: 500, message: 'overloaded mid-reply' } }],
