@@ -19,7 +19,7 @@
  *   const timing = await measureActivation({ runs: 7, log });
  *   if ('unavailable' in timing) … else timing.activationMs, timing.method
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -31,6 +31,7 @@ import { createFixtureRepo } from '../vscode/fixture';
 import { ACTIVATION_REPORT_PREFIX, sampleFromMarks, type ActivationReport, type ActivationSample } from './activationMarks';
 import { median } from './measure';
 import { findChromium } from './webviewRender';
+import { buildProductionBundle } from './productionBundle';
 
 const REPO_ROOT = path.resolve(__dirname, '../../..');
 const PROBE = path.join(__dirname, 'activationProbe.js');
@@ -124,11 +125,7 @@ export async function measureActivation(options: ActivationOptions = {}): Promis
 /** The extension as a .vsix would install it: package.json, media/ and the production dist/. */
 function buildShippedExtension(dir: string): string {
   fs.mkdirSync(dir, { recursive: true });
-  const result = spawnSync(process.execPath, [path.join(REPO_ROOT, 'client', 'bundle.mjs'), '--production', `--outdir=${path.join(dir, 'dist')}`], {
-    cwd: REPO_ROOT,
-    encoding: 'utf8',
-  });
-  if (result.status !== 0) throw new Error(`client/bundle.mjs exited ${result.status ?? result.signal}: ${result.stderr.trim()}`);
+  buildProductionBundle(path.join(dir, 'dist'));
   fs.copyFileSync(path.join(REPO_ROOT, 'package.json'), path.join(dir, 'package.json'));
   fs.cpSync(path.join(REPO_ROOT, 'media'), path.join(dir, 'media'), { recursive: true });
   return dir;

@@ -14,7 +14,6 @@
  *                                       streaming, resume, memory, webview, package,
  *                                       activation, symbols)
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -33,6 +32,7 @@ import { NO_POLICY } from '../support/toolFixture';
 import { generateRepo, GeneratedRepo } from './generateRepo';
 import { formatMs, formatRatio, median, printTable, Row, timed } from './measure';
 import { measureActivation } from './activation';
+import { buildProductionBundle } from './productionBundle';
 import { findChromium, measureWebviewRender } from './webviewRender';
 import { searchFigures } from './searchFigures';
 
@@ -73,8 +73,7 @@ function machine(): string {
 let serverEntry = SERVER_ENTRY;
 
 function buildShippedServer(dir: string): string {
-  const result = spawnSync(process.execPath, [path.resolve(__dirname, '../../../client/bundle.mjs'), '--production', `--outdir=${dir}`], { cwd: path.resolve(__dirname, '../../..'), encoding: 'utf8' });
-  if (result.status !== 0) throw new Error(`client/bundle.mjs exited ${result.status ?? result.signal}: ${result.stderr.trim()}`);
+  buildProductionBundle(dir);
   return path.join(dir, 'server.js');
 }
 

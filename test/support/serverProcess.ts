@@ -66,6 +66,11 @@ export class ServerProcess {
     return this.rpc.sendRequest(method, params) as Promise<R>;
   }
 
+  /** Whether the server has logged (window/logMessage) a message that matches, so far. */
+  logged(pattern: RegExp): boolean {
+    return this.stderr.some((message) => pattern.test(message));
+  }
+
   /** Resolves with the first message the server logs (window/logMessage) that matches, past or future. */
   untilLogged(pattern: RegExp): Promise<string> {
     const seen = this.stderr.find((message) => pattern.test(message));

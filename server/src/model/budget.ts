@@ -272,7 +272,7 @@ function messageOverhead(message: ChatMessage): number {
   }
 }
 
-function countersFor(options: BudgetOptions): { tokensOf: (message: ChatMessage) => number; toolTokens: number } {
+function countersFor(options: Pick<BudgetOptions, 'countTokens' | 'counted' | 'tools'>): { tokensOf: (message: ChatMessage) => number; toolTokens: number } {
   if (options.countTokens) {
     return { tokensOf: messageCounter(options.countTokens), toolTokens: toolsCost(options.tools, options.countTokens) };
   }
@@ -285,11 +285,6 @@ function countersFor(options: BudgetOptions): { tokensOf: (message: ChatMessage)
   };
 }
 
-/**
- * Token counts made ahead, asynchronously (in the token worker), and kept
- * per message object and per tool set: each message is counted once in its
- * life, however often it is budgeted. `fitToBudget` then only looks them up.
- */
 /** How many system prompts' (and tool sets') counts are kept by text: a few folders' worth. */
 const KEPT_SYSTEM_PROMPTS = 8;
 
@@ -300,6 +295,11 @@ function keepRecent(kept: Map<string, number>, key: string, count: number): void
   if (kept.size > KEPT_SYSTEM_PROMPTS) kept.delete(kept.keys().next().value as string);
 }
 
+/**
+ * Token counts made ahead, asynchronously (in the token worker), and kept
+ * per message object and per tool set: each message is counted once in its
+ * life, however often it is budgeted. `fitToBudget` then only looks them up.
+ */
 export class PrecountedTokens {
   private readonly messages = new WeakMap<ChatMessage, number>();
   private readonly toolSets = new WeakMap<ToolSpec[], number>();
@@ -349,7 +349,7 @@ export class PrecountedTokens {
       missing.forEach((message, i) => {
         const count = messageOverhead(message) + counts[i];
         this.messages.set(message, count);
-        if (message.role === 'system') this.keepSystemPrompt(message.content, count);
+        if (message.role === 'system') keepRecent(this.systemPrompts, message.content, count);
       });
     } finally {
       for (const message of missing) this.counting.delete(message);
@@ -368,12 +368,11 @@ export class PrecountedTokens {
     const counted = this.messages.get(message);
     if (counted !== undefined || message.role !== 'system') return counted;
     const byText = this.systemPrompts.get(message.content);
-    if (byText !== undefined) keepRecent(this.systemPrompts, message.content, byText);
+    if (byText === undefined) return undefined;
+    // Kept by the object from now on: a long system prompt is not hashed again for each later look.
+    keepRecent(this.systemPrompts, message.content, byText);
+    this.messages.set(message, byText);
     return byText;
-  }
-
-  private keepSystemPrompt(text: string, count: number): void {
-    keepRecent(this.systemPrompts, text, count);
   }
 
   tools(tools: ToolSpec[]): number | undefined {
@@ -381,7 +380,9 @@ export class PrecountedTokens {
     if (counted !== undefined) return counted;
     const text = this.toolSetText(tools);
     const byText = this.toolSetsByText.get(text);
-    if (byText !== undefined) keepRecent(this.toolSetsByText, text, byText);
+    if (byText === undefined) return undefined;
+    keepRecent(this.toolSetsByText, text, byText);
+    this.toolSets.set(tools, byText);
     return byText;
   }
 
@@ -404,7 +405,7 @@ export class PrecountedTokens {
  * from a question to its request.
  */
 export function countedBound(messages: ChatMessage[], tools: ToolSpec[] | undefined, counted: PrecountedTokens): number {
-  const { tokensOf, toolTokens } = countersFor({ contextTokens: 0, reserveForReply: 0, protectFrom: 0, tools, counted });
+  const { tokensOf, toolTokens } = countersFor({ tools, counted });
   let bound = REPLY_PRIMING + toolTokens;
   for (const message of messages) bound += tokensOf(message);
   return bound;

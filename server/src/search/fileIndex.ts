@@ -290,8 +290,9 @@ class FolderIndex {
       if (!isWithin(directory, relativeScope) || record.listing === '') continue;
       for (const line of record.listing.split('\n')) {
         const name = line.slice(1);
-        if (name === '.git' || (IGNORE_FILE_NAMES as readonly string[]).includes(name)) result.ruleEntries.push(joinRelative(directory, name));
-        if (line[0] === 'l' && this.holdsFile(joinRelative(directory, name))) result.symlinks.push(joinRelative(directory, name));
+        const relativePath = joinRelative(directory, name);
+        if (name === '.git' || (IGNORE_FILE_NAMES as readonly string[]).includes(name)) result.ruleEntries.push(relativePath);
+        if (line[0] === 'l' && this.holdsFile(relativePath)) result.symlinks.push(relativePath);
       }
     }
     return result;
@@ -520,11 +521,9 @@ export class FileIndexes {
    * through freshFiles, which checks them against the disk.
    */
   async current(key: string, boundary: ReadBoundary): Promise<FolderIndex | undefined> {
-    let index = this.folders.get(key);
+    const index = this.folders.get(key);
     if (!index) {
-      index = new FolderIndex(boundary, this.options.racyWindowNs ?? RACY_WINDOW_NS);
-      this.folders.set(key, index);
-      this.trim();
+      this.create(key, boundary);
       return undefined;
     }
     index.lastUsed = Date.now();
@@ -533,14 +532,16 @@ export class FileIndexes {
 
   /** Builds the folder's index now, if it has none, and waits for it: whether it is usable. */
   async prepare(key: string, boundary: ReadBoundary): Promise<boolean> {
-    let index = this.folders.get(key);
-    if (!index) {
-      index = new FolderIndex(boundary, this.options.racyWindowNs ?? RACY_WINDOW_NS);
-      this.folders.set(key, index);
-      this.trim();
-    }
+    const index = this.folders.get(key) ?? this.create(key, boundary);
     await index.built;
     return index.state === 'ready';
+  }
+
+  private create(key: string, boundary: ReadBoundary): FolderIndex {
+    const index = new FolderIndex(boundary, this.options.racyWindowNs ?? RACY_WINDOW_NS);
+    this.folders.set(key, index);
+    this.trim();
+    return index;
   }
 
   private trim(): void {

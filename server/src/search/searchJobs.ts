@@ -462,8 +462,7 @@ export function ripgrepNameFilter(glob: string | undefined): string[] {
   return [last];
 }
 
-/** The files of the warm index under the scope, in walk order. */
-
+/** A file as the ordered search hands it out, from the warm index or the walk. */
 interface IndexedFileLike {
   relativePath: string;
   realPath: string;
