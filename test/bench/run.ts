@@ -66,9 +66,8 @@ function machine(): string {
 /**
  * The server the figures run: the production bundle, as the .vsix ships it
  * (client/bundle.mjs --production, built aside at the start), not the tsc
- * output the tests run. The two differ in what they load on first use: out/
- * resolves and reads each of the openai SDK's 150 modules as a file, which
- * alone held the main thread about 40 ms in a first turn.
+ * output the tests run, which resolves and reads each of the openai SDK's 150
+ * modules as a file of its own.
  */
 let serverEntry = SERVER_ENTRY;
 
