@@ -14,6 +14,7 @@ import { createRepoAccess } from './read/repoAccess';
 import { installBenchProbe } from './benchProbe';
 import { tuneHeap } from './heapTuning';
 import { sharedTokenCounter } from './model/tokenCounter';
+import { warmModelPath } from './model/openai/warmup';
 
 tuneHeap();
 
@@ -65,15 +66,19 @@ function loadModelModules(): Promise<void> {
  * start's answer goes first. With them the token worker's start and encoding,
  * about 200 ms more, which a first request that does not fit the window at a
  * glance (a repo map against the default 8,192 tokens does not) would wait
- * for. A worker left unused stops on its own after a minute
+ * for, and one request through the model's code to a loopback server of our
+ * own (model/openai/warmup.ts). Then the discussion counts its system prompt
+ * and tools. A worker left unused stops on its own after a minute
  * (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
  */
-let modelPrepared: Promise<void> | undefined;
+let modelLoadsAhead: Promise<void> | undefined;
+/** The loads ahead of need and what the latest discussion to open did after them (the bench probe waits for both). */
+let preparedAhead: Promise<void> | undefined;
 /** How long after the first discussion opens the model's modules and token worker are loaded. */
 const PREPARE_AFTER_OPEN_MS = 750;
 
-function prepareModel(): void {
-  modelPrepared ??= (async () => {
+function prepareModel(andThen: () => Promise<void>): void {
+  modelLoadsAhead ??= (async () => {
     // After the opening discussion's replay, not during it: on two cores these loads, started at once,
     // took a resume from ~60 to ~100 ms. A user takes longer than this to type the first question.
     await new Promise<void>((resolve) => setTimeout(resolve, PREPARE_AFTER_OPEN_MS).unref());
@@ -81,8 +86,11 @@ function prepareModel(): void {
       .count(['warm'])
       .catch(() => undefined);
     await loadModelModules();
+    await warmModelPath((settings) => loadOpenAIModule().createOpenAIModel(settings));
     await counted;
   })();
+  // What is not done ahead is done, or its count taken by bytes, when the request is made.
+  preparedAhead = modelLoadsAhead.then(andThen).catch(() => undefined);
 }
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];
@@ -103,7 +111,7 @@ process.on('unhandledRejection', (reason) => {
   connection.console.error(`unhandled rejection: ${reason instanceof Error ? reason.stack ?? reason.message : String(reason)}`);
 });
 
-installBenchProbe(connection, process.env, { modelPrepared: () => modelPrepared });
+installBenchProbe(connection, process.env, { modelPrepared: () => preparedAhead });
 
 startServer(connection, {
   createModel: openAIModelLoadedOnUse,

@@ -66,9 +66,10 @@ export interface ServerDeps {
   logger?: Logger;
   /**
    * Loads ahead of need what the first model request would load, while the
-   * user types the first question: called after each discussion opens.
+   * user types the first question, then calls `andThen`: called after each
+   * discussion opens (the loads are made once).
    */
-  prepareModel?(): void;
+  prepareModel?(andThen: () => Promise<void>): void;
 }
 
 /** How often idle discussions are looked for, besides on every start. */
@@ -147,7 +148,9 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   const ok = { ok: true as const };
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
-    deps.prepareModel?.();
+    // Then its system prompt and tools are counted, which its first request would otherwise wait for.
+    deps.prepareModel?.(() => ready().precountNextRequest(started.discussionId));
+
     return started;
   });
   bindRequest(connection, SendRequest.method, (p) =>

@@ -17,6 +17,7 @@ import { INTERRUPTED_REPLY_NOTE } from '../../server/src/core/turn';
 import { DiscussErrorCode } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
+import { BENCH_PROBE_METHOD, type BenchProbeParams } from '../../server/src/benchProbe';
 
 const SENTINEL = 'SENTINEL-outside-7f3a9c';
 
@@ -86,6 +87,19 @@ describe('the server process over stdio', function () {
     await open(s);
     const lookups = s.stderr.filter((message) => /^Searching with /.test(message));
     assert.equal(lookups.length, 1, 'starts reuse the lookup made at initialization');
+  });
+
+  it('sends nothing to the configured endpoint while it loads and warms the model ahead of the first question, which is then answered', async () => {
+    fake.push({ kind: 'text', deltas: ['Ready.'] });
+    const s = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test-key', model: 'fake-small' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
+    servers.push(s);
+    const id = await open(s);
+    await s.request(BENCH_PROBE_METHOD, { awaitModelPrepared: true } satisfies BenchProbeParams);
+    assert.deepEqual(fake.requests.map((r) => r.path), [], 'requests to the endpoint before the first question');
+    await s.request<SendRequest.Result>('discuss/send', { discussionId: id, text: 'Are you there?' });
+    await s.turnsComplete(id, 1);
+    assert.equal(s.of(id, 'assistant_message')[0].text, 'Ready.');
+    assert.equal(fake.completionRequests.length, 1);
   });
 
   it('streams a grounded reply from the endpoint as numbered events', async () => {

@@ -689,22 +689,26 @@ export class Discussion {
         this.turn = null;
         this.touch();
         this.changed();
-        this.precountHistory();
+        void this.precountNextRequest();
       },
     };
   }
 
   /**
-   * Counts the history's new messages (the reply just finished, its tool
-   * results) in the token worker now, while the user reads, so the next
-   * question's request does not wait for them: counting a long reply was on
-   * the path to its first delta.
+   * Counts what the next request carries and is not counted yet in the token
+   * worker now, while the user reads or types, so the next question's request
+   * does not wait for it: after a turn, the reply just finished and its tool
+   * results (counting a long reply was on the path to its first delta); in a
+   * new discussion, the system prompt and the tools (a fresh server's first
+   * question waited 50-90 ms for their first count).
    */
-  private precountHistory(): void {
+  async precountNextRequest(): Promise<void> {
+    if (this.closed) return;
     const contextTokens = this.contextWindow();
     const messages = this.modelMessages();
-    if (countedBound(messages, undefined, tokenCounts) <= contextTokens - reserveForReplyFor(contextTokens)) return;
-    tokenCounts.prepare(messages).catch(() => undefined); // counted again, or by bytes, when the request is made
+    const tools = this.tools();
+    if (countedBound(messages, tools, tokenCounts) <= contextTokens - reserveForReplyFor(contextTokens)) return;
+    await tokenCounts.prepare(messages, tools).catch(() => undefined); // counted again, or by bytes, when the request is made
   }
 
   /**
@@ -726,9 +730,11 @@ export class Discussion {
       while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
       const reserveForReply = reserveForReplyFor(contextTokens);
       // What does not fit at a glance is counted in the token worker first: never the tokenizer on this thread.
-      if (countedBound(messages, tools, tokenCounts) > contextTokens - reserveForReply) {
+      const room = contextTokens - reserveForReply;
+      if (countedBound(messages, tools, tokenCounts) > room) {
         try {
-          await tokenCounts.prepare(messages, tools);
+          await tokenCounts.underWay(messages, tools);
+          if (countedBound(messages, tools, tokenCounts) > room) await tokenCounts.prepare(messages, tools);
         } catch (err) {
           this.logger.warn(`discussion ${this.id}: counting tokens failed (${errorText(err)}); budgeting by bytes`);
         }

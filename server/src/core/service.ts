@@ -176,6 +176,15 @@ export class DiscussionService {
     return { files: await this.get(discussionId).files(query) };
   }
 
+  /**
+   * Counts what a discussion's next request carries ahead of its question,
+   * once the model's loads are done (an open discussion only: one closed
+   * meanwhile is left alone).
+   */
+  async precountNextRequest(discussionId: string): Promise<void> {
+    await this.open.get(discussionId)?.precountNextRequest();
+  }
+
   async symbols(discussionId: unknown, query: unknown): Promise<{ symbols: SymbolSuggestion[] }> {
     return { symbols: await this.get(discussionId).symbols(query) };
   }

@@ -305,6 +305,7 @@ export class PrecountedTokens {
   private readonly toolSets = new WeakMap<ToolSpec[], number>();
   /** Counts asked for and not in yet: a second prepare waits for them instead of counting again. */
   private readonly counting = new WeakMap<ChatMessage, Promise<unknown>>();
+  private readonly countingTools = new WeakMap<ToolSpec[], Promise<unknown>>();
   /**
    * System prompts by their text, the most recent few: every discussion of a
    * folder starts with the same one (instructions, repo map), a new message
@@ -333,7 +334,9 @@ export class PrecountedTokens {
       missing.push(message);
       if (message.role === 'tool') missing.push(stubFor(message, callsById.get(message.toolCallId)));
     }
-    const toolSet = tools && tools.length > 0 && this.tools(tools) === undefined ? tools : undefined;
+    const toolsInFlight = tools && this.countingTools.get(tools);
+    if (toolsInFlight) waits.add(toolsInFlight);
+    const toolSet = tools && tools.length > 0 && !toolsInFlight && this.tools(tools) === undefined ? tools : undefined;
     const texts = missing.map(messageText);
     if (toolSet) for (const tool of toolSet) texts.push(JSON.stringify(tool));
     if (texts.length === 0) {
@@ -343,25 +346,44 @@ export class PrecountedTokens {
     }
     const counted = this.countAsync(texts);
     for (const message of missing) this.counting.set(message, counted);
-    let counts: number[];
+    if (toolSet) this.countingTools.set(toolSet, counted);
     try {
-      counts = await counted;
+      // Recorded in the first reaction to the count, so whoever else waits on it finds the counts made.
+      const counts = await counted;
       missing.forEach((message, i) => {
         const count = messageOverhead(message) + counts[i];
         this.messages.set(message, count);
         if (message.role === 'system') keepRecent(this.systemPrompts, message.content, count);
       });
+      if (toolSet) {
+        let total = 0;
+        for (let i = missing.length; i < counts.length; i++) total += TOOL_CALL_OVERHEAD + counts[i];
+        this.toolSets.set(toolSet, total);
+        // Tool sets differ by the tools a policy denies: a handful in a process, yet never without bound.
+        keepRecent(this.toolSetsByText, this.toolSetText(toolSet), total);
+      }
     } finally {
       for (const message of missing) this.counting.delete(message);
+      if (toolSet) this.countingTools.delete(toolSet);
     }
     await Promise.all([...waits].map((wait) => wait.catch(() => undefined)));
-    if (toolSet) {
-      let total = 0;
-      for (let i = missing.length; i < counts.length; i++) total += TOOL_CALL_OVERHEAD + counts[i];
-      this.toolSets.set(toolSet, total);
-      // Tool sets differ by the tools a policy denies: a handful in a process, yet never without bound.
-      keepRecent(this.toolSetsByText, this.toolSetText(toolSet), total);
+  }
+
+  /**
+   * Waits for the counts already asked for of these messages and tools, and
+   * counts nothing itself: the count made ahead of a new discussion's first
+   * question may be all its request needs, and counting the question beside
+   * it cost that request 7-16 ms more.
+   */
+  async underWay(messages: ChatMessage[], tools?: ToolSpec[]): Promise<void> {
+    const waits = new Set<Promise<unknown>>();
+    for (const message of messages) {
+      const inFlight = this.counting.get(message);
+      if (inFlight) waits.add(inFlight);
     }
+    const toolsInFlight = tools && this.countingTools.get(tools);
+    if (toolsInFlight) waits.add(toolsInFlight);
+    await Promise.all([...waits].map((wait) => wait.catch(() => undefined)));
   }
 
   message(message: ChatMessage): number | undefined {

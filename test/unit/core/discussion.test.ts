@@ -16,6 +16,7 @@ import {
 } from '../../../server/src/core/limits';
 import { EventStream } from '../../../server/src/core/eventStream';
 import { countTextTokens } from '../../../server/src/model/tokenizer';
+import { sharedTokenCounter } from '../../../server/src/model/tokenCounter';
 import type { DiscussionEvent } from '../../../shared/protocol';
 import { EventLog, harness, type Harness } from '../../support/coreHarness';
 import { Gate } from '../../support/scriptedModel';
@@ -544,6 +545,26 @@ describe('a discussion', () => {
       assert.ok(last.some((m) => m.role === 'user' && m.content === 'question 19'), 'the latest question is never elided');
       assert.equal(last[last.length - 1].role, 'tool', "this turn's tool exchange is kept");
       assert.equal(last[last.length - 1].content, big);
+    });
+
+    it("counts a new discussion's system prompt and tools when asked ahead of its first question, so that question's request waits for no count", async () => {
+      h = harness([{ text: 'ok' }], { contextTokens: 4000, instructions: () => [{ path: 'AGENTS.md', text: 'Keep the build green. '.repeat(200) }] });
+      const { id, log } = await open();
+      const counter = sharedTokenCounter();
+      const asked: string[] = [];
+      const count = counter.count;
+      counter.count = (texts) => (asked.push(...texts), count.call(counter, texts));
+      try {
+        await h.service.precountNextRequest(id);
+        assert.ok(asked.some((text) => text.includes('Keep the build green.')), 'the system prompt was counted ahead');
+        asked.length = 0;
+        h.service.send(id, 'a short question');
+        await h.model.waitForCalls(1);
+        assert.deepEqual(asked, [], 'counts asked for on the way to the first request');
+        await log.turnsComplete(1);
+      } finally {
+        counter.count = count;
+      }
     });
   });
 

@@ -292,6 +292,34 @@ describe('token budget', () => {
     assert.deepEqual(counted, ['instructions and repo map', 'q1', JSON.stringify(toolsOf()[0]), 'q2']);
   });
 
+  it('waits for the counts already asked for and counts nothing itself, so a request the count ahead of it covers asks for no count of its own', async () => {
+    const counted: string[] = [];
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const precounted = new PrecountedTokens(async (texts) => (counted.push(...texts), await gate, texts.map((text) => text.length)));
+    const tools = [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: {} } }];
+    const system: ChatMessage = { role: 'system', content: 'instructions and repo map' };
+    const ahead = precounted.prepare([system], tools);
+    let settled = false;
+    const waited = precounted.underWay([system, { role: 'user', content: 'the question' }], tools).then(() => (settled = true));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.equal(settled, false, 'settled before the count under way came in');
+    release();
+    await Promise.all([ahead, waited]);
+    assert.deepEqual(counted, ['instructions and repo map', JSON.stringify(tools[0])], 'the question was not counted');
+    assert.notEqual(precounted.message(system), undefined);
+    assert.notEqual(precounted.tools(tools), undefined, 'the tool set is known once the wait ends');
+  });
+
+  it('does not count a tool set again while its count is under way', async () => {
+    const counted: string[] = [];
+    const precounted = new PrecountedTokens(async (texts) => (counted.push(...texts), texts.map((text) => text.length)));
+    const tools = [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: {} } }];
+    await Promise.all([precounted.prepare([{ role: 'user', content: 'q1' }], tools), precounted.prepare([{ role: 'user', content: 'q2' }], tools)]);
+    assert.deepEqual(counted, ['q1', JSON.stringify(tools[0]), 'q2']);
+    assert.notEqual(precounted.tools(tools), undefined);
+  });
+
   it('keeps system prompts by text for the most recent few only', async () => {
     const precounted = new PrecountedTokens(async (texts) => texts.map((text) => text.length));
     for (let i = 0; i < 20; i++) await precounted.prepare([{ role: 'system', content: `prompt ${i}` }]);

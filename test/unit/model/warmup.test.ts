@@ -1,0 +1,48 @@
+import * as assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { createOpenAIModel } from '../../../server/src/model/openai/chatModel';
+import { warmModelPath } from '../../../server/src/model/openai/warmup';
+import type { ChatModel, ModelSettings } from '../../../server/src/model/types';
+
+function refusesConnections(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(true));
+  });
+}
+
+describe('the model path warm-up', () => {
+  it('streams one chat reply through the real model from a loopback server of its own, then closes that server', async () => {
+    const asked: ModelSettings[] = [];
+    const replies: string[] = [];
+    await warmModelPath((settings) => {
+      asked.push(settings());
+      const model = createOpenAIModel(settings, { retryDelayMs: 1 });
+      return {
+        complete: async (request, onDelta, observer) => {
+          const response = await model.complete(request, onDelta, observer);
+          replies.push(response.content);
+          return response;
+        },
+        listModels: (signal, like) => model.listModels(signal, like),
+      } satisfies ChatModel;
+    });
+    assert.equal(asked.length, 1);
+    const url = new URL(asked[0].baseUrl ?? '');
+    assert.equal(url.hostname, '127.0.0.1', 'only its own loopback server is asked');
+    assert.equal(replies.length, 1);
+    assert.match(replies[0], /^w0w1w2/, 'the reply was streamed and parsed');
+    assert.ok(await refusesConnections(Number(url.port)), 'its server is closed');
+  });
+
+  it('settles quietly when the model cannot be made or its request fails', async () => {
+    await warmModelPath(() => {
+      throw new Error('no model here');
+    });
+    await warmModelPath(() => ({
+      complete: () => Promise.reject(new Error('refused')),
+      listModels: () => Promise.resolve([]),
+    }));
+  });
+});
