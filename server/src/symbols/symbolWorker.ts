@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runSymbolJob, SymbolJob } from './indexer';
+import { runInBackground } from '../backgroundPriority';
 
 /**
  * Entry point of the symbol worker thread (started through a SearchPool by
@@ -12,6 +13,8 @@ interface SymbolRequest {
   id: number;
   job: SymbolJob;
 }
+
+runInBackground();
 
 const port = parentPort;
 if (!port) throw new Error('symbolWorker.js must run as a worker thread');

@@ -1,0 +1,75 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { BACKGROUND_NICE } from '../../../server/src/backgroundPriority';
+import { TokenCounter } from '../../../server/src/model/tokenCounter';
+import { createToolbox } from '../../../server/src/read/toolbox';
+import { SearchEngine } from '../../../server/src/search/searchEngine';
+import { SearchPool } from '../../../server/src/search/searchPool';
+import { closeSymbolPool } from '../../../server/src/symbols/symbolIndex';
+import { expectOk, NO_POLICY, ripgrepOnPath, writeTree } from '../../support/toolFixture';
+
+/** Each thread of this process by its id, with its nice value (Linux keeps one per thread). */
+function threadNices(): Map<string, number> {
+  const nices = new Map<string, number>();
+  for (const tid of fs.readdirSync('/proc/self/task')) {
+    try {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // Fields after the command name, which may hold spaces: state is the 3rd field, nice the 19th.
+      nices.set(tid, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return nices;
+}
+
+/** The nice values of the threads that started while `start` ran. */
+async function nicesOfThreadsStartedBy(start: () => Promise<unknown>): Promise<number[]> {
+  const before = threadNices();
+  await start();
+  return [...threadNices()].filter(([tid]) => !before.has(tid)).map(([, nice]) => nice);
+}
+
+(process.platform === 'linux' ? describe : describe.skip)('the worker threads, on Linux', function () {
+  this.timeout(30_000);
+  let base: string;
+  const mainNice = os.getPriority();
+
+  before(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-nice-')));
+    writeTree(base, { 'src/server.ts': 'export class Server {\n  listen(): void {}\n}\n', 'README.md': '# Demo\n' });
+  });
+
+  after(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  it('count tokens below the main thread, which keeps its own priority', async () => {
+    const counter = new TokenCounter();
+    try {
+      const nices = await nicesOfThreadsStartedBy(() => counter.count(['a few words']));
+      assert.ok(nices.includes(mainNice + BACKGROUND_NICE), `new threads at ${nices.join(', ')}`);
+      assert.equal(os.getPriority(), mainNice);
+    } finally {
+      await counter.close();
+    }
+  });
+
+  it('search below the main thread', async () => {
+    const pool = new SearchPool();
+    try {
+      const toolbox = await createToolbox(base, NO_POLICY, { search: new SearchEngine({ pool, ripgrepPath: ripgrepOnPath() ?? null }) });
+      const nices = await nicesOfThreadsStartedBy(() => expectOk(toolbox, 'find_files', { pattern: '**/*.ts' }));
+      assert.ok(nices.includes(mainNice + BACKGROUND_NICE), `new threads at ${nices.join(', ')}`);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('index symbols below the main thread', async () => {
+    await closeSymbolPool();
+    const toolbox = await createToolbox(base, NO_POLICY);
+    const nices = await nicesOfThreadsStartedBy(() => expectOk(toolbox, 'find_symbol', { query: 'Server' }));
+    assert.ok(nices.includes(mainNice + BACKGROUND_NICE), `new threads at ${nices.join(', ')}`);
+  });
+});
