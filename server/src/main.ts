@@ -93,8 +93,9 @@ const UNDICI_DEPENDENCIES: Array<() => unknown> = [
  * about 200 ms more, which a first request that does not fit the window at a
  * glance (a repo map against the default 8,192 tokens does not) would wait
  * for, and one request through the model's code to a loopback server of our
- * own (model/openai/warmup.ts). Then the discussion counts its system prompt
- * and tools. A worker left unused stops on its own after a minute
+ * own (model/openai/warmup.ts). Then the discussion counts what its next
+ * request carries (a new one its system prompt and tools, a resumed one its
+ * history as well). A worker left unused stops on its own after a minute
  * (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
  */
 let modelLoadsAhead: Promise<void> | undefined;
@@ -103,7 +104,7 @@ let preparedAhead: Promise<void> | undefined;
 /** How long after the first discussion opens the model's modules and token worker are loaded. */
 const PREPARE_AFTER_OPEN_MS = 750;
 
-function prepareModel(andThen: () => Promise<void>): void {
+function prepareModel(afterLoads: () => Promise<void>): void {
   modelLoadsAhead ??= (async () => {
     // After the opening discussion's replay, not during it: on two cores these loads, started at once,
     // took a resume from ~60 to ~100 ms. A user takes longer than this to type the first question.
@@ -115,8 +116,13 @@ function prepareModel(andThen: () => Promise<void>): void {
     await warmModelPath((settings) => loadOpenAIModule().createOpenAIModel(settings));
     await counted;
   })();
-  // What is not done ahead is done, or its count taken by bytes, when the request is made.
-  preparedAhead = modelLoadsAhead.then(andThen).catch(() => undefined);
+  // On a tick of its own: once the loads are done this would otherwise run
+  // before the answer to the start that called it is sent. What is not done
+  // ahead is done, or its count taken by bytes, when the request is made.
+  preparedAhead = modelLoadsAhead
+    .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+    .then(afterLoads)
+    .catch(() => undefined);
 }
 
 const transports = ['--stdio', '--node-ipc', '--socket', '--pipe'];

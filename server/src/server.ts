@@ -66,10 +66,10 @@ export interface ServerDeps {
   logger?: Logger;
   /**
    * Loads ahead of need what the first model request would load, while the
-   * user types the first question, then calls `andThen`: called after each
+   * user types the first question, then calls `afterLoads`: called after each
    * discussion opens (the loads are made once).
    */
-  prepareModel?(andThen: () => Promise<void>): void;
+  prepareModel?(afterLoads: () => Promise<void>): void;
 }
 
 /** How often idle discussions are looked for, besides on every start. */
@@ -148,7 +148,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   const ok = { ok: true as const };
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
-    // Then its system prompt and tools are counted, which its first request would otherwise wait for.
+    // Then what its next request carries is counted, which its first question would otherwise wait for.
     deps.prepareModel?.(() => ready().precountNextRequest(started.discussionId));
 
     return started;

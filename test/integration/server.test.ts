@@ -89,7 +89,7 @@ describe('the server process over stdio', function () {
     assert.equal(lookups.length, 1, 'starts reuse the lookup made at initialization');
   });
 
-  it('sends nothing to the configured endpoint while it loads and warms the model ahead of the first question, which is then answered', async () => {
+  it('sends nothing to the configured endpoint ahead of the first question, which is then answered', async () => {
     fake.push({ kind: 'text', deltas: ['Ready.'] });
     const s = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test-key', model: 'fake-small' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
     servers.push(s);

@@ -689,7 +689,7 @@ export class Discussion {
         this.turn = null;
         this.touch();
         this.changed();
-        void this.precountNextRequest();
+        this.precountNextRequest().catch(() => undefined); // counted, or taken by bytes, when the request is made
       },
     };
   }
@@ -699,8 +699,9 @@ export class Discussion {
    * worker now, while the user reads or types, so the next question's request
    * does not wait for it: after a turn, the reply just finished and its tool
    * results (counting a long reply was on the path to its first delta); in a
-   * new discussion, the system prompt and the tools (a fresh server's first
-   * question waited 50-90 ms for their first count).
+   * discussion just opened, the system prompt and the tools (a fresh server's
+   * first question waited 10-24 ms for their first count), and a resumed
+   * one's history.
    */
   async precountNextRequest(): Promise<void> {
     if (this.closed) return;
@@ -733,7 +734,7 @@ export class Discussion {
       const room = contextTokens - reserveForReply;
       if (countedBound(messages, tools, tokenCounts) > room) {
         try {
-          await tokenCounts.underWay(messages, tools);
+          await tokenCounts.countsUnderWay(messages, tools);
           if (countedBound(messages, tools, tokenCounts) > room) await tokenCounts.prepare(messages, tools);
         } catch (err) {
           this.logger.warn(`discussion ${this.id}: counting tokens failed (${errorText(err)}); budgeting by bytes`);

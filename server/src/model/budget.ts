@@ -305,6 +305,7 @@ export class PrecountedTokens {
   private readonly toolSets = new WeakMap<ToolSpec[], number>();
   /** Counts asked for and not in yet: a second prepare waits for them instead of counting again. */
   private readonly counting = new WeakMap<ChatMessage, Promise<unknown>>();
+  /** Tool sets asked for and not in yet, likewise. */
   private readonly countingTools = new WeakMap<ToolSpec[], Promise<unknown>>();
   /**
    * System prompts by their text, the most recent few: every discussion of a
@@ -348,7 +349,10 @@ export class PrecountedTokens {
     for (const message of missing) this.counting.set(message, counted);
     if (toolSet) this.countingTools.set(toolSet, counted);
     try {
-      // Recorded in the first reaction to the count, so whoever else waits on it finds the counts made.
+      // Recorded in the first reaction to the count (this await is registered
+      // before anyone else can find the promise in the maps; countAsync must
+      // return a native promise), so whoever else waits on it finds the counts
+      // made.
       const counts = await counted;
       missing.forEach((message, i) => {
         const count = messageOverhead(message) + counts[i];
@@ -375,7 +379,7 @@ export class PrecountedTokens {
    * question may be all its request needs, and counting the question beside
    * it cost that request 7-16 ms more.
    */
-  async underWay(messages: ChatMessage[], tools?: ToolSpec[]): Promise<void> {
+  async countsUnderWay(messages: ChatMessage[], tools?: ToolSpec[]): Promise<void> {
     const waits = new Set<Promise<unknown>>();
     for (const message of messages) {
       const inFlight = this.counting.get(message);

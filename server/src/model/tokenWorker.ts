@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { countTextTokens } from './tokenizer';
-import { runInBackground } from '../backgroundPriority';
+import { lowerThreadPriority } from '../backgroundPriority';
 
 /** Entry point of the token worker thread (started by tokenCounter.ts): counts texts, one request at a time. */
 
@@ -11,7 +11,7 @@ export interface TokenRequest {
 
 export type TokenReply = { id: number; counts: number[] } | { id: number; error: string };
 
-runInBackground();
+lowerThreadPriority();
 
 const port = parentPort;
 if (!port) throw new Error('tokenWorker.js must run as a worker thread');

@@ -2,7 +2,6 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { runSearchJob, SearchJob } from './searchJobs';
 import { FileIndexes } from './fileIndex';
 import { errorText } from '../../../shared/errorText';
-import { runInBackground } from '../backgroundPriority';
 
 /**
  * Entry point of a search worker thread (started by searchPool.ts). It runs
@@ -22,8 +21,6 @@ export type WorkerReply =
   | { type: 'spawned'; id: number; pid: number }
   | { type: 'done'; id: number; result: unknown }
   | { type: 'failed'; id: number; message: string };
-
-runInBackground();
 
 const port = parentPort;
 if (!port) throw new Error('searchWorker.js must run as a worker thread');

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runSymbolJob, SymbolJob } from './indexer';
-import { runInBackground } from '../backgroundPriority';
+import { lowerThreadPriority } from '../backgroundPriority';
 
 /**
  * Entry point of the symbol worker thread (started through a SearchPool by
@@ -14,7 +14,7 @@ interface SymbolRequest {
   job: SymbolJob;
 }
 
-runInBackground();
+lowerThreadPriority();
 
 const port = parentPort;
 if (!port) throw new Error('symbolWorker.js must run as a worker thread');

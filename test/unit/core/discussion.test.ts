@@ -566,6 +566,14 @@ describe('a discussion', () => {
         counter.count = count;
       }
     });
+
+    it('leaves a discussion closed before its count ahead, or one it does not know, alone', async () => {
+      h = harness([]);
+      const { id } = await open();
+      await h.service.close(id);
+      await h.service.precountNextRequest(id);
+      await h.service.precountNextRequest('disc-00000000000000000000000000000000');
+    });
   });
 
   describe('promote', () => {

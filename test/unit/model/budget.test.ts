@@ -301,14 +301,18 @@ describe('token budget', () => {
     const system: ChatMessage = { role: 'system', content: 'instructions and repo map' };
     const ahead = precounted.prepare([system], tools);
     let settled = false;
-    const waited = precounted.underWay([system, { role: 'user', content: 'the question' }], tools).then(() => (settled = true));
+    // Read the moment the wait ends, before the prepare that counted has settled.
+    const known = precounted
+      .countsUnderWay([system, { role: 'user', content: 'the question' }], tools)
+      .then(() => ((settled = true), { system: precounted.message(system), tools: precounted.tools(tools) }));
     await new Promise<void>((resolve) => setImmediate(resolve));
     assert.equal(settled, false, 'settled before the count under way came in');
     release();
-    await Promise.all([ahead, waited]);
+    const seen = await known;
+    assert.notEqual(seen.system, undefined, 'the system prompt is known when the wait ends');
+    assert.notEqual(seen.tools, undefined, 'the tool set is known when the wait ends');
+    await ahead;
     assert.deepEqual(counted, ['instructions and repo map', JSON.stringify(tools[0])], 'the question was not counted');
-    assert.notEqual(precounted.message(system), undefined);
-    assert.notEqual(precounted.tools(tools), undefined, 'the tool set is known once the wait ends');
   });
 
   it('does not count a tool set again while its count is under way', async () => {

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { once } from 'node:events';
 import * as net from 'node:net';
 import { createOpenAIModel } from '../../../server/src/model/openai/chatModel';
 import { warmModelPath } from '../../../server/src/model/openai/warmup';
@@ -34,6 +35,29 @@ describe('the model path warm-up', () => {
     assert.equal(replies.length, 1);
     assert.match(replies[0], /^w0w1w2/, 'the reply was streamed and parsed');
     assert.ok(await refusesConnections(Number(url.port)), 'its server is closed');
+  });
+
+  it('answers its own request though another local client connected first and sent nothing, and leaves no connection open', async () => {
+    let stray: net.Socket | undefined;
+    const replies: string[] = [];
+    await warmModelPath(
+      (settings) => {
+        const model = createOpenAIModel(settings, { retryDelayMs: 1 });
+        return {
+          complete: async (request, onDelta, observer) => {
+            const response = await model.complete(request, onDelta, observer);
+            replies.push(response.content);
+            return response;
+          },
+          listModels: (signal, like) => model.listModels(signal, like),
+        } satisfies ChatModel;
+      },
+      // A minute for the stray client's own timeout: the test ends long before unless the warm-up closes it.
+      { timeoutMs: 60_000, onListening: (port) => (stray = net.connect(port, '127.0.0.1').on('error', () => undefined)) },
+    );
+    assert.equal(replies.length, 1, 'its own request was answered');
+    assert.ok(stray);
+    if (!stray.destroyed) await once(stray, 'close');
   });
 
   it('settles quietly when the model cannot be made or its request fails', async () => {

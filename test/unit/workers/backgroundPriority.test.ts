@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -55,15 +56,37 @@ async function nicesOfThreadsStartedBy(start: () => Promise<unknown>): Promise<n
     }
   });
 
-  it('search below the main thread', async () => {
+  it('search at the main thread\'s own priority, since the user waits for their answers', async () => {
     const pool = new SearchPool();
     try {
       const toolbox = await createToolbox(base, NO_POLICY, { search: new SearchEngine({ pool, ripgrepPath: ripgrepOnPath() ?? null }) });
       const nices = await nicesOfThreadsStartedBy(() => expectOk(toolbox, 'find_files', { pattern: '**/*.ts' }));
-      assert.ok(nices.includes(mainNice + BACKGROUND_NICE), `new threads at ${nices.join(', ')}`);
+      assert.ok(nices.length > 0, 'the search started a thread');
+      assert.deepEqual(nices.filter((nice) => nice !== mainNice), [], `new threads at ${nices.join(', ')}`);
     } finally {
       await pool.close();
     }
+  });
+
+  it('keep below a main thread that runs at a lower priority itself', () => {
+    // In a process of its own: a thread's priority, once lowered, cannot be raised back without privilege.
+    const script = `
+      const os = require('node:os');
+      const { TokenCounter } = require(${JSON.stringify(require.resolve('../../../server/src/model/tokenCounter'))});
+      os.setPriority(os.getPriority() + 3);
+      const counter = new TokenCounter();
+      counter.count(['a few words']).then(async () => {
+        const nices = require('node:fs').readdirSync('/proc/self/task').map((tid) => {
+          const stat = require('node:fs').readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+        });
+        process.stdout.write(JSON.stringify({ main: os.getPriority(), nices }));
+        await counter.close();
+      });`;
+    const child = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    const { main, nices } = JSON.parse(child.stdout) as { main: number; nices: number[] };
+    assert.ok(nices.includes(Math.min(19, main + BACKGROUND_NICE)), `main at ${main}, threads at ${nices.join(', ')}`);
   });
 
   it('index symbols below the main thread', async () => {

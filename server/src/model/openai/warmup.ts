@@ -15,24 +15,37 @@ import type { ChatModel, ModelSettings } from '../types';
  * Takes the model's factory rather than importing it: this module is loaded
  * at start, the SDK only once a discussion opens.
  */
-export async function warmModelPath(createModel: (settings: () => ModelSettings) => ChatModel, timeoutMs = 2_000): Promise<void> {
+export async function warmModelPath(
+  createModel: (settings: () => ModelSettings) => ChatModel,
+  options: { timeoutMs?: number; /** Tests: called with the port once the server listens. */ onListening?: (port: number) => void } = {},
+): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
     socket.on('error', () => undefined);
-    // Answered once the request has arrived, so the client never sees it cut off.
+    // Any other local process may connect too: one that sends nothing is not waited for.
+    socket.setTimeout(timeoutMs, () => socket.destroy());
+    // Answered at the first bytes of a request, whatever they are: the reply is fixed.
     socket.once('data', () => socket.end(WARMUP_RESPONSE));
   });
+  // For good, not once: an error after listening (too many open files) must not end the process.
+  server.on('error', () => undefined);
   const signal = AbortSignal.timeout(timeoutMs);
   try {
     const port = await new Promise<number>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
     });
+    options.onListening?.(port);
     const model = createModel(() => ({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'warm-up', model: 'warm-up' }));
     await model.complete({ messages: [{ role: 'user', content: 'warm-up' }], model: 'warm-up', signal }, () => undefined);
   } catch {
     // The first question warms it instead.
   } finally {
     server.close();
+    for (const socket of sockets) socket.destroy();
   }
 }
 
