@@ -13,49 +13,41 @@ function refusesConnections(port: number): Promise<boolean> {
   });
 }
 
+/** The real model for these settings, recording each reply it streamed and the settings it was made with. */
+function recordingModel(settings: () => ModelSettings, seen: { settings: ModelSettings[]; replies: string[] }): ChatModel {
+  seen.settings.push(settings());
+  const model = createOpenAIModel(settings, { retryDelayMs: 1 });
+  return {
+    complete: async (request, onDelta, observer) => {
+      const response = await model.complete(request, onDelta, observer);
+      seen.replies.push(response.content);
+      return response;
+    },
+    listModels: (signal, like) => model.listModels(signal, like),
+  };
+}
+
 describe('the model path warm-up', () => {
   it('streams one chat reply through the real model from a loopback server of its own, then closes that server', async () => {
-    const asked: ModelSettings[] = [];
-    const replies: string[] = [];
-    await warmModelPath((settings) => {
-      asked.push(settings());
-      const model = createOpenAIModel(settings, { retryDelayMs: 1 });
-      return {
-        complete: async (request, onDelta, observer) => {
-          const response = await model.complete(request, onDelta, observer);
-          replies.push(response.content);
-          return response;
-        },
-        listModels: (signal, like) => model.listModels(signal, like),
-      } satisfies ChatModel;
-    });
-    assert.equal(asked.length, 1);
-    const url = new URL(asked[0].baseUrl ?? '');
+    const seen = { settings: [] as ModelSettings[], replies: [] as string[] };
+    await warmModelPath((settings) => recordingModel(settings, seen));
+    assert.equal(seen.settings.length, 1);
+    const url = new URL(seen.settings[0].baseUrl ?? '');
     assert.equal(url.hostname, '127.0.0.1', 'only its own loopback server is asked');
-    assert.equal(replies.length, 1);
-    assert.match(replies[0], /^w0w1w2/, 'the reply was streamed and parsed');
+    assert.equal(seen.replies.length, 1);
+    assert.match(seen.replies[0], /^w0w1w2/, 'the reply was streamed and parsed');
     assert.ok(await refusesConnections(Number(url.port)), 'its server is closed');
   });
 
   it('answers its own request though another local client connected first and sent nothing, and leaves no connection open', async () => {
     let stray: net.Socket | undefined;
-    const replies: string[] = [];
+    const seen = { settings: [] as ModelSettings[], replies: [] as string[] };
     await warmModelPath(
-      (settings) => {
-        const model = createOpenAIModel(settings, { retryDelayMs: 1 });
-        return {
-          complete: async (request, onDelta, observer) => {
-            const response = await model.complete(request, onDelta, observer);
-            replies.push(response.content);
-            return response;
-          },
-          listModels: (signal, like) => model.listModels(signal, like),
-        } satisfies ChatModel;
-      },
+      (settings) => recordingModel(settings, seen),
       // A minute for the stray client's own timeout: the test ends long before unless the warm-up closes it.
       { timeoutMs: 60_000, onListening: (port) => (stray = net.connect(port, '127.0.0.1').on('error', () => undefined)) },
     );
-    assert.equal(replies.length, 1, 'its own request was answered');
+    assert.equal(seen.replies.length, 1, 'its own request was answered');
     assert.ok(stray);
     if (!stray.destroyed) await once(stray, 'close');
   });
