@@ -71,7 +71,7 @@ function loadModelModules(): Promise<void> {
 /**
  * The modules undici requires as it loads, loaded first, one per tick, so
  * that the tick that loads undici has only undici's own code left: with all
- * of them in it, that one tick held the main thread 30-40 ms.
+ * of them in it, that one tick held the main thread 23-32 ms.
  */
 const UNDICI_DEPENDENCIES: Array<() => unknown> = [
   () => require('node:stream'),
