@@ -342,7 +342,7 @@ export class PrecountedTokens {
     if (toolSet) for (const tool of toolSet) texts.push(JSON.stringify(tool));
     if (texts.length === 0) {
       // A count that failed elsewhere leaves its messages to be counted by bytes.
-      await Promise.all([...waits].map((wait) => wait.catch(() => undefined)));
+      await Promise.allSettled(waits);
       return;
     }
     const counted = this.countAsync(texts);
@@ -370,7 +370,7 @@ export class PrecountedTokens {
       for (const message of missing) this.counting.delete(message);
       if (toolSet) this.countingTools.delete(toolSet);
     }
-    await Promise.all([...waits].map((wait) => wait.catch(() => undefined)));
+    await Promise.allSettled(waits);
   }
 
   /**
@@ -387,7 +387,7 @@ export class PrecountedTokens {
     }
     const toolsInFlight = tools && this.countingTools.get(tools);
     if (toolsInFlight) waits.add(toolsInFlight);
-    await Promise.all([...waits].map((wait) => wait.catch(() => undefined)));
+    await Promise.allSettled(waits);
   }
 
   message(message: ChatMessage): number | undefined {

@@ -568,11 +568,22 @@ describe('a discussion', () => {
     });
 
     it('leaves a discussion closed before its count ahead, or one it does not know, alone', async () => {
-      h = harness([]);
+      h = harness([], { contextTokens: 4000, instructions: () => [{ path: 'AGENTS.md', text: 'Keep the build green. '.repeat(200) }] });
       const { id } = await open();
+      const discussion = h.service.find(id)!;
       await h.service.close(id);
-      await h.service.precountNextRequest(id);
-      await h.service.precountNextRequest('disc-00000000000000000000000000000000');
+      const counter = sharedTokenCounter();
+      const asked: string[] = [];
+      const count = counter.count;
+      counter.count = (texts) => (asked.push(...texts), count.call(counter, texts));
+      try {
+        await h.service.precountNextRequest(id);
+        await discussion.precountNextRequest();
+        await h.service.precountNextRequest('disc-00000000000000000000000000000000');
+        assert.deepEqual(asked, [], 'counts asked for');
+      } finally {
+        counter.count = count;
+      }
     });
   });
 
