@@ -12,7 +12,7 @@ const LOWEST_PRIORITY = 19;
 /**
  * Lowers the calling worker thread's scheduling priority, so that on a busy
  * machine its work waits for the main thread rather than the other way round:
- * the token worker loading its ranks (about 200 ms of CPU) had the main
+ * the token worker loading its ranks (over 100 ms of CPU) had the main
  * thread queued for a CPU in the stalls over 20 ms while eight discussions
  * streamed. Relative to the thread's own (inherited) priority, so a server
  * started under `nice` keeps its workers below it. Linux keeps a nice value
