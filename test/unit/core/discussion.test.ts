@@ -547,14 +547,24 @@ describe('a discussion', () => {
       assert.equal(last[last.length - 1].content, big);
     });
 
-    it("counts a new discussion's system prompt and tools when asked ahead of its first question, so that question's request waits for no count", async () => {
-      h = harness([{ text: 'ok' }], { contextTokens: 4000, instructions: () => [{ path: 'AGENTS.md', text: 'Keep the build green. '.repeat(200) }] });
-      const { id, log } = await open();
+    /** Records the texts sent to the shared token counter while `body` runs. */
+    async function withCountsRecorded(body: (asked: string[]) => Promise<void>): Promise<void> {
       const counter = sharedTokenCounter();
       const asked: string[] = [];
       const count = counter.count;
       counter.count = (texts) => (asked.push(...texts), count.call(counter, texts));
       try {
+        await body(asked);
+      } finally {
+        counter.count = count;
+      }
+    }
+    const withLongInstructions = { contextTokens: 4000, instructions: () => [{ path: 'AGENTS.md', text: 'Keep the build green. '.repeat(200) }] };
+
+    it("counts a new discussion's system prompt and tools when asked ahead of its first question, so that question's request waits for no count", async () => {
+      h = harness([{ text: 'ok' }], withLongInstructions);
+      const { id, log } = await open();
+      await withCountsRecorded(async (asked) => {
         await h.service.precountNextRequest(id);
         assert.ok(asked.some((text) => text.includes('Keep the build green.')), 'the system prompt was counted ahead');
         asked.length = 0;
@@ -562,28 +572,20 @@ describe('a discussion', () => {
         await h.model.waitForCalls(1);
         assert.deepEqual(asked, [], 'counts asked for on the way to the first request');
         await log.turnsComplete(1);
-      } finally {
-        counter.count = count;
-      }
+      });
     });
 
     it('leaves a discussion closed before its count ahead, or one it does not know, alone', async () => {
-      h = harness([], { contextTokens: 4000, instructions: () => [{ path: 'AGENTS.md', text: 'Keep the build green. '.repeat(200) }] });
+      h = harness([], withLongInstructions);
       const { id } = await open();
       const discussion = h.service.find(id)!;
       await h.service.close(id);
-      const counter = sharedTokenCounter();
-      const asked: string[] = [];
-      const count = counter.count;
-      counter.count = (texts) => (asked.push(...texts), count.call(counter, texts));
-      try {
+      await withCountsRecorded(async (asked) => {
         await h.service.precountNextRequest(id);
         await discussion.precountNextRequest();
         await h.service.precountNextRequest('disc-00000000000000000000000000000000');
         assert.deepEqual(asked, [], 'counts asked for');
-      } finally {
-        counter.count = count;
-      }
+      });
     });
   });
 
