@@ -49,6 +49,8 @@ export class SearchEngine {
   private readonly announcedIndexes = new Set<string>();
   /** Folders whose index warm() has seen built (logged once each). */
   private readonly indexedFolders = new Set<string>();
+  /** Index preparations under way, by folder and deny list. */
+  private readonly preparing = new Map<string, Promise<boolean>>();
 
   constructor(private readonly options: SearchOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
@@ -112,10 +114,20 @@ export class SearchEngine {
    * Builds the folder's warm file index now and waits for it; whether the
    * folder has one (false when it is turned off or the folder is past the walk's cap: searches stay cold).
    */
-  async prepareIndex(root: string, denyRead: readonly string[], signal?: AbortSignal): Promise<boolean> {
-    if (this.options.fileIndex !== true) return false;
-    const outcome = await this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }, signal);
-    return outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed;
+  prepareIndex(root: string, denyRead: readonly string[], signal?: AbortSignal): Promise<boolean> {
+    if (this.options.fileIndex !== true) return Promise.resolve(false);
+    // Every question asks (warm()), eight discussions at once: they share the one preparation under way.
+    const key = [root, ...denyRead].join('\0');
+    const shared = signal === undefined ? this.preparing.get(key) : undefined;
+    if (shared) return shared;
+    const preparing = this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }, signal).then(
+      (outcome) => outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed,
+    );
+    if (signal !== undefined) return preparing;
+    this.preparing.set(key, preparing);
+    const forget = (): void => void this.preparing.delete(key);
+    preparing.then(forget, forget);
+    return preparing;
   }
 
   private count(engine: SearchEngineName): void {

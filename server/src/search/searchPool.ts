@@ -100,20 +100,32 @@ export class SearchPool {
   }
 
   private pump(): void {
-    while (this.queue.length > 0) {
-      const root = this.queue[0].job.root;
-      const owner = this.owners.get(root);
-      let slot = owner && !owner.job ? owner : [...this.slots].find((candidate) => !candidate.job);
+    for (let i = 0; i < this.queue.length; ) {
+      const queued = this.queue[i];
+      const root = queued.job.root;
+      const slot = this.slotFor(queued.job);
       if (!slot) {
-        if (this.slots.size >= this.maxWorkers) return;
-        slot = this.spawn();
+        i++;
+        continue;
       }
-      if (!owner) this.owners.set(root, slot);
-      const queued = this.queue.shift() as QueuedJob;
+      this.queue.splice(i, 1);
+      if (!this.owners.has(root)) this.owners.set(root, slot);
       // Only the owner holds the folder's index; another thread (the owner busy) searches cold.
       const useIndex = queued.job.indexable === true && this.owners.get(root) === slot;
       this.start(slot, { ...queued, job: { ...queued.job, useIndex } });
     }
+  }
+
+  /** The thread a job can start on now, if any: its folder's owner when free, else any free one, else a new one while there is room. */
+  private slotFor(job: SearchJob): Slot | undefined {
+    const owner = this.owners.get(job.root);
+    if (owner && !owner.job) return owner;
+    // Only the owner can build or keep a folder's index: elsewhere the job would do nothing, and
+    // the eight discussions that ask at once kept a second thread (about 9 MB) alive for it.
+    if (owner && job.kind === 'prepareIndex') return undefined;
+    const free = [...this.slots].find((candidate) => !candidate.job);
+    if (free) return free;
+    return this.slots.size < this.maxWorkers ? this.spawn() : undefined;
   }
 
   private spawn(): Slot {

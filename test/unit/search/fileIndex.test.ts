@@ -8,6 +8,7 @@ import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
 import { SearchEngine } from '../../../server/src/search/searchEngine';
 import { SearchPool } from '../../../server/src/search/searchPool';
+import type { SearchJob } from '../../../server/src/search/searchJobs';
 import { FileIndexes, type FolderIndex } from '../../../server/src/search/fileIndex';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { expectOk, NO_POLICY, ripgrepOnPath, writeTree } from '../../support/toolFixture';
@@ -129,6 +130,46 @@ describe('a search engine with the index turned off', function () {
       await pool.close();
       fs.rmSync(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe('a folder every discussion warms at once', function () {
+  let base: string;
+  let pool: SearchPool;
+
+  beforeEach(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-warm-')));
+    writeTree(base, { 'src/a.ts': 'a\n', 'src/b.ts': 'b\n' });
+    pool = new SearchPool({ maxWorkers: 2 });
+  });
+
+  afterEach(async () => {
+    await pool.close();
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  const preparation = (): SearchJob => ({ kind: 'prepareIndex', root: base, denyRead: [], scope: { relativePath: '.', realPath: base, kind: 'directory' }, indexable: true });
+
+  it('builds its index once, in one thread, however many discussions ask at the same moment', async () => {
+    const engine = new SearchEngine({ pool, fileIndex: true, ripgrepPath: null });
+    const kinds: string[] = [];
+    const run = pool.run.bind(pool);
+    pool.run = (job, timeoutMs, signal) => {
+      kinds.push(job.kind);
+      return run(job, timeoutMs, signal);
+    };
+    const asked = await Promise.all(Array.from({ length: 8 }, () => engine.prepareIndex(base, [])));
+    assert.deepEqual(asked, Array(8).fill(true), 'every discussion learns the folder is indexed');
+    assert.deepEqual(kinds, ['prepareIndex'], 'one preparation ran');
+    assert.equal(pool.workerCount, 1, 'and one thread');
+  });
+
+  it('leaves a preparation waiting for the thread that owns the folder rather than starting another, where it could do nothing', async () => {
+    const first = await pool.run(preparation(), 10_000);
+    assert.ok(first.ok && first.result.kind === 'prepareIndex' && first.result.indexed, 'the first thread owns the index');
+    const outcomes = await Promise.all([pool.run(preparation(), 10_000), pool.run(preparation(), 10_000)]);
+    assert.ok(outcomes.every((outcome) => outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed), 'both ran on the owner, which holds the index');
+    assert.equal(pool.workerCount, 1);
   });
 });
 
