@@ -11,16 +11,3 @@
  * as heapTuning.ts does for the growing factor.
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
-
-/**
- * The environment the server is started with: the caller's, plus
- * `MALLOC_ARENA_MAX=2` unless the caller set it. glibc gives each thread that
- * allocates (the search, symbol and token workers, libuv's file threads) an
- * arena of its own, up to eight per core, and memory freed in one stays
- * resident: after 1,000 turns across 8 discussions the server held about
- * 14 MB less with two arenas, its turns no slower (docs/performance.md).
- * Other C libraries ignore the variable.
- */
-export function serverEnvironment(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
-  return { ...env, MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? '2' };
-}

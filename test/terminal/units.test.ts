@@ -6,7 +6,7 @@ import { ConfigError, configFilePath, loadConfigFile, resolveSettings } from '..
 import { LineWriter, TurnPrinter, colourWanted, createStyle, decisionLog, reviewChecklist, toolVerdict } from '../../client/src/terminal/render';
 import { remedyLine } from '../../client/src/terminal/remedies';
 import { editableToTask, taskToEditable } from '../../client/src/terminal/taskEdit';
-import { ServerConnection, serverEntry } from '../../client/src/terminal/serverConnection';
+import { serverEntry } from '../../client/src/terminal/serverConnection';
 import type { DiscussionEvent } from '../../shared/protocol';
 import { tempDir } from './terminalProcess';
 import { nearest } from '../../client/src/terminal/nearest';
@@ -192,24 +192,6 @@ describe('repo-discuss building blocks', () => {
       assert.deepEqual(editableToTask('Just the intent'), { intent: 'Just the intent', constraints: [] });
       assert.deepEqual(editableToTask('# only comments\n\nConstraints:\n- x\n'), { problem: 'the intent is empty' });
     });
-  });
-
-  it('starts the server with two malloc arenas, and keeps a number the user chose', async () => {
-    const dir = tempDir('rd-env-');
-    try {
-      // A stand-in server that reports what it was started with and exits, which ends the start with its log.
-      const entry = path.join(dir, 'reportEnvironment.js');
-      fs.writeFileSync(entry, "process.stderr.write(`arenas=${process.env.MALLOC_ARENA_MAX}\\n`);\n");
-      const arenasOf = (env: NodeJS.ProcessEnv) =>
-        ServerConnection.start({ initializationOptions: {}, clientVersion: 'test', env, entry }).then(
-          () => assert.fail('the stand-in answered initialize'),
-          (err: Error) => /arenas=(\w+)/.exec(err.message)?.[1],
-        );
-      assert.equal(await arenasOf({ PATH: process.env.PATH }), '2');
-      assert.equal(await arenasOf({ PATH: process.env.PATH, MALLOC_ARENA_MAX: '4' }), '4');
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
   });
 
   it('finds the built server relative to the client, or a bundle beside it', () => {

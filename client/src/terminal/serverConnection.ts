@@ -10,7 +10,7 @@ import {
 import type { DiscussMethod, DiscussionEvent, InitializationOptions, ParamsOf, ResultOf } from '../../../shared/protocol';
 import type { RpcChannel } from '../common/discussionHub';
 import { errorText } from '../../../shared/errorText';
-import { SERVER_NODE_FLAGS, serverEnvironment } from '../../../shared/serverNodeFlags';
+import { SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
 
 /**
  * The server this client runs, found relative to this file: a bundle ships
@@ -79,7 +79,7 @@ export class ServerConnection {
     const entry = options.entry ?? serverEntry();
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, entry, '--stdio'], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: serverEnvironment(options.env ?? process.env),
+      env: options.env ?? process.env,
       // Its own process group: a Ctrl+C typed in the terminal reaches only
       // this client, which turns it into a cancel rather than killing the
       // server mid-save. The server still exits when our pipe closes.
