@@ -148,8 +148,8 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   const ok = { ok: true as const };
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
-    // Then what its next request carries is counted, which its first question would otherwise wait for.
-    deps.prepareModel?.(() => ready().precountNextRequest(started.discussionId));
+    // Then what its first question would otherwise wait for: the search thread, the index, the counts.
+    deps.prepareModel?.(() => ready().prepareAhead(started.discussionId));
 
     return started;
   });

@@ -52,7 +52,7 @@ export class FakeToolbox implements Toolbox {
   isDenied(name: string): boolean {
     return this.denied.includes(name);
   }
-  warm(): void {
+  async warm(): Promise<void> {
     this.warmed++;
   }
   async run(name: string, args: string): Promise<ToolOutcome> {

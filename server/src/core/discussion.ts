@@ -387,10 +387,10 @@ export class Discussion {
     this.recordTranscript('User', outcomes.length ? `${message}\n(attached: ${outcomes.filter((o) => o.status !== 'refused').map(attachmentLabel).join(', ') || 'none readable'})` : message);
     // Paths, ranges and reasons only: the event is replayed, saved and shown, and must never carry file contents.
     const seq = this.stream.emit(outcomes.length ? { type: 'user_message', text: message, attachments: outcomes } : { type: 'user_message', text: message }).seq;
-    // The model may search as soon as it answers: get a search thread ready
-    // now, while the request is out, rather than at the start, where starting
-    // a thread competed with the replay for the CPU.
-    this.toolbox.warm?.();
+    // The model may search as soon as it answers. Made ready ahead of the
+    // first question (prepareAhead), and asked again here: an index dropped
+    // while idle, or lost with its thread, is built again while the request is out.
+    void this.toolbox.warm?.();
     const done = runTurn(this.makeTurnHost(seq), abort.signal);
     this.turn = { abort, done };
     this.changed();
@@ -703,6 +703,17 @@ export class Discussion {
    * first question waited 10-24 ms for their first count), and a resumed
    * one's history.
    */
+  /**
+   * What the next question would otherwise wait for, done while it is typed
+   * (after a start, once the model's loads are done): the search thread and
+   * the folder's index made ready, where the first question started a thread
+   * that booted beside its request on two CPUs, and the next request's counts.
+   */
+  async prepareAhead(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([this.toolbox.warm?.(), this.precountNextRequest()]);
+  }
+
   async precountNextRequest(): Promise<void> {
     if (this.closed) return;
     const contextTokens = this.contextWindow();

@@ -177,12 +177,12 @@ export class DiscussionService {
   }
 
   /**
-   * Counts what a discussion's next request carries ahead of its question,
+   * Readies what a discussion's next question would wait for (Discussion.prepareAhead),
    * once the model's loads are done (an open discussion only: one closed
    * meanwhile is left alone).
    */
-  async precountNextRequest(discussionId: string): Promise<void> {
-    await this.open.get(discussionId)?.precountNextRequest();
+  async prepareAhead(discussionId: string): Promise<void> {
+    await this.open.get(discussionId)?.prepareAhead();
   }
 
   async symbols(discussionId: unknown, query: unknown): Promise<{ symbols: SymbolSuggestion[] }> {

@@ -239,8 +239,8 @@ class ReadOnlyToolbox implements Toolbox {
     return this.deniedTools.has(name);
   }
 
-  warm(): void {
-    this.search.warm({ root: this.boundary.root, denyRead: this.boundary.denyRules.policyGlobs });
+  warm(): Promise<void> {
+    return this.search.warm({ root: this.boundary.root, denyRead: this.boundary.denyRules.policyGlobs });
   }
 
   cite(path: string, line: number | undefined, signal?: AbortSignal): Promise<Citation> {

@@ -31,8 +31,8 @@ export interface Toolbox {
   isDenied(name: string): boolean;
   /** Runs `name` with the raw JSON argument string. Never throws: failures are `ok: false`. */
   run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome>;
-  /** A search is likely soon: gets a search thread ready in the background. */
-  warm?(): void;
+  /** A search is likely soon: gets a search thread and the folder's index ready; settles when they are (never rejects). */
+  warm?(): Promise<void>;
   /**
    * Reads one cited place (a line, or the whole file) through the same
    * boundary as read_file, for the decision log's evidence.

@@ -76,19 +76,21 @@ export class SearchEngine {
   /**
    * Prepares the first search: finds ripgrep and starts a search thread; given
    * a folder, also builds its warm index in that thread, so the model's first
-   * search of it is already warm.
+   * search of it is already warm. Settles once the index is ready (or could
+   * not be built); never rejects.
    */
-  warm(folder?: { root: string; denyRead: readonly string[] }): void {
-    void this.ripgrep();
+  async warm(folder?: { root: string; denyRead: readonly string[] }): Promise<void> {
+    const located = this.ripgrep();
     this.pool.warm();
     // Asked on every question: an index dropped while idle, or lost with its thread, is built again.
     if (folder && this.options.fileIndex === true) {
-      void this.prepareIndex(folder.root, folder.denyRead).then((ready) => {
-        if (!ready || this.indexedFolders.has(folder.root)) return;
+      const ready = await this.prepareIndex(folder.root, folder.denyRead).catch(() => false);
+      if (ready && !this.indexedFolders.has(folder.root)) {
         this.indexedFolders.add(folder.root);
         this.options.log?.(`The warm file index of ${folder.root} is ready.`);
-      });
+      }
     }
+    await located.catch(() => undefined);
   }
 
   async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {

@@ -47,6 +47,8 @@ interface QueuedJob {
   timeoutMs: number;
   signal?: AbortSignal;
   resolve: (outcome: PoolOutcome) => void;
+  /** Stops listening for a cancel while queued: the job is starting. */
+  dequeued?: () => void;
 }
 
 const WORKER_SCRIPT = path.join(__dirname, 'searchWorker.js');
@@ -88,7 +90,20 @@ export class SearchPool {
   run(job: SearchJob, timeoutMs: number, signal?: AbortSignal): Promise<PoolOutcome> {
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
     return new Promise((resolve) => {
-      this.queue.push({ job, timeoutMs, signal, resolve });
+      const queued: QueuedJob = { job, timeoutMs, signal, resolve };
+      if (signal) {
+        // Cancelled while it waits: answered at once and never run (start()'s own
+        // listener, added to a signal already aborted, would never fire).
+        const onAbort = (): void => {
+          const at = this.queue.indexOf(queued);
+          if (at === -1) return;
+          this.queue.splice(at, 1);
+          resolve({ ok: false, reason: 'cancelled' });
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+        queued.dequeued = () => signal.removeEventListener('abort', onAbort);
+      }
+      this.queue.push(queued);
       this.pump();
     });
   }
@@ -109,6 +124,7 @@ export class SearchPool {
         continue;
       }
       this.queue.splice(i, 1);
+      queued.dequeued?.();
       if (!this.owners.has(root)) this.owners.set(root, slot);
       // Only the owner holds the folder's index; another thread (the owner busy) searches cold.
       const useIndex = queued.job.indexable === true && this.owners.get(root) === slot;
@@ -116,12 +132,16 @@ export class SearchPool {
     }
   }
 
-  /** The thread a job can start on now, if any: its folder's owner when free, else any free one, else a new one while there is room. */
+  /**
+   * The thread a job can start on now, if any: its folder's owner when free,
+   * else any free one, else a new one while there is room. A preparation of a
+   * folder that has an owner waits for that owner.
+   */
   private slotFor(job: SearchJob): Slot | undefined {
     const owner = this.owners.get(job.root);
     if (owner && !owner.job) return owner;
-    // Only the owner can build or keep a folder's index: elsewhere the job would do nothing, and
-    // the eight discussions that ask at once kept a second thread (about 9 MB) alive for it.
+    // Only the owner holds a folder's index: elsewhere a preparation would answer that there
+    // is none, and questions asked at once kept a second thread (about 9 MB) alive for it.
     if (owner && job.kind === 'prepareIndex') return undefined;
     const free = [...this.slots].find((candidate) => !candidate.job);
     if (free) return free;

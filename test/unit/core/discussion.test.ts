@@ -561,12 +561,13 @@ describe('a discussion', () => {
     }
     const withLongInstructions = { contextTokens: 4000, instructions: () => [{ path: 'AGENTS.md', text: 'Keep the build green. '.repeat(200) }] };
 
-    it("counts a new discussion's system prompt and tools when asked ahead of its first question, so that question's request waits for no count", async () => {
+    it("counts a new discussion's system prompt and tools and readies its search thread when asked ahead of its first question, so that question's request waits for neither", async () => {
       h = harness([{ text: 'ok' }], withLongInstructions);
       const { id, log } = await open();
       await withCountsRecorded(async (asked) => {
-        await h.service.precountNextRequest(id);
+        await h.service.prepareAhead(id);
         assert.ok(asked.some((text) => text.includes('Keep the build green.')), 'the system prompt was counted ahead');
+        assert.equal(h.toolbox.warmed, 1, 'the search thread and index readied ahead');
         asked.length = 0;
         h.service.send(id, 'a short question');
         await h.model.waitForCalls(1);
@@ -575,16 +576,17 @@ describe('a discussion', () => {
       });
     });
 
-    it('leaves a discussion closed before its count ahead, or one it does not know, alone', async () => {
+    it('leaves a discussion closed before its preparation ahead, or one it does not know, alone', async () => {
       h = harness([], withLongInstructions);
       const { id } = await open();
       const discussion = h.service.find(id)!;
       await h.service.close(id);
       await withCountsRecorded(async (asked) => {
-        await h.service.precountNextRequest(id);
-        await discussion.precountNextRequest();
-        await h.service.precountNextRequest('disc-00000000000000000000000000000000');
+        await h.service.prepareAhead(id);
+        await discussion.prepareAhead();
+        await h.service.prepareAhead('disc-00000000000000000000000000000000');
         assert.deepEqual(asked, [], 'counts asked for');
+        assert.equal(h.toolbox.warmed, 0, 'search threads readied');
       });
     });
   });

@@ -162,6 +162,17 @@ describe('a folder every discussion warms at once', function () {
     assert.deepEqual(asked, Array(8).fill(true), 'every discussion learns the folder is indexed');
     assert.deepEqual(kinds, ['prepareIndex'], 'one preparation ran');
     assert.equal(pool.workerCount, 1, 'and one thread');
+    // Once it is over, the next question asks again: an index dropped meanwhile is built again.
+    assert.equal(await engine.prepareIndex(base, []), true);
+    assert.deepEqual(kinds, ['prepareIndex', 'prepareIndex']);
+  });
+
+  it('settles its warm-up once the index is ready, so the next search is answered from it', async () => {
+    const engine = new SearchEngine({ pool, fileIndex: true, ripgrepPath: null });
+    await engine.warm({ root: base, denyRead: [] });
+    const toolbox = await createToolbox(base, NO_POLICY, { search: engine });
+    assert.equal(await expectOk(toolbox, 'find_files', { pattern: '**/*.ts' }), 'src/a.ts\nsrc/b.ts');
+    assert.equal(engine.counts.index, 1, 'answered from the index');
   });
 
   it('leaves a preparation waiting for the thread that owns the folder rather than starting another, where it could do nothing', async () => {
@@ -170,6 +181,29 @@ describe('a folder every discussion warms at once', function () {
     const outcomes = await Promise.all([pool.run(preparation(), 10_000), pool.run(preparation(), 10_000)]);
     assert.ok(outcomes.every((outcome) => outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed), 'both ran on the owner, which holds the index');
     assert.equal(pool.workerCount, 1);
+  });
+
+  it('starts a search queued behind a waiting preparation on another thread at once', async () => {
+    await pool.run(preparation(), 10_000);
+    const find: SearchJob = { kind: 'find', pattern: '**/*.ts', root: base, denyRead: [], scope: { relativePath: '.', realPath: base, kind: 'directory' } };
+    const running = [pool.run(preparation(), 10_000), pool.run(preparation(), 10_000), pool.run(find, 10_000)];
+    assert.equal(pool.workerCount, 2, 'the search did not wait behind the preparation for the owner');
+    const [, , found] = await Promise.all(running);
+    assert.ok(found.ok && found.result.kind === 'find' && found.result.results.length === 2);
+  });
+
+  it('answers a job cancelled while it waits in the queue at once, and never runs it', async () => {
+    const single = new SearchPool({ maxWorkers: 1 });
+    try {
+      const first = single.run(preparation(), 10_000);
+      const cancel = new AbortController();
+      const queued = single.run(preparation(), 10_000, cancel.signal);
+      cancel.abort();
+      assert.deepEqual(await queued, { ok: false, reason: 'cancelled' });
+      assert.ok((await first).ok);
+    } finally {
+      await single.close();
+    }
   });
 });
 
