@@ -370,6 +370,17 @@ describe('adversarial: ignore files that never answer or never end', function ()
     });
   }
 
+  it('a server stopped while its ripgrep waits on a FIFO ignore file leaves no ripgrep behind', async function () {
+    if (ripgrepOnPath() === undefined || process.platform !== 'linux') this.skip();
+    const s = await lab.server();
+    await lab.open(s);
+    // The folder's census lists it with ripgrep, which blocks opening the FIFO named .gitignore.
+    await until(() => ripgrepsIn(lab.repo).length > 0, 10_000, 'a ripgrep started in the folder');
+    await s.stop();
+    lab.drop(s);
+    await until(() => ripgrepsIn(lab.repo).length === 0, 10_000, 'no ripgrep left in the folder after the server stopped');
+  });
+
   it('read_file of a file that grows while it is read answers with what the file held when it was opened', async () => {
     const file = lab.write('grow/log.txt', 'first line\n');
     const writer = fs.openSync(file, 'a');
@@ -402,3 +413,29 @@ describe('adversarial: ignore files that never answer or never end', function ()
     assert.ok(output.length <= READ_LIMITS.readMaxBytes + 4096, 'the answer is bounded');
   });
 });
+
+/** Live ripgrep processes whose working directory is `folder` (Linux /proc). */
+function ripgrepsIn(folder: string): number[] {
+  const found: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readlinkSync(`/proc/${entry}/cwd`).replace(/ \(deleted\)$/, '') !== folder) continue;
+      if (!fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0].endsWith('rg')) continue;
+      if (/^State:\s+Z/m.test(fs.readFileSync(`/proc/${entry}/status`, 'utf8'))) continue;
+      found.push(Number(entry));
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+/** Resolves once `condition` holds, checking each 20 ms; fails with `what` after `timeoutMs`. */
+async function until(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -27,6 +27,28 @@ export interface Ripgrep {
 export type RipgrepOption = string | null | undefined;
 
 const located = new Map<string, Promise<Ripgrep | undefined>>();
+
+/**
+ * The ripgrep processes this thread started that have not ended. Ended with
+ * the thread: a ripgrep blocked opening a FIFO named as an ignore file in a
+ * hostile folder waits forever, and one the server's census started outlived
+ * the server that stopped before the census's time limit.
+ */
+const running = new Set<ChildProcess>();
+let endsWithThread = false;
+
+function tracked(child: ChildProcess): ChildProcess {
+  if (!endsWithThread) {
+    endsWithThread = true;
+    process.once('exit', () => {
+      for (const each of running) each.kill('SIGKILL');
+    });
+  }
+  running.add(child);
+  child.once('close', () => running.delete(child));
+  child.once('error', () => running.delete(child));
+  return child;
+}
 const SYMLINK_LOG_MARKER = ': failed to pass subject filter';
 /** How the debug log names an entry its ignore rules or globs left out. */
 const IGNORED_LOG_MARKER = ': Ignore(';
@@ -138,7 +160,7 @@ function capture(binary: string, args: string[], cwd: string, timeoutMs: number)
     };
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(binary, args, { cwd, stdio: ['ignore', 'pipe', log.fd], windowsHide: true });
+      child = tracked(spawn(binary, args, { cwd, stdio: ['ignore', 'pipe', log.fd], windowsHide: true }));
     } finally {
       unlinkStderrFile(log);
     }
@@ -407,11 +429,13 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepListing> {
     const log = openStderrFile();
     let child: ReturnType<typeof spawn>;
     try {
-      child = spawn(run.ripgrep.path, ripgrepArguments(run.query), {
-        cwd: run.root,
-        stdio: ['ignore', 'pipe', log.fd],
-        windowsHide: true,
-      });
+      child = tracked(
+        spawn(run.ripgrep.path, ripgrepArguments(run.query), {
+          cwd: run.root,
+          stdio: ['ignore', 'pipe', log.fd],
+          windowsHide: true,
+        }),
+      );
     } catch (error) {
       // spawn throws, rather than emitting 'error', when the arguments are too long for
       // the system (E2BIG for a 128 KiB pattern): answered as a failed run, so the walk answers.
