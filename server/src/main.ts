@@ -93,9 +93,10 @@ const UNDICI_DEPENDENCIES: Array<() => unknown> = [
  * about 200 ms more, which a first request that does not fit the window at a
  * glance (a repo map against the default 8,192 tokens does not) would wait
  * for, and one request through the model's code to a loopback server of our
- * own (model/openai/warmup.ts). Then the discussion counts what its next
- * request carries (a new one its system prompt and tools, a resumed one its
- * history as well). A worker left unused stops on its own after a minute
+ * own (model/openai/warmup.ts). Then the discussion readies what its first
+ * question would wait for (Discussion.prepareAhead): its search thread and
+ * folder index, and the counts of what its next request carries (a new one
+ * its system prompt and tools, a resumed one its history as well). A worker left unused stops on its own after a minute
  * (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
  */
 let modelLoadsAhead: Promise<void> | undefined;

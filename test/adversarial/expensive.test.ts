@@ -8,7 +8,8 @@
  * must not scan a file further than read_file's budget.
  */
 import { strict as assert } from 'node:assert';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { DiscussionEvent, ListRequest } from '../../shared/protocol';
@@ -381,6 +382,31 @@ describe('adversarial: ignore files that never answer or never end', function ()
     await until(() => ripgrepsIn(lab.repo).length === 0, 10_000, 'no ripgrep left in the folder after the server stopped');
   });
 
+  it("a search thread's ripgrep waiting on a FIFO ignore file ends when the process exits", async function () {
+    const ripgrep = ripgrepOnPath();
+    if (ripgrep === undefined || process.platform !== 'linux') this.skip();
+    // A process of its own that starts a census in a search thread, then exits when told.
+    const script = path.join(lab.root, 'exitWhileSearching.js');
+    fs.writeFileSync(
+      script,
+      `const { SearchPool } = require(${JSON.stringify(path.resolve(__dirname, '../../server/src/search/searchPool.js'))});
+const [root, rg] = process.argv.slice(2);
+const pool = new SearchPool({ maxWorkers: 1 });
+void pool.run({ kind: 'census', root, denyRead: [], scope: { relativePath: '.', realPath: root, kind: 'directory' }, ripgrep: { path: rg, version: 'ripgrep' }, maxEntries: 1000, timeMs: 60000, extensions: 5 }, 60000);
+process.stdin.once('data', () => process.exit(0));
+`,
+    );
+    const child = spawn(process.execPath, [script, lab.repo, ripgrep as string], { stdio: ['pipe', 'ignore', 'inherit'] });
+    try {
+      await until(() => ripgrepsIn(lab.repo).length > 0, 10_000, 'the search thread started a ripgrep in the folder');
+      child.stdin.write('exit\n');
+      await once(child, 'exit');
+      await until(() => ripgrepsIn(lab.repo).length === 0, 10_000, 'no ripgrep left in the folder after the process exited');
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
   it('read_file of a file that grows while it is read answers with what the file held when it was opened', async () => {
     const file = lab.write('grow/log.txt', 'first line\n');
     const writer = fs.openSync(file, 'a');
@@ -421,7 +447,7 @@ function ripgrepsIn(folder: string): number[] {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (fs.readlinkSync(`/proc/${entry}/cwd`).replace(/ \(deleted\)$/, '') !== folder) continue;
-      if (!fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0].endsWith('rg')) continue;
+      if (path.basename(fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0]) !== 'rg') continue;
       if (/^State:\s+Z/m.test(fs.readFileSync(`/proc/${entry}/status`, 'utf8'))) continue;
       found.push(Number(entry));
     } catch {

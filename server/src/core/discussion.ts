@@ -695,15 +695,6 @@ export class Discussion {
   }
 
   /**
-   * Counts what the next request carries and is not counted yet in the token
-   * worker now, while the user reads or types, so the next question's request
-   * does not wait for it: after a turn, the reply just finished and its tool
-   * results (counting a long reply was on the path to its first delta); in a
-   * discussion just opened, the system prompt and the tools (a fresh server's
-   * first question waited 10-24 ms for their first count), and a resumed
-   * one's history.
-   */
-  /**
    * What the next question would otherwise wait for, done while it is typed
    * (after a start, once the model's loads are done): the search thread and
    * the folder's index made ready, where the first question started a thread
@@ -714,6 +705,15 @@ export class Discussion {
     await Promise.all([this.toolbox.warm?.(), this.precountNextRequest()]);
   }
 
+  /**
+   * Counts what the next request carries and is not counted yet in the token
+   * worker now, while the user reads or types, so the next question's request
+   * does not wait for it: after a turn, the reply just finished and its tool
+   * results (counting a long reply was on the path to its first delta); in a
+   * discussion just opened, the system prompt and the tools (a fresh server's
+   * first question waited 10-24 ms for their first count), and a resumed
+   * one's history.
+   */
   async precountNextRequest(): Promise<void> {
     if (this.closed) return;
     const contextTokens = this.contextWindow();

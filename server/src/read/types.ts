@@ -31,7 +31,7 @@ export interface Toolbox {
   isDenied(name: string): boolean;
   /** Runs `name` with the raw JSON argument string. Never throws: failures are `ok: false`. */
   run(name: string, rawArguments: string, signal?: AbortSignal): Promise<ToolOutcome>;
-  /** A search is likely soon: gets a search thread and the folder's index ready; settles when they are (never rejects). */
+  /** A search is likely soon: gets a search thread and the folder's index ready; settles once the index is (never rejects). */
   warm?(): Promise<void>;
   /**
    * Reads one cited place (a line, or the whole file) through the same

@@ -29,10 +29,13 @@ export type RipgrepOption = string | null | undefined;
 const located = new Map<string, Promise<Ripgrep | undefined>>();
 
 /**
- * The ripgrep processes this thread started that have not ended. Ended with
- * the thread: a ripgrep blocked opening a FIFO named as an ignore file in a
- * hostile folder waits forever, and one the server's census started outlived
- * the server that stopped before the census's time limit.
+ * The ripgrep processes this thread started that have not ended, killed when
+ * the process exits: a ripgrep blocked opening a FIFO named as an ignore file
+ * in a hostile folder waits forever, and one the server's census started
+ * outlived the server that stopped before the census's time limit. In a
+ * search worker the handler runs only if the worker ends by itself; its
+ * pool, which knows its jobs' ripgreps, kills them at the process's exit
+ * (searchPool.ts).
  */
 const running = new Set<ChildProcess>();
 let endsWithThread = false;

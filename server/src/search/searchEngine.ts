@@ -81,7 +81,11 @@ export class SearchEngine {
    */
   async warm(folder?: { root: string; denyRead: readonly string[] }): Promise<void> {
     const located = this.ripgrep();
-    this.pool.warm();
+    try {
+      this.pool.warm();
+    } catch {
+      // No thread could be started (the system is out of them): the first search tries again.
+    }
     // Asked on every question: an index dropped while idle, or lost with its thread, is built again.
     if (folder && this.options.fileIndex === true) {
       const ready = await this.prepareIndex(folder.root, folder.denyRead).catch(() => false);

@@ -53,9 +53,18 @@ interface QueuedJob {
 
 const WORKER_SCRIPT = path.join(__dirname, 'searchWorker.js');
 
-function killQuietly(pid: number): void {
+/**
+ * The pools not closed, whose workers' ripgreps are killed when the process
+ * exits: a worker's own exit handlers do not run when it is terminated or
+ * the process exits, and a ripgrep blocked opening a FIFO in a hostile
+ * folder would outlive the server.
+ */
+const openPools = new Set<SearchPool>();
+let killsOnExit = false;
+
+function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGTERM'): void {
   try {
-    process.kill(pid);
+    process.kill(pid, signal);
   } catch {
     // already gone
   }
@@ -76,6 +85,18 @@ export class SearchPool {
     this.maxWorkers = Math.max(1, options.maxWorkers ?? Math.min(4, cpus));
     this.idleMs = options.idleMs ?? 60_000;
     this.script = options.script ?? WORKER_SCRIPT;
+    openPools.add(this);
+    if (!killsOnExit) {
+      killsOnExit = true;
+      process.once('exit', () => {
+        for (const pool of openPools) pool.killRipgreps();
+      });
+    }
+  }
+
+  /** Kills every ripgrep the workers' running jobs started. */
+  private killRipgreps(): void {
+    for (const slot of this.slots) for (const pid of slot.job?.pids ?? []) killQuietly(pid, 'SIGKILL');
   }
 
   /** Starts a worker ahead of the first search, so that search does not pay for the thread's start. */
@@ -110,7 +131,11 @@ export class SearchPool {
 
   /** Stops every worker (tests, shutdown). Running jobs fail. */
   async close(): Promise<void> {
-    for (const queued of this.queue.splice(0)) queued.resolve({ ok: false, reason: 'cancelled' });
+    openPools.delete(this);
+    for (const queued of this.queue.splice(0)) {
+      queued.dequeued?.();
+      queued.resolve({ ok: false, reason: 'cancelled' });
+    }
     await Promise.all([...this.slots].map((slot) => this.discard(slot)));
   }
 
