@@ -159,8 +159,9 @@ export class SearchPool {
 
   /**
    * The thread a job can start on now, if any: its folder's owner when free,
-   * else any free one, else a new one while there is room. A preparation of a
-   * folder that has an owner waits for that owner.
+   * else a free one that owns no folder, else (for a folder not yet indexed) a
+   * new one while there is room, else any free one. A preparation of a folder
+   * that has an owner waits for that owner.
    */
   private slotFor(job: SearchJob): Slot | undefined {
     const owner = this.owners.get(job.root);
@@ -168,8 +169,13 @@ export class SearchPool {
     // Only the owner holds a folder's index: elsewhere a preparation would answer that there
     // is none, and questions asked at once kept a second thread (about 9 MB) alive for it.
     if (owner && job.kind === 'prepareIndex') return undefined;
-    const free = [...this.slots].find((candidate) => !candidate.job);
-    if (free) return free;
+    const free = [...this.slots].filter((candidate) => !candidate.job);
+    // Not another folder's owner while there is a choice: a folder whose index a thread shares
+    // with another waits behind that folder's jobs, and its own search then runs cold elsewhere.
+    const ownsNothing = free.find((candidate) => !this.ownsAnIndex(candidate));
+    if (ownsNothing) return ownsNothing;
+    if (!owner && job.indexable === true && this.slots.size < this.maxWorkers) return this.spawn();
+    if (free.length > 0) return free[0];
     return this.slots.size < this.maxWorkers ? this.spawn() : undefined;
   }
 

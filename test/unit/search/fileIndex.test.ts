@@ -192,6 +192,18 @@ describe('a folder every discussion warms at once', function () {
     assert.ok(found.ok && found.result.kind === 'find' && found.result.results.length === 2);
   });
 
+  it("gives a second folder a thread of its own while there is room, so both folders' searches at once are warm", async () => {
+    const other = path.join(base, 'other');
+    writeTree(other, { 'lib/c.ts': 'c\n' });
+    const engine = new SearchEngine({ pool, fileIndex: true, ripgrepPath: null });
+    assert.equal(await engine.prepareIndex(base, []), true);
+    assert.equal(await engine.prepareIndex(other, []), true);
+    assert.equal(pool.workerCount, 2, 'one thread per folder');
+    const [here, there] = await Promise.all([createToolbox(base, NO_POLICY, { search: engine }), createToolbox(other, NO_POLICY, { search: engine })]);
+    await Promise.all([expectOk(here, 'find_files', { pattern: '**/a.ts' }), expectOk(there, 'find_files', { pattern: '**/*.ts' })]);
+    assert.equal(engine.counts.index, 2, 'both answered from their index');
+  });
+
   it('answers a job cancelled while it waits in the queue at once, and never runs it', async () => {
     const single = new SearchPool({ maxWorkers: 1 });
     try {
