@@ -96,8 +96,9 @@ const UNDICI_DEPENDENCIES: Array<() => unknown> = [
  * own (model/openai/warmup.ts). Then the discussion readies what its first
  * question would wait for (Discussion.prepareAhead): its search thread and
  * folder index, and the counts of what its next request carries (a new one
- * its system prompt and tools, a resumed one its history as well). A worker left unused stops on its own after a minute
- * (tokenCounter.ts), so an unneeded warm-up costs its memory no longer.
+ * its system prompt and tools, a resumed one its history as well). A worker
+ * left unused stops on its own after a minute (tokenCounter.ts), so an
+ * unneeded warm-up costs its memory no longer.
  */
 let modelLoadsAhead: Promise<void> | undefined;
 /** The loads ahead of need and what the latest discussion to open did after them (the bench probe waits for both). */

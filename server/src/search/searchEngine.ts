@@ -120,16 +120,15 @@ export class SearchEngine {
    * Builds the folder's warm file index now and waits for it; whether the
    * folder has one (false when it is turned off or the folder is past the walk's cap: searches stay cold).
    */
-  prepareIndex(root: string, denyRead: readonly string[], signal?: AbortSignal): Promise<boolean> {
+  prepareIndex(root: string, denyRead: readonly string[]): Promise<boolean> {
     if (this.options.fileIndex !== true) return Promise.resolve(false);
     // Every question asks (warm()), eight discussions at once: they share the one preparation under way.
     const key = [root, ...denyRead].join('\0');
-    const shared = signal === undefined ? this.preparing.get(key) : undefined;
+    const shared = this.preparing.get(key);
     if (shared) return shared;
-    const preparing = this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }, signal).then(
+    const preparing = this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }).then(
       (outcome) => outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed,
     );
-    if (signal !== undefined) return preparing;
     this.preparing.set(key, preparing);
     const forget = (): void => void this.preparing.delete(key);
     preparing.then(forget, forget);

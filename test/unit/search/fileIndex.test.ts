@@ -205,14 +205,30 @@ describe('a folder every discussion warms at once', function () {
   });
 
   it('answers a job cancelled while it waits in the queue at once, and never runs it', async () => {
-    const single = new SearchPool({ maxWorkers: 1 });
+    // A stand-in worker that notes the folder of every job it runs.
+    const ran = path.join(base, 'ran.txt');
+    const script = path.join(base, 'recordingWorker.js');
+    fs.writeFileSync(
+      script,
+      `const { parentPort } = require('node:worker_threads');
+parentPort.on('message', ({ id, job }) => {
+  require('node:fs').appendFileSync(${JSON.stringify(ran)}, job.root + '\\n');
+  parentPort.postMessage({ type: 'done', id, result: { kind: 'prepareIndex', engine: 'index', indexed: true, listingStopped: false } });
+});
+`,
+    );
+    const single = new SearchPool({ maxWorkers: 1, script });
+    const job = (root: string): SearchJob => ({ ...preparation(), root });
     try {
-      const first = single.run(preparation(), 10_000);
+      const first = single.run(job('first'), 10_000);
       const cancel = new AbortController();
-      const queued = single.run(preparation(), 10_000, cancel.signal);
+      const queued = single.run(job('cancelled'), 10_000, cancel.signal);
       cancel.abort();
       assert.deepEqual(await queued, { ok: false, reason: 'cancelled' });
       assert.ok((await first).ok);
+      // One thread, in order: had the cancelled job stayed queued, it would run before this one.
+      assert.ok((await single.run(job('after'), 10_000)).ok);
+      assert.deepEqual(fs.readFileSync(ran, 'utf8').split('\n').filter(Boolean), ['first', 'after']);
     } finally {
       await single.close();
     }
