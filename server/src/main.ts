@@ -4,6 +4,7 @@
  * them to the server. `--stdio` speaks the protocol on stdin/stdout (LSP
  * framing); `--node-ipc` is what the VS Code client uses.
  */
+import * as os from 'node:os';
 import { ProposedFeatures, createConnection } from 'vscode-languageserver/node';
 import { systemClock } from './core/deps';
 import type { ChatModel, ModelSettings } from './model/types';
@@ -139,6 +140,13 @@ if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWi
 }
 
 const connection = createConnection(ProposedFeatures.all);
+
+// Node ends on these signals without running 'exit' handlers, and those handlers
+// end the ripgreps the server started (ripgrep.ts, searchPool.ts): one blocked on
+// a FIFO in a hostile folder outlived a server its client stopped with SIGTERM.
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+  process.once(signal, () => process.exit(128 + os.constants.signals[signal]));
+}
 
 // One failed promise must not take every open discussion down with the process.
 process.on('unhandledRejection', (reason) => {

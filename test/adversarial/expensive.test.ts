@@ -382,6 +382,17 @@ describe('adversarial: ignore files that never answer or never end', function ()
     await until(() => ripgrepsIn(lab.repo).length === 0, 10_000, 'no ripgrep left in the folder after the server stopped');
   });
 
+  it('a server stopped by SIGTERM while its ripgrep waits on a FIFO ignore file leaves no ripgrep behind', async function () {
+    if (ripgrepOnPath() === undefined || process.platform !== 'linux') this.skip();
+    const s = await lab.server();
+    await lab.open(s);
+    await until(() => ripgrepsIn(lab.repo).length > 0, 10_000, 'a ripgrep started in the folder');
+    s.child.kill('SIGTERM');
+    await once(s.child, 'exit');
+    lab.drop(s);
+    await until(() => ripgrepsIn(lab.repo).length === 0, 10_000, 'no ripgrep left in the folder after the server was stopped by a signal');
+  });
+
   it("a search thread's ripgrep waiting on a FIFO ignore file ends when the process exits", async function () {
     const ripgrep = ripgrepOnPath();
     if (ripgrep === undefined || process.platform !== 'linux') this.skip();

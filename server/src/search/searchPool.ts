@@ -276,9 +276,15 @@ export class SearchPool {
     this.slots.delete(slot);
     this.forgetOwner(slot);
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
-    // ripgrep is a separate process: ending the thread does not end it.
-    for (const pid of slot.job?.pids ?? []) killQuietly(pid);
+    const job = slot.job;
     slot.job = undefined;
+    if (job) {
+      // ripgrep is a separate process: ending the thread does not end it.
+      for (const pid of job.pids) killQuietly(pid);
+      // A job timed out is answered already; one running when the pool closes would
+      // otherwise wait out its whole time limit (15 s) for an answer.
+      job.settle({ ok: false, reason: 'failed', message: 'the search threads were stopped' });
+    }
     await slot.worker.terminate().catch(() => undefined);
   }
 }

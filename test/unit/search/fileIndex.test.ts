@@ -233,6 +233,17 @@ parentPort.on('message', ({ id, job }) => {
       await single.close();
     }
   });
+
+  it('answers a job still running when the pool closes at once, rather than after its time limit', async () => {
+    // A stand-in worker that never answers, as a search stuck in a hostile folder would.
+    const script = path.join(base, 'silentWorker.js');
+    fs.writeFileSync(script, `require('node:worker_threads').parentPort.on('message', () => undefined);\n`);
+    const single = new SearchPool({ maxWorkers: 1, script });
+    const running = single.run(preparation(), 60_000);
+    await single.close();
+    // Had close() left it unanswered, the race would go to the second, settled, promise.
+    assert.deepEqual(await Promise.race([running, Promise.resolve('unanswered')]), { ok: false, reason: 'failed', message: 'the search threads were stopped' });
+  });
 });
 
 describe('a warm grep_files past its head start', function () {
