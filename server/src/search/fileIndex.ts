@@ -285,9 +285,11 @@ class FolderIndex {
   async crawlOf(scope: string): Promise<CrawlResult> {
     for await (const chunk of this.freshFiles(scope)) void chunk;
     const relativeScope = scope === '.' ? '' : scope;
-    const result: CrawlResult = { symlinks: [], ruleEntries: [], stopped: false, linksJudged: true };
+    const result: CrawlResult = { symlinks: [], ruleEntries: [], directories: [], stopped: false, linksJudged: true };
     for (const [directory, record] of this.directories) {
-      if (!isWithin(directory, relativeScope) || record.listing === '') continue;
+      if (!isWithin(directory, relativeScope)) continue;
+      result.directories.push(directory);
+      if (record.listing === '') continue;
       for (const line of record.listing.split('\n')) {
         const name = line.slice(1);
         const relativePath = joinRelative(directory, name);

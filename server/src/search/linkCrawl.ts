@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES, type RuleNamesIn } from './walk';
 
 /**
  * The entries a ripgrep listing cannot be trusted to report, found by one
@@ -19,6 +19,8 @@ export interface CrawlResult {
   symlinks: string[];
   /** Root-relative paths of every ignore file and `.git` entry under the scope, whatever their type. */
   ruleEntries: string[];
+  /** The root-relative directories whose entries were read ('' for the root): `ruleEntries` is complete for these. */
+  directories: string[];
   /** Stopped by `shouldStop` or the entry cap: the lists are incomplete. */
   stopped: boolean;
   /**
@@ -39,7 +41,7 @@ function join(parent: string, name: string): string {
 
 /** Crawls `scope` (root-relative, `.` for the root) of `root`. Yields every few milliseconds so ripgrep's pipe keeps draining. */
 export async function crawlLinksAndRules(root: string, scope: string, maxEntries: number, shouldStop: () => boolean): Promise<CrawlResult> {
-  const result: CrawlResult = { symlinks: [], ruleEntries: [], stopped: false };
+  const result: CrawlResult = { symlinks: [], ruleEntries: [], directories: [], stopped: false };
   const stack = [scope === '.' || scope === '' ? '' : scope];
   let entries = 0;
   let sliceStarted = performance.now();
@@ -51,6 +53,7 @@ export async function crawlLinksAndRules(root: string, scope: string, maxEntries
     } catch {
       continue; // unreadable: ripgrep cannot list it either
     }
+    result.directories.push(relative);
     for (const entry of listing) {
       const name = entry.name;
       const entryPath = join(relative, name);
@@ -84,4 +87,20 @@ export async function crawlLinksAndRules(root: string, scope: string, maxEntries
     }
   }
   return result;
+}
+
+const NO_RULE_FILES: ReadonlySet<string> = new Set();
+
+/** Which ignore files and `.git` each directory the crawl read holds (walk.ts walkVerdicts). */
+export function ruleNamesIn(crawl: Pick<CrawlResult, 'ruleEntries' | 'directories'>): RuleNamesIn {
+  const byDirectory = new Map<string, Set<string> | typeof NO_RULE_FILES>(crawl.directories.map((directory) => [directory, NO_RULE_FILES]));
+  for (const entry of crawl.ruleEntries) {
+    const slash = entry.lastIndexOf('/');
+    const directory = slash === -1 ? '' : entry.slice(0, slash);
+    let names = byDirectory.get(directory);
+    if (names === undefined) continue;
+    if (names === NO_RULE_FILES) byDirectory.set(directory, (names = new Set()));
+    (names as Set<string>).add(entry.slice(slash + 1));
+  }
+  return (directory) => byDirectory.get(directory);
 }

@@ -8,8 +8,8 @@ import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '..
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, sortInWalkOrder, walkFiles, WalkOptions, walkVerdicts } from './walk';
-import { crawlLinksAndRules, CrawlResult } from './linkCrawl';
+import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, walkVerdicts } from './walk';
+import { crawlLinksAndRules, CrawlResult, ruleNamesIn } from './linkCrawl';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 
 /**
@@ -29,14 +29,16 @@ export const SEARCH_LIMITS = Object.freeze({
 /**
  * ripgrep lists files in parallel, in no particular order, so its whole
  * listing must be in before the first results in walk order are known. Once
- * a pattern has matched more files than this, the cap is sure to be reached,
- * and the ordered walk, which stops at the cap, gets there sooner: ripgrep is
- * stopped and the walk answers. For find_files the walk costs about what
- * ripgrep's listing costs per file once the names have crossed the pipe, so
- * more matches than the cap is evidence enough; grep_files waits for more,
- * since the walk reads and matches every file itself.
+ * a pattern has matched more files than this, the ordered walk, which stops
+ * at the cap, gets there sooner: ripgrep is stopped and the walk answers.
+ * grep_files switches soon, since ripgrep must read every file to the end.
+ * find_files lets ripgrep go on much further: its listing of vite took
+ * 21 ms where the walk, starting over, took 40-50 ms to reach the cap, and
+ * the head start had already shown that the cap's matches do not come early.
+ * Past 20,000 matches they are dense enough for the walk, and the listing
+ * would take long to sort.
  */
-const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000, findMatches: SEARCH_LIMITS.findMaxResults });
+const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000, findMatches: 20_000 });
 
 /**
  * Before ripgrep starts, the ordered search (the warm index, or the walk)
@@ -339,6 +341,8 @@ interface CheckedListing {
   symlinks: string[];
   /** The symlinks are the ones a warm index took as files, already judged against the ignore rules. */
   linksJudged: boolean;
+  /** The ignore files and `.git` of the directories the crawl read, so judging the listing against the rules need not look for them again. */
+  ruleNames?: RuleNamesIn;
 }
 
 /**
@@ -389,7 +393,7 @@ async function listWithRipgrep(
     fault = crawlFault(job, crawl);
     const listing = await listed;
     if (fault !== undefined) return { listing: { ...listing, error: fault }, symlinks: [], linksJudged: false };
-    return { listing, symlinks: crawl.symlinks, linksJudged: crawl.linksJudged === true };
+    return { listing, symlinks: crawl.symlinks, linksJudged: crawl.linksJudged === true, ruleNames: ruleNamesIn(crawl) };
   } finally {
     if (ignoreDirectory) await fs.promises.rm(ignoreDirectory, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -402,15 +406,24 @@ function relativeCuts(boundary: ReadBoundary, cut: CutIgnoreFiles): string[] {
 /**
  * Whether a name ripgrep printed is, now, a regular file at that very path:
  * its real path is the path itself (no component is a link, so no directory
- * was swapped for one), which is inside the root.
+ * was swapped for one), which is inside the root. A file that is not a link
+ * has that real path when its directory has its own, so each directory's
+ * real path is asked once: a realpath per name was a fifth of a capped find.
  */
-function isPlainFileInside(root: string, relativePath: string): boolean {
-  const absolute = path.join(root, relativePath);
-  try {
-    return fs.lstatSync(absolute).isFile() && fs.realpathSync.native(absolute) === absolute;
-  } catch {
-    return false;
-  }
+function plainFileInsideCheck(root: string): (relativePath: string) => boolean {
+  const directoryIsReal = new Map<string, boolean>();
+  return (relativePath) => {
+    const absolute = path.join(root, relativePath);
+    try {
+      if (!fs.lstatSync(absolute).isFile()) return false;
+      const directory = path.dirname(absolute);
+      let real = directoryIsReal.get(directory);
+      if (real === undefined) directoryIsReal.set(directory, (real = fs.realpathSync.native(directory) === directory));
+      return real;
+    } catch {
+      return false;
+    }
+  };
 }
 
 const LINKED_RULES = 'an ignore file or .git/info/exclude in the folder is a symbolic link, which ripgrep would follow out of the folder';
@@ -425,10 +438,10 @@ function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean 
 }
 
 /** The symlinked files ripgrep passed over, resolved through the boundary as the walk resolves them. */
-async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled = true): Promise<Candidate[]> {
+async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled = true, ruleNames?: RuleNamesIn): Promise<Candidate[]> {
   const found: Candidate[] = [];
   // The crawl knows no ignore rules: a link it found is checked against them as the walk would.
-  const notIgnored = crawled && symlinks.length > 0 ? walkVerdicts(boundary) : undefined;
+  const notIgnored = crawled && symlinks.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
   for (const relativePath of symlinks) {
     if (check.state(relativePath) !== 'ok') continue;
     if (notIgnored && !notIgnored(relativePath)) continue;
@@ -577,7 +590,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
     let candidateCount = 0;
     const cut: CutIgnoreFiles = new Set();
     const includeGlobs = ripgrepNameFilter(job.glob);
-    const { listing, symlinks, linksJudged } = await listWithRipgrep(
+    const { listing, symlinks, linksJudged, ruleNames } = await listWithRipgrep(
       job,
       control,
       { mode: 'matches', pattern: translated, exclusions: exclusionsFor(boundary, 'grep'), includeGlobs },
@@ -590,7 +603,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
     } else if (listing.error === undefined) {
       const check = new ListedPathCheck(boundary);
       // ripgrep's include glob beats ignore rules for files: those rules are applied here again.
-      const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary) : undefined;
+      const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
       const candidates: Candidate[] = [];
       for (const relativePath of listing.paths) {
         // Defence in depth: ripgrep was told the same rules, but what it prints is checked again.
@@ -599,7 +612,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
         if (notIgnored && !notIgnored(relativePath)) continue;
         candidates.push({ relativePath, realPath: path.join(job.root, relativePath) });
       }
-      candidates.push(...(await symlinkedFiles(job, boundary, check, symlinks, !linksJudged)));
+      candidates.push(...(await symlinkedFiles(job, boundary, check, symlinks, !linksJudged, ruleNames)));
       const byPath = new Map(candidates.map((candidate) => [candidate.relativePath, candidate]));
       for (const relativePath of sortInWalkOrder([...byPath.keys()])) {
         if (control.shouldStop()) break;
@@ -750,7 +763,7 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, i
   let matchCount = 0;
   const cut: CutIgnoreFiles = new Set();
   const includeGlobs = ripgrepNameFilter(job.pattern);
-  const { listing, symlinks } = await listWithRipgrep(
+  const { listing, symlinks, ruleNames } = await listWithRipgrep(
     job,
     control,
     { mode: 'files', exclusions: exclusionsFor(boundary, 'find'), includeGlobs },
@@ -762,7 +775,7 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, i
 
   const check = new ListedPathCheck(boundary);
   // ripgrep's include glob beats ignore rules for files: those rules are applied here again, to the matches only.
-  const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary) : undefined;
+  const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
   const denied = new Set<string>();
   const found: string[] = [];
   for (const relativePath of listing.paths) {
@@ -774,15 +787,16 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, i
     found.push(relativePath);
   }
   const links = new Set<string>();
-  for (const link of await symlinkedFiles(job, boundary, check, symlinks.filter(matches))) links.add(link.relativePath);
+  for (const link of await symlinkedFiles(job, boundary, check, symlinks.filter(matches), true, ruleNames)) links.add(link.relativePath);
   // ripgrep walked directories we do not control: a name is shown only if it is still a file
   // inside, reached through no link (a directory swapped for one leaked outside names).
   // Only what is shown is checked, so this costs at most the result cap.
   const shown: string[] = [];
   let changedEntries = 0;
   let more = false;
+  const isPlainFileInside = plainFileInsideCheck(job.root);
   for (const relativePath of sortInWalkOrder([...new Set([...found, ...links])])) {
-    if (!links.has(relativePath) && !isPlainFileInside(job.root, relativePath)) {
+    if (!links.has(relativePath) && !isPlainFileInside(relativePath)) {
       changedEntries += 1;
       continue;
     }

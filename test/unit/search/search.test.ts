@@ -215,7 +215,6 @@ for (const variant of VARIANTS) {
       });
 
       test('returns the first 500 files in walk order and says there are more', async () => {
-        expectWalk = true; // past the cap, ripgrep hands find_files to the ordered walk
         const files: Record<string, string> = {};
         for (let i = 0; i < 300; i++) files[`gen/a/f${String(i).padStart(3, '0')}.txt`] = '';
         for (let i = 0; i < 300; i++) files[`gen/a-b/f${String(i).padStart(3, '0')}.txt`] = '';
@@ -226,7 +225,8 @@ for (const variant of VARIANTS) {
         assert.equal(output[299], 'gen/a/f299.txt');
         assert.equal(output[499], 'gen/a-b/f199.txt');
         assert.match(output[500], /first 500 matches; there are more/);
-        if (variant.usesRipgrep) assert.equal(engine.counts.switchedToWalk, 1);
+        // ripgrep lists a few hundred matches past the cap faster than the walk would start over: its listing is sorted.
+        if (variant.usesRipgrep) assert.equal(engine.counts.switchedToWalk, 0);
       });
 
       test('lists files denied by policy as not readable and nothing inside a directory denied by policy', async () => {
