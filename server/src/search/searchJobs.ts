@@ -29,16 +29,11 @@ export const SEARCH_LIMITS = Object.freeze({
 /**
  * ripgrep lists files in parallel, in no particular order, so its whole
  * listing must be in before the first results in walk order are known. Once
- * a pattern has matched more files than this, the ordered walk, which stops
- * at the cap, gets there sooner: ripgrep is stopped and the walk answers.
- * grep_files switches soon, since ripgrep must read every file to the end.
- * find_files lets ripgrep go on much further: its listing of vite took
- * 21 ms where the walk, starting over, took 40-50 ms to reach the cap, and
- * the head start had already shown that the cap's matches do not come early.
- * Past 20,000 matches they are dense enough for the walk, and the listing
- * would take long to sort.
+ * a pattern has matched more files than this, the cap is sure to be reached,
+ * and the ordered walk, which stops at the cap, gets there sooner: ripgrep is
+ * stopped and the walk answers.
  */
-const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000, findMatches: 20_000 });
+const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000 });
 
 /**
  * Before ripgrep starts, the ordered search (the warm index, or the walk)
@@ -496,6 +491,7 @@ async function orderedFiles(
   deadline: number | undefined,
   visit: (file: IndexedFileLike) => boolean | void,
   extendDeadline?: WalkOptions['extendDeadline'],
+  walkAs?: Pick<WalkOptions, 'wanted' | 'namesOnly'>,
 ): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
@@ -510,7 +506,7 @@ async function orderedFiles(
     return { outcome: 'finished', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
   }
   const stats = await walkFiles(
-    { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline, extendDeadline },
+    { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline, extendDeadline, ...walkAs },
     (file) => visit({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined }),
   );
   const outcome: OrderedOutcome =
@@ -679,7 +675,7 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
 /** find_files on the ordered files (the index's or the walk's), which stop at the cap. Undefined when the deadline passed first. */
 async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, matches: PathTest, deadline?: number): Promise<FindJobResult | undefined> {
   const max = SEARCH_LIMITS.findMaxResults;
-  const results: FindJobResult['results'] = [];
+  const results: Array<FindJobResult['results'][number] & { linked: boolean }> = [];
   let more = false;
   const extend = deadline === undefined ? undefined : keepWalking(job.headStartMs ?? ORDERED_HEAD_START_MS, () => results.length / max);
   const ordered = await orderedFiles(
@@ -694,18 +690,27 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
         more = true;
         return false;
       }
-      results.push({ relativePath: file.relativePath, denied: file.denied });
+      results.push({ relativePath: file.relativePath, denied: file.denied, linked: file.realPath !== path.join(job.root, file.relativePath) });
     },
     extend,
+    // Names only: nothing is read, and each name shown is checked below.
+    index ? undefined : { wanted: matches, namesOnly: true },
   );
   if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
   let changedEntries = ordered.changedDirectories;
-  let shown = results;
+  let shown: FindJobResult['results'] = [];
   if (index) {
     // The index was checked against the disk when the search began: what is shown is checked again now.
-    shown = [];
     for (const result of results) {
-      if (await stillListed(job, boundary, result.relativePath)) shown.push(result);
+      if (await stillListed(job, boundary, result.relativePath)) shown.push({ relativePath: result.relativePath, denied: result.denied });
+      else changedEntries += 1;
+    }
+  } else {
+    // Listed plainly, not through the verified open: a name is shown only if it is still a file reached
+    // through no link (a directory swapped for one would list outside names). Links were resolved as found.
+    const isPlainFileInside = plainFileInsideCheck(job.root);
+    for (const result of results) {
+      if (result.linked || isPlainFileInside(result.relativePath)) shown.push({ relativePath: result.relativePath, denied: result.denied });
       else changedEntries += 1;
     }
   }
@@ -744,77 +749,15 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, i
   const test = compileGlobTest(job.pattern);
   const scopePrefix = job.scope.relativePath === '.' ? '' : `${job.scope.relativePath}/`;
   // Also match relative to `path`, so {"path": "src", "pattern": "lib/*.ts"} finds src/lib/a.ts.
-  const matches = (relativePath: string): boolean =>
+  const exactly = (relativePath: string): boolean =>
     test(relativePath) || (scopePrefix !== '' && relativePath.startsWith(scopePrefix) && test(relativePath.slice(scopePrefix.length)));
-  const max = SEARCH_LIMITS.findMaxResults;
-  const ordered = async (): Promise<FindJobResult> => (await findOrdered(job, boundary, control, index, matches)) as FindJobResult;
-  if (index) {
-    // The exact test costs about a microsecond a path: a base-name pre-filter first keeps a warm find on 100,000 files fast.
-    const nameFilter = ripgrepNameFilter(job.pattern)[0];
-    const prefilter = nameFilter === undefined ? undefined : new RegExp(`(?:^|/)${nameFilter.replace(/[.+^${}()|[\]\\-]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`, 'i');
-    return (await findOrdered(job, boundary, control, index, prefilter ? (relativePath) => prefilter.test(relativePath) && matches(relativePath) : matches)) as FindJobResult;
-  }
-  if (!job.ripgrep) return ordered();
-  // A head start for the walk: a capped find (`**/*.ts`) ends here.
-  const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
-  const quick = headStart > 0 ? await findOrdered(job, boundary, control, undefined, matches, performance.now() + headStart) : undefined;
-  if (quick) return quick;
-
-  let matchCount = 0;
-  const cut: CutIgnoreFiles = new Set();
-  const includeGlobs = ripgrepNameFilter(job.pattern);
-  const { listing, symlinks, ruleNames } = await listWithRipgrep(
-    job,
-    control,
-    { mode: 'files', exclusions: exclusionsFor(boundary, 'find'), includeGlobs },
-    cut,
-    (relativePath) => !matches(relativePath) || ++matchCount <= SWITCH_TO_WALK.findMatches,
-  );
-  if (listing.abandoned) return { ...(await ordered()), switchedToWalk: true };
-  if (listing.error !== undefined) return { ...(await ordered()), fallbackReason: listing.error };
-
-  const check = new ListedPathCheck(boundary);
-  // ripgrep's include glob beats ignore rules for files: those rules are applied here again, to the matches only.
-  const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
-  const denied = new Set<string>();
-  const found: string[] = [];
-  for (const relativePath of listing.paths) {
-    if (!matches(relativePath)) continue;
-    const state = check.state(relativePath);
-    if (state === 'excluded') continue;
-    if (notIgnored && !notIgnored(relativePath)) continue;
-    if (state === 'denied') denied.add(relativePath);
-    found.push(relativePath);
-  }
-  const links = new Set<string>();
-  for (const link of await symlinkedFiles(job, boundary, check, symlinks.filter(matches), true, ruleNames)) links.add(link.relativePath);
-  // ripgrep walked directories we do not control: a name is shown only if it is still a file
-  // inside, reached through no link (a directory swapped for one leaked outside names).
-  // Only what is shown is checked, so this costs at most the result cap.
-  const shown: string[] = [];
-  let changedEntries = 0;
-  let more = false;
-  const isPlainFileInside = plainFileInsideCheck(job.root);
-  for (const relativePath of sortInWalkOrder([...new Set([...found, ...links])])) {
-    if (!links.has(relativePath) && !isPlainFileInside(relativePath)) {
-      changedEntries += 1;
-      continue;
-    }
-    if (shown.length === max) {
-      more = true;
-      break;
-    }
-    shown.push(relativePath);
-  }
-  return {
-    kind: 'find',
-    engine: 'ripgrep',
-    results: shown.map((relativePath) => ({ relativePath, denied: denied.has(relativePath) })),
-    more,
-    listingStopped: listing.truncated,
-    changedEntries,
-    cutIgnoreFiles: relativeCuts(boundary, cut),
-  };
+  // The exact test costs about a microsecond a path: a base-name pre-filter first keeps a find on 100,000 files fast.
+  const nameFilter = ripgrepNameFilter(job.pattern)[0];
+  const prefilter = nameFilter === undefined ? undefined : new RegExp(`(?:^|/)${nameFilter.replace(/[.+^${}()|[\]\\-]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`, 'i');
+  const matches = prefilter ? (relativePath: string): boolean => prefilter.test(relativePath) && exactly(relativePath) : exactly;
+  // Not through ripgrep: beside it, the crawl that finds the links it passes over and checks
+  // the ignore files it reads must list every directory, which is what a walk of names costs.
+  return (await findOrdered(job, boundary, control, index, matches)) as FindJobResult;
 }
 
 // -------------------------------------------------------------------- census

@@ -69,6 +69,21 @@ export interface WalkOptions {
   /** Told of each symlinked file left out (it leads outside the folder or to a denied file), so callers can count them. */
   onLinkLeftOut?: (relativePath: string) => void;
   /**
+   * The files the caller wants, by root-relative path: the others are passed
+   * over before their ignore verdict is asked (find_files, whose glob most
+   * files fail; each verdict is a test against every layer of rules).
+   */
+  wanted?: (relativePath: string) => boolean;
+  /**
+   * Lists directories plainly instead of through the verified open, which
+   * proves a listing is of the directory checked and was half of the walk's
+   * time. Only for a caller that reads no file and checks every name it
+   * shows again before showing it (find_files: searchJobs.ts
+   * plainFileInsideCheck), so a directory swapped for a link meanwhile
+   * shows nothing from outside.
+   */
+  namesOnly?: boolean;
+  /**
    * Told of each directory the walk enters, with its entries, right after
    * listing it and before its ignore files are read (the warm index stamps
    * both then, so a change made while they are read is seen later).
@@ -385,13 +400,22 @@ export function ancestorIgnoreText(root: string, startRelative: string, cut?: Cu
  * since: the listing is proved to be of the checked directory (see
  * boundary.ts `listVerifiedDirectorySync`); a changed one is left out.
  */
-function readSortedEntries(directory: string, stats: WalkStats): fs.Dirent[] {
-  const listing = listVerifiedDirectorySync(directory);
-  if (!listing.ok) {
-    if (listing.refusal === 'changed') stats.changedDirectories += 1;
-    return []; // unreadable or changed directory: nothing to show
+function readSortedEntries(directory: string, stats: WalkStats, namesOnly = false): fs.Dirent[] {
+  let entries: fs.Dirent[];
+  if (namesOnly) {
+    try {
+      entries = fs.readdirSync(directory, { withFileTypes: true });
+    } catch {
+      return []; // unreadable: nothing to show
+    }
+  } else {
+    const listing = listVerifiedDirectorySync(directory);
+    if (!listing.ok) {
+      if (listing.refusal === 'changed') stats.changedDirectories += 1;
+      return []; // unreadable or changed directory: nothing to show
+    }
+    entries = listing.entries;
   }
-  const entries = listing.entries;
   // Code-unit order: stable across locales, so results are reproducible.
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return entries;
@@ -443,7 +467,9 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
   if (!boundary.isInside(options.startDirectory)) return stats;
 
   const startRelative = boundary.relativeOf(options.startDirectory);
-  const startEntries = readSortedEntries(options.startDirectory, stats);
+  const namesOnly = options.namesOnly === true;
+  const wanted = options.wanted;
+  const startEntries = readSortedEntries(options.startDirectory, stats, namesOnly);
   options.onDirectory?.(startRelative === '.' ? '' : startRelative, options.startDirectory, startEntries);
   // The start directory's own ignore files are read with its ancestors'.
   const stack: DirectoryFrame[] = [
@@ -500,7 +526,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
       if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;
       if (isIgnored(frame.ignore, relativePath, true)) continue;
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
-      const entries = readSortedEntries(absolutePath, stats);
+      const entries = readSortedEntries(absolutePath, stats, namesOnly);
       options.onDirectory?.(relativePath, absolutePath, entries);
       const names = ignoreFileNames(entries);
       const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath, cut) : frame.ignore;
@@ -515,6 +541,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
     }
     if (name === '.git') continue; // a worktree's `.git` pointer file
     if (type === 'other') continue;
+    if (wanted && !wanted(relativePath)) continue;
     if (isIgnored(frame.ignore, relativePath, false)) continue;
 
     if (type === 'symlink') {
