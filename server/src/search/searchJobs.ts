@@ -491,7 +491,7 @@ async function orderedFiles(
   deadline: number | undefined,
   visit: (file: IndexedFileLike) => boolean | void,
   extendDeadline?: WalkOptions['extendDeadline'],
-  walkAs?: Pick<WalkOptions, 'wanted' | 'namesOnly'>,
+  walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'namesOnly'>,
 ): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
@@ -673,17 +673,16 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
 // ---------------------------------------------------------------- find_files
 
 /** find_files on the ordered files (the index's or the walk's), which stop at the cap. Undefined when the deadline passed first. */
-async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, matches: PathTest, deadline?: number): Promise<FindJobResult | undefined> {
+async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, matches: PathTest, wantedName?: (name: string) => boolean): Promise<FindJobResult> {
   const max = SEARCH_LIMITS.findMaxResults;
   const results: Array<FindJobResult['results'][number] & { linked: boolean }> = [];
   let more = false;
-  const extend = deadline === undefined ? undefined : keepWalking(job.headStartMs ?? ORDERED_HEAD_START_MS, () => results.length / max);
   const ordered = await orderedFiles(
     job,
     boundary,
     control,
     index,
-    deadline,
+    undefined,
     (file) => {
       if (!matches(file.relativePath)) return;
       if (results.length >= max) {
@@ -692,11 +691,10 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
       }
       results.push({ relativePath: file.relativePath, denied: file.denied, linked: file.realPath !== path.join(job.root, file.relativePath) });
     },
-    extend,
+    undefined,
     // Names only: nothing is read, and each name shown is checked below.
-    index ? undefined : { wanted: matches, namesOnly: true },
+    index ? undefined : { wanted: matches, wantedName, namesOnly: true },
   );
-  if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
   let changedEntries = ordered.changedDirectories;
   let shown: FindJobResult['results'] = [];
   if (index) {
@@ -757,7 +755,7 @@ async function find(job: FindJob, boundary: ReadBoundary, control: JobControl, i
   const matches = prefilter ? (relativePath: string): boolean => prefilter.test(relativePath) && exactly(relativePath) : exactly;
   // Not through ripgrep: beside it, the crawl that finds the links it passes over and checks
   // the ignore files it reads must list every directory, which is what a walk of names costs.
-  return (await findOrdered(job, boundary, control, index, matches)) as FindJobResult;
+  return findOrdered(job, boundary, control, index, matches, prefilter && ((name) => prefilter.test(name)));
 }
 
 // -------------------------------------------------------------------- census

@@ -75,6 +75,13 @@ export interface WalkOptions {
    */
   wanted?: (relativePath: string) => boolean;
   /**
+   * A test of base names that every file `wanted` takes passes (a glob's
+   * last segment): a file or link failing it is passed over before its
+   * paths are even built, which on 100,000 files was most of what a selective
+   * find_files spent outside the kernel.
+   */
+  wantedName?: (name: string) => boolean;
+  /**
    * Lists directories plainly instead of through the verified open, which
    * proves a listing is of the directory checked and was half of the walk's
    * time. Only for a caller that reads no file and checks every name it
@@ -469,6 +476,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
   const startRelative = boundary.relativeOf(options.startDirectory);
   const namesOnly = options.namesOnly === true;
   const wanted = options.wanted;
+  const wantedName = options.wantedName;
   const startEntries = readSortedEntries(options.startDirectory, stats, namesOnly);
   options.onDirectory?.(startRelative === '.' ? '' : startRelative, options.startDirectory, startEntries);
   // The start directory's own ignore files are read with its ancestors'.
@@ -518,6 +526,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
     }
 
     const name = entry.name;
+    if (wantedName && (entry.isFile() || entry.isSymbolicLink()) && !wantedName(name)) continue;
     const absolutePath = frame.absolutePath.endsWith(separator) ? frame.absolutePath + name : frame.absolutePath + separator + name;
     const relativePath = joinRelative(frame.relativePath, name);
     const type = entryType(entry, absolutePath);
