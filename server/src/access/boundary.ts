@@ -407,6 +407,50 @@ export function listVerifiedDirectorySync(checkedPath: string): VerifiedListing 
   }
 }
 
+/** A directory held open and listed, for opening the directories inside it (`openListedChildSync`). */
+export type OpenListing = { ok: true; fd: number; entries: fs.Dirent[] } | { ok: false; refusal: OpenRefusal };
+
+/**
+ * Whether directories can be opened inside an open one (`openListedChildSync`):
+ * on Linux, through /proc/self/fd.
+ */
+export const CAN_OPEN_INSIDE_OPEN_DIRECTORY = PROC_FD !== undefined;
+
+/** `listVerifiedDirectorySync`, keeping the descriptor open; the caller closes `fd`. Linux only. */
+export function openListedDirectorySync(checkedPath: string): OpenListing {
+  const opened = openVerifiedSync(checkedPath, 'directory');
+  if (!opened.ok) return opened;
+  return listOpened(opened.fd);
+}
+
+/**
+ * Opens and lists the directory `name` inside the open directory `parentFd`,
+ * refusing it if it is a link there now (O_NOFOLLOW applies to `name`, and
+ * the descriptor's /proc/self/fd entry is the directory the parent was
+ * opened as, whatever happened to its path since). A chain of these from a
+ * verified directory proves every listing is of a directory inside, without
+ * the realpath and stat of each verified open, which were half the time of a
+ * walk of names. The caller closes `fd`. Linux only.
+ */
+export function openListedChildSync(parentFd: number, name: string): OpenListing {
+  let fd: number;
+  try {
+    fd = fs.openSync(`${PROC_FD}/${parentFd}/${name}`, DIRECTORY_FLAGS);
+  } catch (error) {
+    return { ok: false, refusal: openFailure(error, 'directory') };
+  }
+  return listOpened(fd);
+}
+
+function listOpened(fd: number): OpenListing {
+  try {
+    return { ok: true, fd, entries: fs.readdirSync(`${PROC_FD}/${fd}`, { withFileTypes: true }) };
+  } catch {
+    fs.closeSync(fd);
+    return { ok: false, refusal: 'unopenable' };
+  }
+}
+
 /** `listVerifiedDirectorySync` for the server's event loop. */
 export async function listVerifiedDirectory(checkedPath: string): Promise<VerifiedListing> {
   const opened = await openVerified(checkedPath, 'directory');

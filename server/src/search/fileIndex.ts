@@ -287,9 +287,9 @@ class FolderIndex {
     const relativeScope = scope === '.' ? '' : scope;
     const result: CrawlResult = { symlinks: [], ruleEntries: [], directories: [], stopped: false, linksJudged: true };
     for (const [directory, record] of this.directories) {
-      if (!isWithin(directory, relativeScope)) continue;
+      // An empty listing may be a directory refused or unreadable when last listed: not known to hold no rules.
+      if (!isWithin(directory, relativeScope) || record.listing === '') continue;
       result.directories.push(directory);
-      if (record.listing === '') continue;
       for (const line of record.listing.split('\n')) {
         const name = line.slice(1);
         const relativePath = joinRelative(directory, name);

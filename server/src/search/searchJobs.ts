@@ -15,9 +15,10 @@ import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
  * a worker thread (see searchPool.ts) so neither a large tree nor a slow
- * regular expression holds the server's event loop. Each has two ways to find
- * files, with the same result: ask ripgrep for candidate names, or walk the
- * tree ourselves.
+ * regular expression holds the server's event loop. grep_files and the census
+ * have two ways to find files, with the same result: ask ripgrep for
+ * candidate names, or walk the tree ourselves; find_files always walks names
+ * (or reads the warm index).
  */
 
 export const SEARCH_LIMITS = Object.freeze({
@@ -37,7 +38,7 @@ const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000 });
 
 /**
  * Before ripgrep starts, the ordered search (the warm index, or the walk)
- * gets this long: a capped search (a common word, `**\/*.ts`) is done in a
+ * gets this long: a capped grep (a common word) is done in a
  * few milliseconds that way, where ripgrep must list everything before the
  * first results in path order are known. A full scan loses at most this.
  */
@@ -466,7 +467,9 @@ export function ripgrepNameFilter(glob: string | undefined): string[] {
   const normalized = normalizeGlob(glob);
   if (normalized === '' || normalized.startsWith('!')) return [];
   const last = normalized.slice(normalized.lastIndexOf('/') + 1);
-  if (!/^[A-Za-z0-9._*?-]+$/.test(last) || /^\**$/.test(last)) return [];
+  // A glob's `.` and `..` segments are dropped when it is matched (`**/.` is `**`): they name no file.
+  // A glob's `.` and `..` segments are dropped when it is matched (`**/.` is `**`): they name no file.
+  if (!/^[A-Za-z0-9._*?-]+$/.test(last) || /^\**$/.test(last) || last === '.' || last === '..') return [];
   return [last];
 }
 
@@ -475,6 +478,8 @@ interface IndexedFileLike {
   relativePath: string;
   realPath: string;
   denied: boolean;
+  /** A symlinked file, resolved through the boundary (the walk's; the index does not say). */
+  viaLink?: boolean;
 }
 
 type OrderedOutcome = 'finished' | 'capped' | 'out_of_time' | 'entry_limit';
@@ -507,7 +512,7 @@ async function orderedFiles(
   }
   const stats = await walkFiles(
     { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline, extendDeadline, ...walkAs },
-    (file) => visit({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined }),
+    (file) => visit({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined, viaLink: file.viaLink === true }),
   );
   const outcome: OrderedOutcome =
     stats.stoppedBy === undefined ? 'finished' : stats.stoppedBy === 'visitor' ? 'capped' : stats.stoppedBy === 'entry_limit' ? 'entry_limit' : 'out_of_time';
@@ -672,7 +677,7 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
 
 // ---------------------------------------------------------------- find_files
 
-/** find_files on the ordered files (the index's or the walk's), which stop at the cap. Undefined when the deadline passed first. */
+/** find_files on the ordered files (the index's or the walk's), which stop at the cap. */
 async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, matches: PathTest, wantedName?: (name: string) => boolean): Promise<FindJobResult> {
   const max = SEARCH_LIMITS.findMaxResults;
   const results: Array<FindJobResult['results'][number] & { linked: boolean }> = [];
@@ -689,7 +694,7 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
         more = true;
         return false;
       }
-      results.push({ relativePath: file.relativePath, denied: file.denied, linked: file.realPath !== path.join(job.root, file.relativePath) });
+      results.push({ relativePath: file.relativePath, denied: file.denied, linked: file.viaLink === true });
     },
     undefined,
     // Names only: nothing is read, and each name shown is checked below.
@@ -704,8 +709,9 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
       else changedEntries += 1;
     }
   } else {
-    // Listed plainly, not through the verified open: a name is shown only if it is still a file reached
-    // through no link (a directory swapped for one would list outside names). Links were resolved as found.
+    // Each directory was proven as it was opened (walk.ts namesOnly); a file swapped for a link since is
+    // not shown: a name is shown only if it is still a regular file reached through no link. Links were
+    // resolved through the boundary as they were found.
     const isPlainFileInside = plainFileInsideCheck(job.root);
     for (const result of results) {
       if (result.linked || isPlainFileInside(result.relativePath)) shown.push({ relativePath: result.relativePath, denied: result.denied });

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import ignore from 'ignore';
-import { listVerifiedDirectorySync, openVerifiedSync, readHeadSync, ReadBoundary } from '../access/boundary';
+import { CAN_OPEN_INSIDE_OPEN_DIRECTORY, listVerifiedDirectorySync, openListedChildSync, openListedDirectorySync, openVerifiedSync, readHeadSync, ReadBoundary } from '../access/boundary';
 import { ReadDenial } from '../access/secrets';
 
 /**
@@ -47,6 +47,8 @@ export interface WalkFile {
   realPath: string;
   /** Set when the file's contents may not be shown (secret or policy); names may still be listed. */
   denial?: ReadDenial;
+  /** A symlinked file: `realPath` is its target's, resolved through the boundary. */
+  viaLink?: true;
 }
 
 export interface WalkOptions {
@@ -82,12 +84,13 @@ export interface WalkOptions {
    */
   wantedName?: (name: string) => boolean;
   /**
-   * Lists directories plainly instead of through the verified open, which
-   * proves a listing is of the directory checked and was half of the walk's
-   * time. Only for a caller that reads no file and checks every name it
-   * shows again before showing it (find_files: searchJobs.ts
-   * plainFileInsideCheck), so a directory swapped for a link meanwhile
-   * shows nothing from outside.
+   * Lists each directory through its parent's open descriptor (boundary.ts
+   * `openListedChildSync`) instead of through the verified open, whose
+   * realpath and stat were half of the walk's time: the chain from the
+   * verified start still proves every listing is of a directory inside.
+   * Files are not opened, so only for a caller that reads none (find_files).
+   * Where directories cannot be opened that way (not Linux), the verified
+   * open is used.
    */
   namesOnly?: boolean;
   /**
@@ -136,6 +139,8 @@ interface DirectoryFrame {
   entries: fs.Dirent[];
   index: number;
   ignore: IgnoreStacks;
+  /** The directory's open descriptor, in a walk that opens each directory inside its parent's. */
+  fd?: number;
 }
 
 /** `name` inside the root-relative directory `parent` ('' or '.' for the root). */
@@ -407,25 +412,33 @@ export function ancestorIgnoreText(root: string, startRelative: string, cut?: Cu
  * since: the listing is proved to be of the checked directory (see
  * boundary.ts `listVerifiedDirectorySync`); a changed one is left out.
  */
-function readSortedEntries(directory: string, stats: WalkStats, namesOnly = false): fs.Dirent[] {
-  let entries: fs.Dirent[];
-  if (namesOnly) {
-    try {
-      entries = fs.readdirSync(directory, { withFileTypes: true });
-    } catch {
-      return []; // unreadable: nothing to show
-    }
-  } else {
-    const listing = listVerifiedDirectorySync(directory);
-    if (!listing.ok) {
-      if (listing.refusal === 'changed') stats.changedDirectories += 1;
-      return []; // unreadable or changed directory: nothing to show
-    }
-    entries = listing.entries;
+function readSortedEntries(directory: string, stats: WalkStats): fs.Dirent[] {
+  const listing = listVerifiedDirectorySync(directory);
+  if (!listing.ok) {
+    if (listing.refusal === 'changed') stats.changedDirectories += 1;
+    return []; // unreadable or changed directory: nothing to show
   }
-  // Code-unit order: stable across locales, so results are reproducible.
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  return entries;
+  return sortEntries(listing.entries);
+}
+
+/** Code-unit order: stable across locales, so results are reproducible. */
+function sortEntries(entries: fs.Dirent[]): fs.Dirent[] {
+  return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * A directory's sorted entries and, for a walk that opens each directory
+ * inside its parent (`namesOnly`), its open descriptor: `parentFd` and
+ * `name` when it is not the start directory.
+ */
+function listDirectory(absolutePath: string, stats: WalkStats, chained: boolean, parent?: { fd: number; name: string }): { entries: fs.Dirent[]; fd?: number } {
+  if (!chained) return { entries: readSortedEntries(absolutePath, stats) };
+  const listing = parent ? openListedChildSync(parent.fd, parent.name) : openListedDirectorySync(absolutePath);
+  if (!listing.ok) {
+    if (listing.refusal === 'changed') stats.changedDirectories += 1;
+    return { entries: [] };
+  }
+  return { entries: sortEntries(listing.entries), fd: listing.fd };
 }
 
 /** The names among `entries` that matter to ignore rules: the ignore files and `.git`. */
@@ -468,16 +481,14 @@ export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promi
 }
 
 async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgnoreFiles): Promise<WalkStats> {
-  const { boundary, signal, shouldStop } = options;
-  const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
+  const { boundary } = options;
   const stats: WalkStats = { entriesVisited: 0, changedDirectories: 0, cutIgnoreFiles: [] };
   if (!boundary.isInside(options.startDirectory)) return stats;
 
   const startRelative = boundary.relativeOf(options.startDirectory);
-  const namesOnly = options.namesOnly === true;
-  const wanted = options.wanted;
-  const wantedName = options.wantedName;
-  const startEntries = readSortedEntries(options.startDirectory, stats, namesOnly);
+  const chained = options.namesOnly === true && CAN_OPEN_INSIDE_OPEN_DIRECTORY;
+  const start = listDirectory(options.startDirectory, stats, chained);
+  const startEntries = start.entries;
   options.onDirectory?.(startRelative === '.' ? '' : startRelative, options.startDirectory, startEntries);
   // The start directory's own ignore files are read with its ancestors'.
   const stack: DirectoryFrame[] = [
@@ -487,8 +498,22 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
       entries: startEntries,
       index: 0,
       ignore: ignoreStacksFor(boundary.root, startRelative, cut),
+      fd: start.fd,
     },
   ];
+  try {
+    return await walkFrames(stack, options, visit, cut, stats, chained);
+  } finally {
+    // A walk that stopped early leaves its frames' descriptors open.
+    for (const frame of stack) if (frame.fd !== undefined) fs.closeSync(frame.fd);
+  }
+}
+
+async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: WalkVisitor, cut: CutIgnoreFiles, stats: WalkStats, chained: boolean): Promise<WalkStats> {
+  const { boundary, signal, shouldStop } = options;
+  const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY;
+  const wanted = options.wanted;
+  const wantedName = options.wantedName;
   const separator = path.sep;
   let sliceStarted = performance.now();
   let deadline = options.deadline;
@@ -497,6 +522,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
     const frame = stack[stack.length - 1];
     if (frame.index >= frame.entries.length) {
       stack.pop();
+      if (frame.fd !== undefined) fs.closeSync(frame.fd);
       continue;
     }
     const entry = frame.entries[frame.index++];
@@ -535,7 +561,8 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
       if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;
       if (isIgnored(frame.ignore, relativePath, true)) continue;
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
-      const entries = readSortedEntries(absolutePath, stats, namesOnly);
+      const listed = listDirectory(absolutePath, stats, chained, frame.fd === undefined ? undefined : { fd: frame.fd, name });
+      const entries = listed.entries;
       options.onDirectory?.(relativePath, absolutePath, entries);
       const names = ignoreFileNames(entries);
       const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath, cut) : frame.ignore;
@@ -545,6 +572,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
         entries,
         index: 0,
         ignore: withIgnoreFiles(inherited, absolutePath, relativePath, cut, names),
+        fd: listed.fd,
       });
       continue;
     }
@@ -561,7 +589,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
         if (!resolved.ok && resolved.kind !== 'not_found') options.onLinkLeftOut?.(relativePath);
         continue;
       }
-      if (visit({ relativePath, realPath: resolved.realPath }) === false) {
+      if (visit({ relativePath, realPath: resolved.realPath, viaLink: true }) === false) {
         stats.stoppedBy = 'visitor';
         return stats;
       }

@@ -84,6 +84,7 @@ for (const variant of VARIANTS) {
       it(title, async () => {
         await body();
         if (variant.usesRipgrep) assert.deepEqual(engine.counts.fallbackReasons, [], 'ripgrep was offered but not used');
+        else assert.equal(engine.counts.ripgrep, 0);
       });
     };
 
@@ -97,6 +98,11 @@ for (const variant of VARIANTS) {
         assert.deepEqual(lines(await expectOk(toolbox, 'find_files', { pattern: '*.ts' })), ['.hidden/config.ts', 'src/index.ts', 'src/util/strings.ts']);
         assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'src/**/*.ts' }), 'src/index.ts\nsrc/util/strings.ts');
         assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.{md,json}' }), 'README.md\npackage.json');
+      });
+
+      findTest('matches a pattern ending in "/." as the pattern without it, its name filter not taking "." for a file name', async () => {
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'src/**/.' }), await expectOk(toolbox, 'find_files', { pattern: 'src/**' }));
+        assert.match(await expectOk(toolbox, 'find_files', { pattern: 'src/**' }), /src\/index\.ts/);
       });
 
       findTest('matches a pattern relative to the directory it searches', async () => {
@@ -591,39 +597,68 @@ describe('search helpers', () => {
   });
 });
 
-describe('find_files, which lists directories plainly rather than through the verified open', () => {
+describe('find_files, which opens each directory inside its parent rather than through the verified open', () => {
   // The module itself: the server's `import * as fs` reads its functions from it at each call.
-  const nodeFs = require('node:fs') as { readdirSync: typeof fs.readdirSync };
+  const nodeFs = require('node:fs') as { readdirSync: typeof fs.readdirSync; openSync: typeof fs.openSync };
   let base: string;
-  let realReaddir: typeof fs.readdirSync;
+  let real: { readdirSync: typeof fs.readdirSync; openSync: typeof fs.openSync };
   beforeEach(() => {
     base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-names-')));
-    realReaddir = nodeFs.readdirSync;
+    real = { readdirSync: nodeFs.readdirSync, openSync: nodeFs.openSync };
   });
   afterEach(() => {
-    nodeFs.readdirSync = realReaddir;
+    Object.assign(nodeFs, real);
     fs.rmSync(base, { recursive: true, force: true });
   });
 
-  it('shows no name from a directory swapped for a link to an outside one between being listed and being read', async () => {
+  /**
+   * Swaps `repo/swap/d` for a link to `outside` at the worst moment: when the
+   * walk, having seen `d` as a directory, first opens or lists it (by its
+   * path, or inside its parent's descriptor). With `back`, the real `d` is put
+   * back as soon as that call returns, so a later check of the path finds it.
+   */
+  async function findWhileSwapping(back: boolean): Promise<{ shown: string[]; changedEntries: number }> {
     const repo = path.join(base, 'repo');
-    writeTree(base, { 'outside/secret-name.txt': 'x\n', 'repo/swap/d/inside.txt': 'x\n', 'repo/kept.txt': 'x\n' });
     const swapped = path.join(repo, 'swap', 'd');
-    // The swap lands at the worst moment: after the walk saw `d` as a directory, just before it lists it.
-    nodeFs.readdirSync = ((directory: fs.PathLike, options?: unknown) => {
-      if (String(directory) === swapped && !fs.lstatSync(swapped).isSymbolicLink()) {
-        fs.renameSync(swapped, path.join(base, 'moved-away'));
-        fs.symlinkSync(path.join(base, 'outside'), swapped);
+    const away = path.join(base, 'moved-away');
+    let swaps = 0;
+    const around = <T>(target: fs.PathLike | number, call: () => T): T => {
+      const named = String(target);
+      if (swaps > 0 || !(named === swapped || /^\/proc\/self\/fd\/\d+\/d$/.test(named))) return call();
+      swaps += 1;
+      fs.renameSync(swapped, away);
+      fs.symlinkSync(path.join(base, 'outside'), swapped);
+      try {
+        return call();
+      } finally {
+        if (back) {
+          fs.unlinkSync(swapped);
+          fs.renameSync(away, swapped);
+        }
       }
-      return (realReaddir as (d: fs.PathLike, o?: unknown) => unknown)(directory, options);
-    }) as typeof fs.readdirSync;
+    };
+    nodeFs.readdirSync = ((target: fs.PathLike, options?: unknown) => around(target, () => (real.readdirSync as (t: fs.PathLike, o?: unknown) => unknown)(target, options))) as typeof fs.readdirSync;
+    nodeFs.openSync = ((target: fs.PathLike, ...rest: unknown[]) => around(target, () => (real.openSync as (t: fs.PathLike, ...r: unknown[]) => number)(target, ...rest))) as typeof fs.openSync;
     const result = await runSearchJob(
       { kind: 'find', pattern: '**/*.txt', root: repo, denyRead: [], scope: { relativePath: '.', realPath: repo, kind: 'directory' } },
       { shouldStop: () => false, onSpawn: () => undefined },
     );
-    assert.equal(result.kind, 'find');
-    assert.ok(fs.lstatSync(swapped).isSymbolicLink(), 'the swap happened');
-    assert.deepEqual(result.kind === 'find' && result.results.map((r) => r.relativePath), ['kept.txt'], 'the outside name was listed, and not shown');
-    assert.equal(result.changedEntries, 1, 'and it is counted as changed');
+    Object.assign(nodeFs, real);
+    assert.equal(swaps, 1, 'the swap happened');
+    assert.ok(result.kind === 'find');
+    return { shown: result.kind === 'find' ? result.results.map((r) => r.relativePath) : [], changedEntries: result.changedEntries ?? 0 };
+  }
+
+  beforeEach(() => {
+    // `both.txt` is in the real `d` and outside: shown from an outside listing, a later check of its path would pass.
+    writeTree(base, { 'outside/both.txt': 'x\n', 'outside/planted.txt': 'x\n', 'repo/swap/d/both.txt': 'x\n', 'repo/swap/d/inside.txt': 'x\n', 'repo/kept.txt': 'x\n' });
+  });
+
+  it('shows no name from a directory swapped for a link to an outside one as the walk enters it', async () => {
+    assert.deepEqual(await findWhileSwapping(false), { shown: ['kept.txt'], changedEntries: 1 });
+  });
+
+  it('shows no name from it either when the real directory is put back before anything is shown, and counts one changed directory, not the outside names', async () => {
+    assert.deepEqual(await findWhileSwapping(true), { shown: ['kept.txt'], changedEntries: 1 });
   });
 });
