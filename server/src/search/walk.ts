@@ -488,20 +488,20 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
   const startRelative = boundary.relativeOf(options.startDirectory);
   const chained = options.namesOnly === true && CAN_OPEN_INSIDE_OPEN_DIRECTORY;
   const start = listDirectory(options.startDirectory, stats, chained);
-  const startEntries = start.entries;
-  options.onDirectory?.(startRelative === '.' ? '' : startRelative, options.startDirectory, startEntries);
-  // The start directory's own ignore files are read with its ancestors'.
   const stack: DirectoryFrame[] = [
     {
       absolutePath: options.startDirectory,
       relativePath: startRelative === '.' ? '' : startRelative,
-      entries: startEntries,
+      entries: start.entries,
       index: 0,
-      ignore: ignoreStacksFor(boundary.root, startRelative, cut),
+      ignore: NO_LAYERS,
       fd: start.fd,
     },
   ];
   try {
+    options.onDirectory?.(startRelative === '.' ? '' : startRelative, options.startDirectory, start.entries);
+    // The start directory's own ignore files are read with its ancestors'.
+    stack[0].ignore = ignoreStacksFor(boundary.root, startRelative, cut);
     return await walkFrames(stack, options, visit, cut, stats, chained);
   } finally {
     // A walk that stopped early leaves its frames' descriptors open.
@@ -563,17 +563,13 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
       const listed = listDirectory(absolutePath, stats, chained, frame.fd === undefined ? undefined : { fd: frame.fd, name });
       const entries = listed.entries;
+      // On the stack before anything else can throw, so its descriptor is closed however the walk ends.
+      const entered: DirectoryFrame = { absolutePath, relativePath, entries, index: 0, ignore: frame.ignore, fd: listed.fd };
+      stack.push(entered);
       options.onDirectory?.(relativePath, absolutePath, entries);
       const names = ignoreFileNames(entries);
       const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath, cut) : frame.ignore;
-      stack.push({
-        absolutePath,
-        relativePath,
-        entries,
-        index: 0,
-        ignore: withIgnoreFiles(inherited, absolutePath, relativePath, cut, names),
-        fd: listed.fd,
-      });
+      entered.ignore = withIgnoreFiles(inherited, absolutePath, relativePath, cut, names);
       continue;
     }
     if (name === '.git') continue; // a worktree's `.git` pointer file

@@ -658,6 +658,25 @@ describe('find_files, which opens each directory inside its parent rather than t
     assert.deepEqual(await findWhileSwapping(false), { shown: ['kept.txt'], changedEntries: 1 });
   });
 
+  it('closes every directory it opened, whether it walked the whole tree or stopped at the cap', async function () {
+    if (!fs.existsSync('/proc/self/fd')) this.skip();
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 600; i++) files[`repo/many/d${i % 30}/f${i}.txt`] = '';
+    writeTree(base, files);
+    const repo = path.join(base, 'repo');
+    const open = (): number => fs.readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (const pattern of ['**/f1.txt', '**/*.txt']) {
+      const result = await runSearchJob(
+        { kind: 'find', pattern, root: repo, denyRead: [], scope: { relativePath: '.', realPath: repo, kind: 'directory' } },
+        { shouldStop: () => false, onSpawn: () => undefined },
+      );
+      assert.ok(result.kind === 'find' && result.results.length > 0);
+      if (pattern === '**/*.txt') assert.ok(result.kind === 'find' && result.more, 'stopped at the cap');
+    }
+    assert.equal(open(), before);
+  });
+
   it('shows no name from it either when the real directory is put back before anything is shown, and counts one changed directory, not the outside names', async () => {
     assert.deepEqual(await findWhileSwapping(true), { shown: ['kept.txt'], changedEntries: 1 });
   });
