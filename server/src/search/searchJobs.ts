@@ -400,11 +400,11 @@ function relativeCuts(boundary: ReadBoundary, cut: CutIgnoreFiles): string[] {
 }
 
 /**
- * Whether a name ripgrep printed is, now, a regular file at that very path:
- * its real path is the path itself (no component is a link, so no directory
- * was swapped for one), which is inside the root. A file that is not a link
- * has that real path when its directory has its own, so each directory's
- * real path is asked once: a realpath per name was a fifth of a capped find.
+ * Whether a name the walk of names listed is, now, a regular file at that
+ * very path: its real path is the path itself (no component is a link),
+ * which is inside the root. A file that is not a link has that real path
+ * when its directory has its own, so each directory's real path is asked
+ * once: a realpath per name was a fifth of a capped find.
  */
 function plainFileInsideCheck(root: string): (relativePath: string) => boolean {
   const directoryIsReal = new Map<string, boolean>();
@@ -434,7 +434,7 @@ function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean 
 }
 
 /** The symlinked files ripgrep passed over, resolved through the boundary as the walk resolves them. */
-async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled = true, ruleNames?: RuleNamesIn): Promise<Candidate[]> {
+async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled: boolean, ruleNames?: RuleNamesIn): Promise<Candidate[]> {
   const found: Candidate[] = [];
   // The crawl knows no ignore rules: a link it found is checked against them as the walk would.
   const notIgnored = crawled && symlinks.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
@@ -449,7 +449,7 @@ async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: Lis
 
 function exclusionsFor(boundary: ReadBoundary, kind: 'grep' | 'find'): RipgrepExclusion[] {
   if (kind === 'find') {
-    // find_files names denied files (marked), so only denied directories are skipped.
+    // Listing names only (the census), where a denied file is still a file: only denied directories are skipped.
     return SECRET_NAME_GLOBS.map((glob) => ({ glob: `!${glob}/`, caseInsensitive: true }));
   }
   const policy = boundary.denyRules.policyGlobs.filter(isPortableDenyGlob);
@@ -467,7 +467,6 @@ export function ripgrepNameFilter(glob: string | undefined): string[] {
   const normalized = normalizeGlob(glob);
   if (normalized === '' || normalized.startsWith('!')) return [];
   const last = normalized.slice(normalized.lastIndexOf('/') + 1);
-  // A glob's `.` and `..` segments are dropped when it is matched (`**/.` is `**`): they name no file.
   // A glob's `.` and `..` segments are dropped when it is matched (`**/.` is `**`): they name no file.
   if (!/^[A-Za-z0-9._*?-]+$/.test(last) || /^\**$/.test(last) || last === '.' || last === '..') return [];
   return [last];
@@ -689,7 +688,8 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
     index,
     undefined,
     (file) => {
-      if (!matches(file.relativePath)) return;
+      // The walk asked `matches` already (`wanted`); the index hands out every file.
+      if (index && !matches(file.relativePath)) return;
       if (results.length >= max) {
         more = true;
         return false;

@@ -66,6 +66,15 @@ describe("the crawl's ignore files, handed to the check of ripgrep's listing", (
     }
   });
 
+  it('takes the ignore files of a crawled directory from the crawl, without looking for them on disk', async () => {
+    const boundary = await ReadBoundary.create(root, []);
+    const crawl = await crawlLinksAndRules(root, '.', 10_000, () => false);
+    // Written after the crawl: only a verdict that looks on disk sees it.
+    fs.writeFileSync(path.join(root, 'src', 'deep', 'plain', '.gitignore'), 'x.ts\n');
+    assert.equal(walkVerdicts(boundary, new Set(), ruleNamesIn(crawl))('src/deep/plain/x.ts'), true);
+    assert.equal(walkVerdicts(boundary)('src/deep/plain/x.ts'), false);
+  });
+
   it('knows nothing of a directory it did not read, so that one is looked at on disk', async () => {
     const crawl = await crawlLinksAndRules(root, 'src', 10_000, () => false);
     const names = ruleNamesIn(crawl);
