@@ -70,13 +70,25 @@ rmSync(grammarTarget, { recursive: true, force: true });
 mkdirSync(grammarTarget, { recursive: true });
 for (const file of GRAMMARS) copyFileSync(join(grammarSource, file), join(grammarTarget, file));
 
-// The token worker parses the o200k ranks from JSON next to it (server/src/model/tokenizer.ts RANKS_FILE): as the
-// package's array literal they would leave it about 14 MB larger. The tsc build's tokenizer (out/, which tests
-// run) reads them the same way, so they go there too, even before tsc has written out/ (`npm run watch` starts both).
-const ranks = JSON.stringify(createRequire(import.meta.url)('gpt-tokenizer/bpeRanks/o200k_base').default);
+// The token worker reads the o200k ranks from a compact file next to it (server/src/model/bpeRanks.ts describes
+// it, tokenizer.ts RANKS_FILE): the `BPE1` header, the token count (u32 LE), each token's length in one byte, then
+// the tokens' bytes in rank order. The tsc build's tokenizer (out/, which tests run) reads them the same way, so
+// they go there too, even before tsc has written out/ (`npm run watch` starts both).
+const ranks = createRequire(import.meta.url)('gpt-tokenizer/bpeRanks/o200k_base').default;
+const tokens = ranks.map((token, rank) => {
+  const bytes = typeof token === 'string' ? Buffer.from(token, 'utf8') : Buffer.from(token ?? []);
+  if (bytes.length === 0 || bytes.length > 255) throw new Error(`o200k rank ${rank} has ${bytes.length} bytes: the ranks file holds 1 to 255`);
+  return bytes;
+});
+const header = Buffer.alloc(8);
+header.write('BPE1', 0, 'latin1');
+header.writeUInt32LE(tokens.length, 4);
+const ranksFile = Buffer.concat([header, Buffer.from(tokens.map((bytes) => bytes.length)), ...tokens]);
 for (const dir of [outDir, join(root, 'out', 'server', 'src', 'model')]) {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'o200k_base.json'), ranks);
+  writeFileSync(join(dir, 'o200k_base.ranks'), ranksFile);
+  // The JSON an earlier build wrote: not to be packaged.
+  rmSync(join(dir, 'o200k_base.json'), { force: true });
 }
 
 // No native modules are bundled: an earlier build's are not packaged.
