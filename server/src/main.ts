@@ -16,6 +16,7 @@ import { installBenchProbe } from './benchProbe';
 import { tuneHeap } from './heapTuning';
 import { sharedTokenCounter } from './model/tokenCounter';
 import { warmModelPath } from './model/openai/warmup';
+import { WarmGate } from './model/warmGate';
 
 tuneHeap();
 
@@ -35,6 +36,8 @@ function openAIModelLoadedOnUse(settings: () => ModelSettings): ChatModel {
     // per tick: made inside its first request they held the main thread
     // 70-80 ms at once, stalling every other discussion's stream.
     await loadModelModules();
+    // Then, if they come before the warm-up ran, after it, one per tick (warmGate.ts).
+    await modelWarmUp.pass();
     return (model ??= loadOpenAIModule().createOpenAIModel(settings));
   };
   return {
@@ -68,6 +71,9 @@ function loadModelModules(): Promise<void> {
       .catch(() => undefined);
   })());
 }
+
+/** The warm-up (model/openai/warmup.ts), run once: ahead of need, or for the first questions to come before it. */
+const modelWarmUp = new WarmGate(() => warmModelPath((settings) => loadOpenAIModule().createOpenAIModel(settings)), 250);
 
 /**
  * The modules undici requires as it loads, loaded first, one per tick, so
@@ -116,7 +122,7 @@ function prepareModel(afterLoads: () => Promise<void>): void {
       .count(['warm'])
       .catch(() => undefined);
     await loadModelModules();
-    await warmModelPath((settings) => loadOpenAIModule().createOpenAIModel(settings));
+    await modelWarmUp.start();
     await counted;
   })();
   // On a tick of its own: once the loads are done this would otherwise run

@@ -1,0 +1,43 @@
+/**
+ * Holds a fresh server's first questions until the model's code has run once
+ * (model/openai/warmup.ts), then lets them go one per tick. Eight
+ * discussions asking at once ran eight first requests through cold code in
+ * one tick: the server's longest stall, about 50 ms on a CPU, most of it
+ * undici and the openai SDK compiling as they ran. The warm-up runs that code
+ * once, in the ticks its own I/O makes.
+ */
+export class WarmGate {
+  private warming: Promise<void> | undefined;
+  private warm = false;
+  private turns: Promise<void> = Promise.resolve();
+
+  /**
+   * `warmUp` never rejects (a failed warm-up only means the questions go
+   * cold); `maxWaitMs` bounds how long a question waits for it, so a slow
+   * loopback does not hold a question.
+   */
+  constructor(
+    private readonly warmUp: () => Promise<void>,
+    private readonly maxWaitMs: number,
+  ) {}
+
+  /** Starts the warm-up if it has not started (ahead of need); settles when it ends. */
+  start(): Promise<void> {
+    return (this.warming ??= this.warmUp()
+      .catch(() => undefined)
+      .finally(() => {
+        this.warm = true;
+      }));
+  }
+
+  /** Settles when a question may go: at once when warm; else after the warm-up (or the wait's bound) and the questions before it, one per tick. */
+  async pass(): Promise<void> {
+    if (this.warm) return;
+    let bound: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([this.start(), new Promise<void>((resolve) => (bound = setTimeout(resolve, this.maxWaitMs)))]);
+    clearTimeout(bound);
+    const turn = this.turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    this.turns = turn;
+    await turn;
+  }
+}
