@@ -69,6 +69,8 @@ function loadModelModules(): Promise<void> {
     await fetch('data:,')
       .then((response) => response.arrayBuffer())
       .catch(() => undefined);
+    // Settled through promises, which would run what waits for it in this same tick.
+    await nextTick();
   })());
 }
 

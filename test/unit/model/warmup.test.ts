@@ -61,4 +61,27 @@ describe('the model path warm-up', () => {
       listModels: () => Promise.resolve([]),
     }));
   });
+
+  it('sends a plain request of its own through Node\'s fetch first, and makes the model only on a later tick', async () => {
+    const order: string[] = [];
+    const realFetch = globalThis.fetch;
+    globalThis.fetch = ((input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
+      const url = String(input instanceof Request ? input.url : input);
+      order.push(url.includes('/chat/completions') ? 'model request' : 'plain request');
+      const answer = realFetch(input, init);
+      void answer.then(() => setImmediate(() => order.push('tick after it')), () => undefined);
+      return answer;
+    }) as typeof fetch;
+    try {
+      const seen = { settings: [] as ModelSettings[], replies: [] as string[] };
+      await warmModelPath((settings) => {
+        order.push('model made');
+        return recordingModel(settings, seen);
+      });
+      assert.equal(seen.replies.length, 1);
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+    assert.deepEqual(order.slice(0, 3), ['plain request', 'tick after it', 'model made']);
+  });
 });
