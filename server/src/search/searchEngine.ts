@@ -1,6 +1,7 @@
 import { findRipgrep, Ripgrep, RipgrepOption } from './ripgrep';
 import { PoolOutcome, SearchPool, sharedSearchPool } from './searchPool';
-import type { SearchEngineName, SearchJob } from './searchJobs';
+import type { FindJob, FindJobResult, SearchEngineName, SearchJob } from './searchJobs';
+import { FIND_SHARDS, findShardJobs, mergeFindShards } from './findShards';
 
 /**
  * How one toolbox searches: with ripgrep when one is configured or on PATH,
@@ -51,6 +52,8 @@ export class SearchEngine {
   private readonly indexedFolders = new Set<string>();
   /** Index preparations under way, by folder and deny list. */
   private readonly preparing = new Map<string, Promise<boolean>>();
+  /** Folders whose last index preparation answered that they can have none (past the walk's cap). */
+  private readonly foldersWithoutIndex = new Set<string>();
 
   constructor(private readonly options: SearchOptions = {}) {
     this.timeoutMs = options.timeoutMs ?? DEFAULT_SEARCH_TIMEOUT_MS;
@@ -99,11 +102,8 @@ export class SearchEngine {
 
   async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {
     const ripgrep = await this.ripgrep();
-    const outcome = await this.pool.run(
-      { ...job, ripgrep, indexable: this.options.fileIndex === true, headStartMs: this.options.orderedHeadStartMs } as SearchJob,
-      this.timeoutMs,
-      signal,
-    );
+    const full = { ...job, ripgrep, indexable: this.options.fileIndex === true, headStartMs: this.options.orderedHeadStartMs } as SearchJob;
+    const outcome = this.splitsFind(full) ? await this.runFindShards(full, signal) : await this.pool.run(full, this.timeoutMs, signal);
     if (outcome.ok && outcome.result.kind !== 'prepareIndex') {
       this.count(outcome.result.engine);
       if (outcome.result.engine === 'index' && !this.announcedIndexes.has(job.root)) {
@@ -117,6 +117,23 @@ export class SearchEngine {
   }
 
   /**
+   * Whether a find runs as shards on the search threads (findShards.ts):
+   * when it can have no warm index (this engine keeps none, or the folder is
+   * past the walk's cap) and there is more than one thread to run them.
+   */
+  private splitsFind(job: SearchJob): job is FindJob {
+    if (job.kind !== 'find' || job.scope.kind !== 'directory' || this.pool.parallelism < FIND_SHARDS) return false;
+    return this.options.fileIndex !== true || this.foldersWithoutIndex.has(job.root);
+  }
+
+  private async runFindShards(job: FindJob, signal?: AbortSignal): Promise<PoolOutcome> {
+    const outcomes = await Promise.all(findShardJobs(job).map((shard) => this.pool.run(shard, this.timeoutMs, signal)));
+    const failed = outcomes.find((outcome) => !outcome.ok);
+    if (failed) return failed;
+    return { ok: true, result: mergeFindShards(outcomes.map((outcome) => (outcome as { result: FindJobResult }).result)) };
+  }
+
+  /**
    * Builds the folder's warm file index now and waits for it; whether the
    * folder has one (false when it is turned off or the folder is past the walk's cap: searches stay cold).
    */
@@ -126,9 +143,13 @@ export class SearchEngine {
     const key = [root, ...denyRead].join('\0');
     const shared = this.preparing.get(key);
     if (shared) return shared;
-    const preparing = this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }).then(
-      (outcome) => outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed,
-    );
+    const preparing = this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }).then((outcome) => {
+      const indexed = outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed;
+      // Past the walk's cap the folder stays cold: its finds are split (splitsFind). A failed preparation says nothing.
+      if (outcome.ok && !indexed) this.foldersWithoutIndex.add(root);
+      else if (indexed) this.foldersWithoutIndex.delete(root);
+      return indexed;
+    });
     this.preparing.set(key, preparing);
     const forget = (): void => void this.preparing.delete(key);
     preparing.then(forget, forget);

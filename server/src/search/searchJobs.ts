@@ -8,7 +8,7 @@ import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '..
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, walkVerdicts } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult, ruleNamesIn } from './linkCrawl';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 
@@ -120,6 +120,8 @@ export interface GrepJob extends JobBase {
 export interface FindJob extends JobBase {
   kind: 'find';
   pattern: string;
+  /** One shard of a find split across the search threads (findShards.ts); never with the index. */
+  shard?: WalkShard;
 }
 
 /** The bounded file census behind the repository summary. */
@@ -232,7 +234,8 @@ export async function runSearchJob(job: SearchJob, control: JobControl, indexes?
     case 'grep':
       return withIndexOrCold(await index(), (warm) => grep(job, boundary, control, warm));
     case 'find':
-      return withIndexOrCold(await index(), (warm) => find(job, boundary, control, warm));
+      // A shard is a part of one walk: the index would answer the whole.
+      return withIndexOrCold(job.shard ? undefined : await index(), (warm) => find(job, boundary, control, warm));
     case 'census':
       return census(job, boundary, control);
     case 'prepareIndex': {
@@ -495,7 +498,7 @@ async function orderedFiles(
   deadline: number | undefined,
   visit: (file: IndexedFileLike) => boolean | void,
   extendDeadline?: WalkOptions['extendDeadline'],
-  walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'namesOnly'>,
+  walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'namesOnly' | 'shard'>,
 ): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
@@ -698,7 +701,7 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
     },
     undefined,
     // Names only: nothing is read, and each name shown is checked below.
-    index ? undefined : { wanted: matches, wantedName, namesOnly: true },
+    index ? undefined : { wanted: matches, wantedName, namesOnly: true, shard: job.shard },
   );
   let changedEntries = ordered.changedDirectories;
   let shown: FindJobResult['results'] = [];

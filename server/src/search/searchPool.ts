@@ -104,6 +104,11 @@ export class SearchPool {
     if (this.slots.size === 0) this.release(this.spawn());
   }
 
+  /** How many jobs can run at once. */
+  get parallelism(): number {
+    return this.maxWorkers;
+  }
+
   get workerCount(): number {
     return this.slots.size;
   }

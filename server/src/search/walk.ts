@@ -94,11 +94,25 @@ export interface WalkOptions {
    */
   namesOnly?: boolean;
   /**
+   * This walk is one of `of` that together walk the tree (a find_files split
+   * across the search threads, findShards.ts). The first directory with two
+   * or more subdirectories to walk is where they split: each walk enters
+   * only the subdirectories there whose name hashes to its `index`, and only
+   * walk 0 visits the files in that directory and above it. Each file is
+   * visited by exactly one of them while the tree holds still.
+   */
+  shard?: WalkShard;
+  /**
    * Told of each directory the walk enters, with its entries, right after
    * listing it and before its ignore files are read (the warm index stamps
    * both then, so a change made while they are read is seen later).
    */
   onDirectory?: (relativeDirectory: string, absolutePath: string, entries: readonly fs.Dirent[]) => void;
+}
+
+export interface WalkShard {
+  index: number;
+  of: number;
 }
 
 export interface WalkStats {
@@ -141,6 +155,10 @@ interface DirectoryFrame {
   ignore: IgnoreStacks;
   /** The directory's open descriptor, in a walk that opens each directory inside its parent's. */
   fd?: number;
+  /** In a shard of a walk (WalkOptions.shard): the split is this directory or below it, not yet passed. */
+  aboveSplit?: boolean;
+  /** In a shard of a walk: the directory whose subdirectories the shards deal out. */
+  split?: boolean;
 }
 
 /** `name` inside the root-relative directory `parent` ('' or '.' for the root). */
@@ -517,6 +535,25 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
   const separator = path.sep;
   let sliceStarted = performance.now();
   let deadline = options.deadline;
+  const shard = options.shard !== undefined && options.shard.of > 1 ? options.shard : undefined;
+  let splitFound = false;
+  /** Marks a frame just entered (its ignore rules known) as above or at the split, until the split is found. */
+  const placeInShard = (frame: DirectoryFrame): void => {
+    if (!shard || splitFound) return;
+    frame.aboveSplit = true;
+    let walkable = 0;
+    for (const entry of frame.entries) {
+      if (!entry.isDirectory() || ALWAYS_SKIPPED_DIRECTORIES.has(entry.name)) continue;
+      const relativePath = joinRelative(frame.relativePath, entry.name);
+      if (isIgnored(frame.ignore, relativePath, true) || boundary.denyRules.entryDenialOf(relativePath)) continue;
+      if (++walkable >= 2) break;
+    }
+    if (walkable >= 2) {
+      frame.split = true;
+      splitFound = true;
+    }
+  };
+  if (stack.length > 0) placeInShard(stack[stack.length - 1]);
 
   while (stack.length > 0) {
     const frame = stack[stack.length - 1];
@@ -552,6 +589,8 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
     }
 
     const name = entry.name;
+    // Above the split, files are the first shard's; the others only pass through on their way down.
+    if (shard && frame.aboveSplit && shard.index !== 0 && !entry.isDirectory()) continue;
     if (wantedName && (entry.isFile() || entry.isSymbolicLink()) && !wantedName(name)) continue;
     const absolutePath = frame.absolutePath.endsWith(separator) ? frame.absolutePath + name : frame.absolutePath + separator + name;
     const relativePath = joinRelative(frame.relativePath, name);
@@ -561,6 +600,8 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;
       if (isIgnored(frame.ignore, relativePath, true)) continue;
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
+      // By a hash of the name, not its place in the listing: a directory added meanwhile moves no other.
+      if (shard && frame.split && shardOfName(name, shard.of) !== shard.index) continue;
       const listed = listDirectory(absolutePath, stats, chained, frame.fd === undefined ? undefined : { fd: frame.fd, name });
       const entries = listed.entries;
       // On the stack before anything else can throw, so its descriptor is closed however the walk ends.
@@ -570,6 +611,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       const names = ignoreFileNames(entries);
       const inherited = isRepositoryRoot(absolutePath, names) ? startRepository(frame.ignore, absolutePath, relativePath, cut) : frame.ignore;
       entered.ignore = withIgnoreFiles(inherited, absolutePath, relativePath, cut, names);
+      placeInShard(entered);
       continue;
     }
     if (name === '.git') continue; // a worktree's `.git` pointer file
@@ -599,6 +641,13 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
     }
   }
   return stats;
+}
+
+/** Which of `of` shards walks a subdirectory of the split: FNV-1a of its name. */
+export function shardOfName(name: string, of: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % of;
 }
 
 /**

@@ -1,0 +1,137 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ReadBoundary } from '../../../server/src/access/boundary';
+import { createToolbox } from '../../../server/src/read/toolbox';
+import { findShardJobs, mergeFindShards } from '../../../server/src/search/findShards';
+import { SearchEngine } from '../../../server/src/search/searchEngine';
+import type { FindJob, FindJobResult } from '../../../server/src/search/searchJobs';
+import { SEARCH_LIMITS } from '../../../server/src/search/searchJobs';
+import { SearchPool } from '../../../server/src/search/searchPool';
+import { shardOfName, walkFiles, WalkShard } from '../../../server/src/search/walk';
+import { expectOk, NO_POLICY, writeTree } from '../../support/toolFixture';
+
+async function walked(root: string, shard?: WalkShard): Promise<string[]> {
+  const boundary = await ReadBoundary.create(root, []);
+  const files: string[] = [];
+  await walkFiles({ boundary, startDirectory: root, namesOnly: true, shard }, (file) => void files.push(file.relativePath));
+  return files;
+}
+
+/** Two names of each shard of two, so that a split has work for both. */
+function namesOfEachShard(): string[] {
+  const names: string[] = [];
+  for (const wanted of [0, 0, 1, 1]) {
+    for (let i = names.length; ; i++) {
+      const name = `pkg-${i}`;
+      if (shardOfName(name, 2) === wanted && !names.includes(name)) {
+        names.push(name);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
+describe('a walk of names split into shards (find_files on two search threads)', () => {
+  let root: string;
+  const packages = namesOfEachShard();
+  beforeEach(() => {
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-shards-')));
+    const tree: Record<string, string> = {
+      '.gitignore': 'dist/\n',
+      'README.md': '',
+      'dist/out.js': '',
+      'node_modules/dep/index.js': '',
+      'packages/top.ts': '',
+    };
+    for (const name of packages) {
+      tree[`packages/${name}/index.ts`] = '';
+      tree[`packages/${name}/src/deep/a.ts`] = '';
+    }
+    writeTree(root, tree);
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  it('visits, across its shards, exactly the files one walk visits, each once and in walk order within each', async () => {
+    const whole = await walked(root);
+    const first = await walked(root, { index: 0, of: 2 });
+    const second = await walked(root, { index: 1, of: 2 });
+    assert.deepEqual([...first, ...second].sort(), [...whole].sort());
+    assert.equal(new Set([...first, ...second]).size, whole.length);
+    assert.deepEqual(first, whole.filter((file) => first.includes(file)));
+    assert.ok(second.length > 0 && first.length > second.length, 'both shards walked a part');
+  });
+
+  it('splits at the first directory with two subdirectories to walk, not counting ignored or always-skipped ones, and leaves the files in and above it to the first shard', async () => {
+    const second = await walked(root, { index: 1, of: 2 });
+    // The root holds dist/ (ignored), node_modules/ (never walked) and packages/: the split is packages/.
+    assert.ok(!second.includes('README.md') && !second.includes('packages/top.ts'), second.join(', '));
+    const dealt = packages.filter((name) => shardOfName(name, 2) === 1);
+    assert.deepEqual([...new Set(second.map((file) => file.split('/')[1]))].sort(), dealt.sort());
+  });
+
+  it('leaves everything to the first shard in a tree with no directory to split at', async () => {
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.mkdirSync(root);
+    writeTree(root, { 'a.ts': '', 'one/b.ts': '', 'one/two/c.ts': '' });
+    assert.deepEqual(await walked(root, { index: 0, of: 2 }), await walked(root));
+    assert.deepEqual(await walked(root, { index: 1, of: 2 }), []);
+  });
+
+  it('answers a find split across two threads as a find on one thread does, capped or not', async () => {
+    const many: Record<string, string> = {};
+    for (const name of packages) for (let i = 0; i < 200; i++) many[`packages/${name}/m${String(i).padStart(3, '0')}.ts`] = '';
+    writeTree(root, many);
+    const split = new SearchPool({ maxWorkers: 2 });
+    const single = new SearchPool({ maxWorkers: 1 });
+    try {
+      const splitBox = await createToolbox(root, NO_POLICY, { search: new SearchEngine({ ripgrepPath: null, pool: split }) });
+      const singleBox = await createToolbox(root, NO_POLICY, { search: new SearchEngine({ ripgrepPath: null, pool: single }) });
+      for (const pattern of ['**/*.ts', '**/m1*.ts', '**/deep/*.ts', 'README.md']) {
+        assert.equal(await expectOk(splitBox, 'find_files', { pattern }), await expectOk(singleBox, 'find_files', { pattern }), pattern);
+      }
+      assert.equal(split.workerCount, 2, 'the split find ran on two threads');
+    } finally {
+      await split.close();
+      await single.close();
+    }
+  });
+});
+
+describe('the merge of find shards', () => {
+  const shard = (paths: string[], more = false, extra: Partial<FindJobResult> = {}): FindJobResult => ({
+    kind: 'find',
+    engine: 'node',
+    results: paths.map((relativePath) => ({ relativePath, denied: false })),
+    more,
+    listingStopped: false,
+    ...extra,
+  });
+
+  it('gives the first results in walk order (a directory\'s files right after its name), at most the cap, and says there are more', () => {
+    const max = SEARCH_LIMITS.findMaxResults;
+    const a = Array.from({ length: max }, (_, i) => `a/${String(i).padStart(4, '0')}.ts`);
+    const merged = mergeFindShards([shard(['b.ts', 'a.ts', 'a/x/y.ts']), shard(a, true)]);
+    assert.equal(merged.results.length, max);
+    assert.deepEqual(merged.results.slice(0, 2).map((result) => result.relativePath), ['a/0000.ts', 'a/0001.ts']);
+    assert.equal(merged.more, true);
+    const small = mergeFindShards([shard(['b.ts', 'a.ts']), shard(['a/x.ts'])]);
+    assert.deepEqual(small.results.map((result) => result.relativePath), ['a/x.ts', 'a.ts', 'b.ts']);
+    assert.equal(small.more, false);
+  });
+
+  it('shows a path two shards both found once, and adds up what each left out', () => {
+    const merged = mergeFindShards([shard(['x.ts'], false, { changedEntries: 1, cutIgnoreFiles: ['.gitignore'] }), shard(['x.ts'], false, { changedEntries: 2, cutIgnoreFiles: ['.gitignore'], listingStopped: true })]);
+    assert.deepEqual(merged.results.map((result) => result.relativePath), ['x.ts']);
+    assert.equal(merged.changedEntries, 3);
+    assert.deepEqual(merged.cutIgnoreFiles, ['.gitignore']);
+    assert.equal(merged.listingStopped, true);
+  });
+
+  it('makes one job per shard, each naming its part', () => {
+    const job: FindJob = { kind: 'find', pattern: '**/*.ts', root: '/r', denyRead: [], scope: { realPath: '/r', relativePath: '.', kind: 'directory' } };
+    assert.deepEqual(findShardJobs(job).map((part) => part.shard), [{ index: 0, of: 2 }, { index: 1, of: 2 }]);
+  });
+});
