@@ -47,43 +47,52 @@ const ORDERED_HEAD_START_MS = 10;
 /**
  * When the head start runs out, whether the ordered walk should go on from
  * where it is instead of handing over to ripgrep (which, for a capped search,
- * lists the whole tree before the first results in path order are known):
- * only when, at the rate it has found results, it reaches the cap within the
- * part of the tree it has walked so far again — at most doubling its time.
- * The share walked is estimated from the walk's position in its first
- * directory levels (walk.ts WalkProgress). A full scan never qualifies: the
+ * lists the whole tree before the first results in path order are known,
+ * and for a common word is then stopped past SWITCH_TO_WALK for the walk to
+ * start over): only when, at the rate it has found results, it reaches the
+ * cap within MAX_KEEP_WALKING_MS of its start, and within the tree by the
+ * estimate of the share walked (walk.ts WalkProgress, from the walk's
+ * position in its first directory levels). A full scan never qualifies: the
  * walk is two to three times slower per entry than ripgrep on two cores
  * (measured on vite and on generated 20k and 100k trees), so keeping it going
- * on a guess of the tree's size lost more than it won. A wrong estimate only
- * costs time: either way the answer is the same.
+ * on a guess of the tree's size lost more than it won. The rule was "within
+ * double the time walked so far": on a day the machine ran at half speed the
+ * first 10 ms found too few matches for that, and a capped grep of a common
+ * word on 100,000 files took 12x as long as ripgrep piped to head. A wrong
+ * estimate only costs time: either way the answer is the same.
  */
 function keepWalking(headStartMs: number, capShare: () => number): WalkOptions['extendDeadline'] {
   const started = performance.now();
-  return ({ fractionDone }) => {
-    // A bound on what a wrong estimate can cost.
-    if (fractionDone <= 0 || performance.now() - started > MAX_KEEP_WALKING_MS) return undefined;
-    const share = capShare();
-    if (share <= 0) return undefined;
-    const capAt = fractionDone / share;
-    return capAt < 1 && capAt - fractionDone <= fractionDone ? performance.now() + headStartMs : undefined;
-  };
+  return ({ fractionDone }) =>
+    worthWalkingOn(performance.now() - started, fractionDone, capShare()) ? performance.now() + headStartMs : undefined;
+}
+
+/** keepWalking's rule, given the walk's time so far, its estimated share of the tree and its share of the cap. */
+export function worthWalkingOn(elapsedMs: number, fractionDone: number, capShare: number): boolean {
+  // A bound on what a wrong estimate can cost.
+  if (fractionDone <= 0 || capShare <= 0 || elapsedMs > MAX_KEEP_WALKING_MS) return false;
+  return fractionDone / capShare < 1 && elapsedMs / capShare <= MAX_KEEP_WALKING_MS;
 }
 
 /**
- * Whether a warm grep's head start should go on reading: within its time, and
- * past its first two milliseconds only while the rate so far says the cap or
- * the last candidate will be reached within it. A rare word in a few
- * thousand files spent the whole head start reading, where ripgrep would have
- * been nearly done (vite: 36 ms against ripgrep's 25).
+ * Whether a warm grep's head start should go on reading: for its first two
+ * milliseconds; then while the rate so far says the last candidate will be
+ * read within the head start, or the cap reached within MAX_KEEP_WALKING_MS
+ * (as for the cold walk above: at half the machine's speed a common word's
+ * 200 matches took longer than the head start, and the search went to
+ * ripgrep, was stopped past SWITCH_TO_WALK and read again: 5x ripgrep piped
+ * to head). A rare word in a few thousand files spent the whole head start
+ * reading, where ripgrep would have been nearly done (vite: 36 ms against
+ * ripgrep's 25).
  */
-function worthReadingOn(elapsedMs: number, headStartMs: number, shareRead: number, capShare: number): boolean {
-  if (elapsedMs > headStartMs) return false;
+export function worthReadingOn(elapsedMs: number, headStartMs: number, shareRead: number, capShare: number): boolean {
+  if (headStartMs <= 0) return false;
   if (elapsedMs < Math.min(2, headStartMs)) return true;
-  const share = Math.max(shareRead, capShare);
-  return share > 0 && elapsedMs / share <= headStartMs;
+  if (capShare > 0 && elapsedMs <= MAX_KEEP_WALKING_MS && elapsedMs / capShare <= MAX_KEEP_WALKING_MS) return true;
+  return elapsedMs <= headStartMs && shareRead > 0 && elapsedMs / shareRead <= headStartMs;
 }
 
-/** The ordered walk is never kept going for longer than this past its head start. */
+/** The ordered search is never kept going past its head start for longer than this from its start. */
 const MAX_KEEP_WALKING_MS = 100;
 
 /** Longer patterns go to the walk: one argument has a limit (E2BIG past 128 KiB on Linux; 32 KiB for a whole command line on Windows). */
