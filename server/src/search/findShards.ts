@@ -1,5 +1,6 @@
 import type { FindJob, FindJobResult } from './searchJobs';
 import { SEARCH_LIMITS } from './searchJobs';
+import { normalizeGlob } from '../access/globs';
 import { walkOrderKey } from './walk';
 
 /**
@@ -10,6 +11,19 @@ import { walkOrderKey } from './walk';
  * part of the tree (walk.ts WalkOptions.shard) and this merges their answers.
  */
 export const FIND_SHARDS = 2;
+
+/**
+ * A glob whose last segment is only wildcards and an extension (`*.ts` at
+ * any depth, or all of `src`) names many files, and a find of it stops at
+ * the cap within the first directories: split, each shard walked that far
+ * and the find took longer than on one thread (on 100,000 files 1.65x of `rg --files | head`
+ * against 0.59x). Split only the others, which a find walks to the end.
+ */
+export function namesManyFiles(glob: string): boolean {
+  const normalized = normalizeGlob(glob);
+  const last = normalized.slice(normalized.lastIndexOf('/') + 1);
+  return /^\*+(?:\.[^*?/[\]{}]+)*$/.test(last) || last === '';
+}
 
 /** The shards' jobs for one find. */
 export function findShardJobs<Job extends FindJob>(job: Job): Job[] {

@@ -1,7 +1,7 @@
 import { findRipgrep, Ripgrep, RipgrepOption } from './ripgrep';
 import { PoolOutcome, SearchPool, sharedSearchPool } from './searchPool';
 import type { FindJob, FindJobResult, SearchEngineName, SearchJob } from './searchJobs';
-import { FIND_SHARDS, findShardJobs, mergeFindShards } from './findShards';
+import { FIND_SHARDS, findShardJobs, mergeFindShards, namesManyFiles } from './findShards';
 
 /**
  * How one toolbox searches: with ripgrep when one is configured or on PATH,
@@ -119,10 +119,11 @@ export class SearchEngine {
   /**
    * Whether a find runs as shards on the search threads (findShards.ts):
    * when it can have no warm index (this engine keeps none, or the folder is
-   * past the walk's cap) and there is more than one thread to run them.
+   * past the walk's cap), its glob is not one that names many files, and
+   * there is more than one thread to run them.
    */
   private splitsFind(job: SearchJob): job is FindJob {
-    if (job.kind !== 'find' || job.scope.kind !== 'directory' || this.pool.parallelism < FIND_SHARDS) return false;
+    if (job.kind !== 'find' || job.scope.kind !== 'directory' || this.pool.parallelism < FIND_SHARDS || namesManyFiles(job.pattern)) return false;
     return this.options.fileIndex !== true || this.foldersWithoutIndex.has(job.root);
   }
 

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { createToolbox } from '../../../server/src/read/toolbox';
-import { findShardJobs, mergeFindShards } from '../../../server/src/search/findShards';
+import { findShardJobs, mergeFindShards, namesManyFiles } from '../../../server/src/search/findShards';
 import { SearchEngine } from '../../../server/src/search/searchEngine';
 import type { FindJob, FindJobResult } from '../../../server/src/search/searchJobs';
 import { SEARCH_LIMITS } from '../../../server/src/search/searchJobs';
@@ -89,7 +89,7 @@ describe('a walk of names split into shards (find_files on two search threads)',
     try {
       const splitBox = await createToolbox(root, NO_POLICY, { search: new SearchEngine({ ripgrepPath: null, pool: split }) });
       const singleBox = await createToolbox(root, NO_POLICY, { search: new SearchEngine({ ripgrepPath: null, pool: single }) });
-      for (const pattern of ['**/*.ts', '**/m1*.ts', '**/deep/*.ts', 'README.md']) {
+      for (const pattern of ['**/m*.ts', '**/m1*.ts', '**/*.ts', 'README.md']) {
         assert.equal(await expectOk(splitBox, 'find_files', { pattern }), await expectOk(singleBox, 'find_files', { pattern }), pattern);
       }
       assert.equal(split.workerCount, 2, 'the split find ran on two threads');
@@ -133,5 +133,12 @@ describe('the merge of find shards', () => {
   it('makes one job per shard, each naming its part', () => {
     const job: FindJob = { kind: 'find', pattern: '**/*.ts', root: '/r', denyRead: [], scope: { realPath: '/r', relativePath: '.', kind: 'directory' } };
     assert.deepEqual(findShardJobs(job).map((part) => part.shard), [{ index: 0, of: 2 }, { index: 1, of: 2 }]);
+  });
+});
+
+describe('which finds are split', () => {
+  it('keeps on one thread a find whose glob names many files (wildcards and an extension), which stops at the cap early, and splits one with a name in it', () => {
+    for (const glob of ['**/*.ts', '*', 'src/**', '**/*.test.ts', 'src/**/*']) assert.equal(namesManyFiles(glob), true, glob);
+    for (const glob of ['**/value1234*.ts', '**/vite.config.ts', 'README.md', '**/*config*']) assert.equal(namesManyFiles(glob), false, glob);
   });
 });
