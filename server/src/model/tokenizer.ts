@@ -22,6 +22,8 @@ export const RANKS_FILE = path.join(__dirname, 'o200k_base.ranks');
  * package is loaded at run time.
  */
 const { O200K_TOKEN_SPLIT_REGEX } = require('gpt-tokenizer/encodingParams/constants') as { O200K_TOKEN_SPLIT_REGEX: RegExp };
+/** Our own copy of it, as its `lastIndex` moves: counting is synchronous, so one serves every call. */
+const split = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
 
 function loadO200k(): BpeRanks {
   let file: Buffer;
@@ -58,7 +60,6 @@ let pieceBytes = new Uint8Array(3 * SLICE_CHARS + 4);
 export function countTextTokens(text: string): number {
   if (text === '') return 0;
   const ranks = (o200k ??= loadO200k());
-  const split = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX.flags);
   let count = 0;
   for (let start = 0; start < text.length; ) {
     let end = Math.min(text.length, start + SLICE_CHARS);

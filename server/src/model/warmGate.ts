@@ -1,3 +1,5 @@
+import { setImmediate as nextTick } from 'node:timers/promises';
+
 /**
  * Holds a fresh server's first questions until the model's code has run once
  * (model/openai/warmup.ts), then lets them go one per tick. Eight
@@ -12,8 +14,7 @@ export class WarmGate {
   private turns: Promise<void> = Promise.resolve();
 
   /**
-   * `warmUp` never rejects (a failed warm-up only means the questions go
-   * cold); `maxWaitMs` bounds how long a question waits for it, so a slow
+   * A `warmUp` that fails only means the questions go cold; `maxWaitMs` bounds how long a question waits for it, so a slow
    * loopback does not hold a question.
    */
   constructor(
@@ -36,7 +37,7 @@ export class WarmGate {
     let bound: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([this.start(), new Promise<void>((resolve) => (bound = setTimeout(resolve, this.maxWaitMs)))]);
     clearTimeout(bound);
-    const turn = this.turns.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    const turn = this.turns.then(() => nextTick());
     this.turns = turn;
     await turn;
   }

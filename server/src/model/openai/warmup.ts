@@ -1,4 +1,5 @@
 import * as net from 'node:net';
+import { setImmediate as nextTick } from 'node:timers/promises';
 import type { ChatModel, ModelSettings } from '../types';
 
 /**
@@ -58,8 +59,6 @@ export async function warmModelPath(
     for (const socket of sockets) socket.destroy();
   }
 }
-
-const nextTick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** Enough deltas for the parsing code to run more than once, in the shape an endpoint streams them. */
 const WARMUP_DELTAS = 32;
