@@ -8,16 +8,18 @@
 // Self-contained files, so the .vsix needs no node_modules and holds no sources.
 //
 //   node client/bundle.mjs                development build, with source maps
-//   node client/bundle.mjs --production   minified, no maps (for the .vsix)
+//   node client/bundle.mjs --production   minified, no maps, data files compressed (for the .vsix)
 //   node client/bundle.mjs --watch        rebuild on change
 //   node client/bundle.mjs --outdir=DIR   into DIR instead of dist/ (the activation
 //                                         benchmark builds the shipped bundle aside)
 //
 // esbuild only strips types: `tsc -p .` (in `npm run build`) does the checking.
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { brotliCompressSync, constants as zlib } from 'node:zlib';
 import * as esbuild from 'esbuild';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -68,7 +70,35 @@ const grammarSource = dirname(createRequire(import.meta.url).resolve('@vscode/tr
 const grammarTarget = join(outDir, 'tree-sitter');
 rmSync(grammarTarget, { recursive: true, force: true });
 mkdirSync(grammarTarget, { recursive: true });
-for (const file of GRAMMARS) copyFileSync(join(grammarSource, file), join(grammarTarget, file));
+
+// A production build compresses the grammars and the ranks with brotli as `NAME.br` (the workers read either form:
+// server/src/packagedFile.ts): 3.2 MB of .vsix became 2.5 MB. The runtime, tree-sitter.wasm, stays plain: its
+// loader opens it by name. Compressing at the highest quality takes about 20 s, so each result is kept by the hash
+// of its input, for the builds after the first.
+const PACKED_SUFFIX = '.br';
+const packCache = join(root, 'node_modules', '.cache', 'repo-discuss-packed');
+function packed(bytes) {
+  const cached = join(packCache, `${createHash('sha256').update(bytes).digest('hex')}${PACKED_SUFFIX}`);
+  if (existsSync(cached)) return readFileSync(cached);
+  const result = brotliCompressSync(bytes, {
+    params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_LGWIN]: 24, [zlib.BROTLI_PARAM_SIZE_HINT]: bytes.length },
+  });
+  mkdirSync(packCache, { recursive: true });
+  writeFileSync(cached, result);
+  return result;
+}
+/** Writes `bytes` as `file`, or in production as `file.br`, removing the other form an earlier build left. */
+function writeShipped(file, bytes, { pack = production } = {}) {
+  rmSync(pack ? file : file + PACKED_SUFFIX, { force: true });
+  if (pack) writeFileSync(file + PACKED_SUFFIX, packed(bytes));
+  else writeFileSync(file, bytes);
+}
+
+for (const file of GRAMMARS) {
+  const source = join(grammarSource, file);
+  if (file === 'tree-sitter.wasm') copyFileSync(source, join(grammarTarget, file));
+  else writeShipped(join(grammarTarget, file), readFileSync(source));
+}
 
 // The token worker reads the o200k ranks from a compact file next to it (server/src/model/bpeRanks.ts describes
 // it, tokenizer.ts RANKS_FILE): the `BPE1` header, the token count (u32 LE), each token's length in one byte, then
@@ -84,9 +114,9 @@ const header = Buffer.alloc(8);
 header.write('BPE1', 0, 'latin1');
 header.writeUInt32LE(tokens.length, 4);
 const ranksFile = Buffer.concat([header, Buffer.from(tokens.map((bytes) => bytes.length)), ...tokens]);
-for (const dir of [outDir, join(root, 'out', 'server', 'src', 'model')]) {
+for (const [dir, pack] of [[outDir, production], [join(root, 'out', 'server', 'src', 'model'), false]]) {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'o200k_base.ranks'), ranksFile);
+  writeShipped(join(dir, 'o200k_base.ranks'), ranksFile, { pack });
   // The JSON an earlier build wrote: not to be packaged.
   rmSync(join(dir, 'o200k_base.json'), { force: true });
 }

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
 import { ReadBoundary } from '../access/boundary';
+import { readPackagedFile } from '../packagedFile';
 import { walkFiles } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
@@ -177,7 +178,8 @@ async function languageFor(spec: LanguageSpec): Promise<TreeSitterLanguage> {
   let language = languages.get(spec.grammar);
   if (!language) {
     const treeSitter = await loadRuntime();
-    language = treeSitter.Language.load(path.join(grammarDirectory(), spec.grammar));
+    // From bytes: a packaged grammar is compressed (packagedFile.ts), which a path to Language.load could not say.
+    language = treeSitter.Language.load(readPackagedFile(path.join(grammarDirectory(), spec.grammar)));
     languages.set(spec.grammar, language);
   }
   return language;

@@ -1,0 +1,36 @@
+import * as fs from 'node:fs';
+import { brotliDecompressSync } from 'node:zlib';
+
+/**
+ * The large data files the workers load (the tokenizer's ranks, the
+ * tree-sitter grammars) ship brotli-compressed in the .vsix, as `NAME.br`
+ * beside where `NAME` would be: the .vsix is a zip, whose deflate left them
+ * at two thirds of the package (client/bundle.mjs writes them). The
+ * development build keeps them plain.
+ */
+export const PACKED_SUFFIX = '.br';
+
+/**
+ * The bytes of `file`: the file itself when it is there, else `file.br`
+ * decompressed. Synchronous: only the workers call it, once per file.
+ */
+export function readPackagedFile(file: string): Buffer {
+  try {
+    return fs.readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  let packed: Buffer;
+  try {
+    packed = fs.readFileSync(file + PACKED_SUFFIX);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    throw Object.assign(new Error(`neither ${file} nor ${file}${PACKED_SUFFIX} exists`), { code: 'ENOENT' });
+  }
+  return brotliDecompressSync(packed);
+}
+
+/** Whether `file` or its packed form is there. */
+export function packagedFileExists(file: string): boolean {
+  return fs.existsSync(file) || fs.existsSync(file + PACKED_SUFFIX);
+}

@@ -1,0 +1,69 @@
+/**
+ * The workers as the .vsix ships them (dist/, which `npm run test:e2e`
+ * builds with `npm run package` before this suite): their data files are
+ * brotli-compressed there (client/bundle.mjs), and a worker that could not
+ * read them would only show as a tool failing in a user's hands.
+ */
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { countTextTokens } from '../../server/src/model/tokenizer';
+import type { TokenReply } from '../../server/src/model/tokenWorker';
+import { SearchPool } from '../../server/src/search/searchPool';
+import type { SearchJob } from '../../server/src/search/searchJobs';
+import type { IndexJob, IndexJobResult } from '../../server/src/symbols/indexer';
+
+const DIST = path.resolve(__dirname, '..', '..', '..', 'dist');
+
+describe('the packaged workers read their compressed data files', function () {
+  this.timeout(60_000);
+
+  it('the .vsix build holds the ranks and the grammars compressed, and the tree-sitter runtime plain', () => {
+    assert.ok(fs.existsSync(path.join(DIST, 'o200k_base.ranks.br')), 'dist/o200k_base.ranks.br');
+    assert.ok(!fs.existsSync(path.join(DIST, 'o200k_base.ranks')), 'no plain dist/o200k_base.ranks');
+    const grammars = fs.readdirSync(path.join(DIST, 'tree-sitter'));
+    assert.ok(grammars.includes('tree-sitter.wasm'));
+    assert.deepEqual(grammars.filter((name) => name !== 'tree-sitter.wasm' && !name.endsWith('.wasm.br')), []);
+  });
+
+  it('the packaged token worker counts as the tokenizer does from the plain ranks', async () => {
+    const texts = ['export function total(lines: Line[]): number {', 'naïve café — 東京 🚀', '\uFEFFa BOM first', ' '.repeat(5000)];
+    const worker = new Worker(path.join(DIST, 'tokenWorker.js'));
+    try {
+      const reply = await new Promise<TokenReply>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+        worker.postMessage({ id: 1, texts });
+      });
+      assert.ok('counts' in reply, 'error' in reply ? reply.error : 'no counts');
+      assert.deepEqual(reply.counts, texts.map(countTextTokens));
+    } finally {
+      await worker.terminate();
+    }
+  });
+
+  it('the packaged symbol worker finds definitions in TypeScript, Python, C++ and C#', async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'packaged-symbols-'));
+    fs.writeFileSync(path.join(root, 'invoice.ts'), 'export function totalOf(lines: number[]): number {\n  return lines.length;\n}\n');
+    fs.writeFileSync(path.join(root, 'tax.py'), 'def tax_for(amount):\n    return amount\n');
+    fs.writeFileSync(path.join(root, 'ledger.cpp'), 'int balance_of(int x) {\n  return x;\n}\n');
+    fs.writeFileSync(path.join(root, 'Refund.cs'), 'class Refund {\n  int AmountOf() { return 0; }\n}\n');
+    const pool = new SearchPool({ maxWorkers: 1, script: path.join(DIST, 'symbolWorker.js') });
+    try {
+      const job: IndexJob = { kind: 'index', root, denyRead: [], known: {}, timeMs: 30_000 };
+      const outcome = await pool.run(job as unknown as SearchJob, 30_000);
+      assert.ok(outcome.ok, outcome.ok ? '' : JSON.stringify(outcome));
+      const result = outcome.result as unknown as IndexJobResult;
+      const names = new Map(result.updated.map((file) => [file.relativePath, file.symbols.map((symbol) => symbol.name)]));
+      assert.ok(names.get('invoice.ts')?.includes('totalOf'), `invoice.ts: ${names.get('invoice.ts')}`);
+      assert.ok(names.get('tax.py')?.includes('tax_for'), `tax.py: ${names.get('tax.py')}`);
+      assert.ok(names.get('ledger.cpp')?.includes('balance_of'), `ledger.cpp: ${names.get('ledger.cpp')}`);
+      assert.ok(names.get('Refund.cs')?.includes('AmountOf'), `Refund.cs: ${names.get('Refund.cs')}`);
+    } finally {
+      await pool.close();
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
