@@ -57,6 +57,8 @@ export interface BenchProbeResult {
 /** A stall this long is logged (with `longStalls`). */
 const LONG_STALL_MS = 20;
 const TICK_MS = 5;
+/** The event-loop delay histogram's sampling interval, the least Node takes. */
+const DELAY_RESOLUTION_MS = 1;
 
 export interface ProbedState {
   /** The model's ahead-of-need loading, once started. */
@@ -65,7 +67,10 @@ export interface ProbedState {
 
 export function installBenchProbe(connection: Connection, env: Record<string, string | undefined>, state?: ProbedState): void {
   if (env.REPO_DISCUSS_BENCH_PROBE !== '1') return;
-  const delay = monitorEventLoopDelay({ resolution: 5 });
+  // Each sample is the whole time between two runs of a timer this often, so
+  // the max reads up to this much over the block itself: at 5 ms, a 15 ms
+  // block read as a 19.2 ms stall.
+  const delay = monitorEventLoopDelay({ resolution: DELAY_RESOLUTION_MS });
   delay.enable();
   let longStalls: BenchProbeResult['longStalls'] = [];
   let lastTick = process.hrtime.bigint();
