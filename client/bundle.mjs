@@ -8,7 +8,7 @@
 // Self-contained files, so the .vsix needs no node_modules and holds no sources.
 //
 //   node client/bundle.mjs                development build, with source maps
-//   node client/bundle.mjs --production   minified, no maps, data files compressed (for the .vsix)
+//   node client/bundle.mjs --production   minified, no maps, grammars compressed (for the .vsix)
 //   node client/bundle.mjs --watch        rebuild on change
 //   node client/bundle.mjs --outdir=DIR   into DIR instead of dist/ (the activation
 //                                         benchmark builds the shipped bundle aside)
@@ -71,10 +71,11 @@ const grammarTarget = join(outDir, 'tree-sitter');
 rmSync(grammarTarget, { recursive: true, force: true });
 mkdirSync(grammarTarget, { recursive: true });
 
-// A production build compresses the grammars and the ranks with brotli as `NAME.br` (the workers read either form:
-// server/src/packagedFile.ts): 3.2 MB of .vsix became 2.5 MB. The runtime, tree-sitter.wasm, stays plain: its
-// loader opens it by name. Compressing at the highest quality takes about 20 s, so each result is kept by the hash
-// of its input, for the builds after the first.
+// A production build compresses the grammars with brotli as `NAME.br` (the symbol worker reads either form:
+// server/src/packagedFile.ts): the .vsix went from 3.2 MB to 2.6 MB. The runtime, tree-sitter.wasm, stays plain: its
+// loader opens it by name. So do the tokenizer's ranks, which every server loads: compressed they saved 0.2 MB
+// more, but decompressing held about 1 MB more in the token worker and delayed its first count. Compressing at the
+// highest quality takes about 20 s, so each result is kept by the hash of its input, for the builds after the first.
 const PACKED_SUFFIX = '.br';
 const packCache = join(root, 'node_modules', '.cache', 'repo-discuss-packed');
 function packed(bytes) {
@@ -114,9 +115,9 @@ const header = Buffer.alloc(8);
 header.write('BPE1', 0, 'latin1');
 header.writeUInt32LE(tokens.length, 4);
 const ranksFile = Buffer.concat([header, Buffer.from(tokens.map((bytes) => bytes.length)), ...tokens]);
-for (const [dir, pack] of [[outDir, production], [join(root, 'out', 'server', 'src', 'model'), false]]) {
+for (const dir of [outDir, join(root, 'out', 'server', 'src', 'model')]) {
   mkdirSync(dir, { recursive: true });
-  writeShipped(join(dir, 'o200k_base.ranks'), ranksFile, { pack });
+  writeShipped(join(dir, 'o200k_base.ranks'), ranksFile, { pack: false });
   // The JSON an earlier build wrote: not to be packaged.
   rmSync(join(dir, 'o200k_base.json'), { force: true });
 }

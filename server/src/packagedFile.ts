@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
 
 /**
- * The large data files the workers load (the tokenizer's ranks, the
- * tree-sitter grammars) ship brotli-compressed in the .vsix, as `NAME.br`
+ * The tree-sitter grammars ship brotli-compressed in the .vsix, as `NAME.br`
  * beside where `NAME` would be: the .vsix is a zip, whose deflate left them
- * at two thirds of the package (client/bundle.mjs writes them). The
- * development build keeps them plain.
+ * at half the package (client/bundle.mjs writes them; it says why the
+ * tokenizer's ranks, read the same way, stay plain). The development build
+ * keeps them plain.
  */
 export const PACKED_SUFFIX = '.br';
 

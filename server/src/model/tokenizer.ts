@@ -1,6 +1,6 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BpeRanks, MergeScratch } from './bpeRanks';
-import { PACKED_SUFFIX, readPackagedFile } from '../packagedFile';
 
 /**
  * The o200k token count, synchronous. Loading the ranks takes tens of
@@ -12,8 +12,7 @@ let o200k: BpeRanks | undefined;
 
 /**
  * The o200k ranks (bpeRanks.ts describes the file), written next to this
- * module by the build (client/bundle.mjs) from gpt-tokenizer's; in the
- * .vsix, compressed (packagedFile.ts).
+ * module by the build (client/bundle.mjs) from gpt-tokenizer's.
  */
 export const RANKS_FILE = path.join(__dirname, 'o200k_base.ranks');
 
@@ -29,9 +28,9 @@ const split = new RegExp(O200K_TOKEN_SPLIT_REGEX.source, O200K_TOKEN_SPLIT_REGEX
 function loadO200k(): BpeRanks {
   let file: Buffer;
   try {
-    file = readPackagedFile(RANKS_FILE);
+    file = fs.readFileSync(RANKS_FILE);
   } catch (err) {
-    throw new Error(`the tokenizer's ranks could not be read from ${RANKS_FILE} or ${RANKS_FILE}${PACKED_SUFFIX} (${(err as Error).message}); \`npm run build\` writes them`);
+    throw new Error(`the tokenizer's ranks could not be read from ${RANKS_FILE} (${(err as Error).message}); \`npm run build\` writes them`);
   }
   try {
     return BpeRanks.parse(file);
