@@ -29,8 +29,3 @@ export function readPackagedFile(file: string): Buffer {
   }
   return brotliDecompressSync(packed);
 }
-
-/** Whether `file` or its packed form is there. */
-export function packagedFileExists(file: string): boolean {
-  return fs.existsSync(file) || fs.existsSync(file + PACKED_SUFFIX);
-}

@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { brotliCompressSync } from 'node:zlib';
-import { packagedFileExists, readPackagedFile } from '../../../server/src/packagedFile';
+import { readPackagedFile } from '../../../server/src/packagedFile';
 
-describe('packaged data files (the workers\' ranks and grammars)', () => {
+describe('packaged data files (the symbol worker\'s grammars)', () => {
   let dir: string;
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'packaged-file-'));
@@ -17,28 +17,25 @@ describe('packaged data files (the workers\' ranks and grammars)', () => {
   it('reads a plain file as it is', () => {
     fs.writeFileSync(path.join(dir, 'grammar.wasm'), bytes);
     assert.deepEqual(readPackagedFile(path.join(dir, 'grammar.wasm')), bytes);
-    assert.equal(packagedFileExists(path.join(dir, 'grammar.wasm')), true);
   });
 
   it('reads the compressed form, NAME.br, when only it is there, as the bytes that were compressed', () => {
     fs.writeFileSync(path.join(dir, 'grammar.wasm.br'), brotliCompressSync(bytes));
     assert.deepEqual(readPackagedFile(path.join(dir, 'grammar.wasm')), bytes);
-    assert.equal(packagedFileExists(path.join(dir, 'grammar.wasm')), true);
   });
 
   it('prefers the plain file when both are there (a development build beside a stale packaged one)', () => {
-    fs.writeFileSync(path.join(dir, 'ranks'), bytes);
-    fs.writeFileSync(path.join(dir, 'ranks.br'), brotliCompressSync(Buffer.from('stale')));
-    assert.deepEqual(readPackagedFile(path.join(dir, 'ranks')), bytes);
+    fs.writeFileSync(path.join(dir, 'grammar.wasm'), bytes);
+    fs.writeFileSync(path.join(dir, 'grammar.wasm.br'), brotliCompressSync(Buffer.from('stale')));
+    assert.deepEqual(readPackagedFile(path.join(dir, 'grammar.wasm')), bytes);
   });
 
   it('names both forms it looked for when neither is there', () => {
-    assert.equal(packagedFileExists(path.join(dir, 'ranks')), false);
-    assert.throws(() => readPackagedFile(path.join(dir, 'ranks')), (err: NodeJS.ErrnoException) => err.code === 'ENOENT' && /ranks nor .*ranks\.br/.test(err.message));
+    assert.throws(() => readPackagedFile(path.join(dir, 'grammar.wasm')), (err: NodeJS.ErrnoException) => err.code === 'ENOENT' && /grammar\.wasm nor .*grammar\.wasm\.br/.test(err.message));
   });
 
   it('fails on a compressed file that is not brotli, rather than handing on garbage', () => {
-    fs.writeFileSync(path.join(dir, 'ranks.br'), Buffer.from('not brotli at all'));
-    assert.throws(() => readPackagedFile(path.join(dir, 'ranks')));
+    fs.writeFileSync(path.join(dir, 'grammar.wasm.br'), Buffer.from('not brotli at all'));
+    assert.throws(() => readPackagedFile(path.join(dir, 'grammar.wasm')));
   });
 });
