@@ -72,7 +72,7 @@ rmSync(grammarTarget, { recursive: true, force: true });
 mkdirSync(grammarTarget, { recursive: true });
 
 // A production build compresses the grammars with brotli as `NAME.br` (the symbol worker reads either form:
-// server/src/packagedFile.ts): the .vsix went from 3.2 MB to 2.6 MB. The runtime, tree-sitter.wasm, stays plain: its
+// server/src/symbols/packagedFile.ts): the .vsix went from 3.2 MB to 2.6 MB. The runtime, tree-sitter.wasm, stays plain: its
 // loader opens it by name. So do the tokenizer's ranks, which every server loads: compressed they saved 0.2 MB
 // more, but decompressing held about 1 MB more in the token worker and delayed its first count. Compressing at the
 // highest quality takes about 20 s, so each result is kept by the hash of its input, for the builds after the first.

@@ -3,11 +3,11 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
 import { ReadBoundary } from '../access/boundary';
-import { readPackagedFile } from '../packagedFile';
 import { walkFiles } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
 import { MapFileInput, RankedFile, rankFiles } from './mapRanking';
+import { readPackagedFile } from './packagedFile';
 
 /**
  * The worker side of the symbol index: walks the folder, parses each source

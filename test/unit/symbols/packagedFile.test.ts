@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { brotliCompressSync } from 'node:zlib';
-import { readPackagedFile } from '../../../server/src/packagedFile';
+import { readPackagedFile } from '../../../server/src/symbols/packagedFile';
 
 describe('packaged data files (the symbol worker\'s grammars)', () => {
   let dir: string;

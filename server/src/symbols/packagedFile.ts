@@ -4,15 +4,14 @@ import { brotliDecompressSync } from 'node:zlib';
 /**
  * The tree-sitter grammars ship brotli-compressed in the .vsix, as `NAME.br`
  * beside where `NAME` would be: the .vsix is a zip, whose deflate left them
- * at half the package (client/bundle.mjs writes them; it says why the
- * tokenizer's ranks, read the same way, stay plain). The development build
- * keeps them plain.
+ * at half the package (client/bundle.mjs writes them, and says why the
+ * tokenizer's ranks stay plain). The development build keeps them plain.
  */
 export const PACKED_SUFFIX = '.br';
 
 /**
  * The bytes of `file`: the file itself when it is there, else `file.br`
- * decompressed. Synchronous: only the workers call it, once per file.
+ * decompressed. Synchronous: only the symbol worker calls it, once per grammar.
  */
 export function readPackagedFile(file: string): Buffer {
   try {
