@@ -74,7 +74,7 @@ mkdirSync(grammarTarget, { recursive: true });
 // A production build compresses the grammars with brotli as `NAME.br` (the symbol worker reads either form:
 // server/src/symbols/packagedFile.ts): the .vsix went from 3.2 MB to 2.6 MB. The runtime, tree-sitter.wasm, stays plain: its
 // loader opens it by name. So do the tokenizer's ranks, which every server loads: compressed they saved 0.2 MB
-// more, but decompressing held about 1 MB more in the token worker and delayed its first count. Compressing at the
+// more, but decompressing held about 0.7 MB more in the token worker and delayed its first count. Compressing at the
 // highest quality takes about 20 s, so each result is kept by the hash of its input, for the builds after the first.
 const PACKED_SUFFIX = '.br';
 const packCache = join(root, 'node_modules', '.cache', 'repo-discuss-packed');
@@ -88,17 +88,10 @@ function packed(bytes) {
   writeFileSync(cached, result);
   return result;
 }
-/** Writes `bytes` as `file`, or in production as `file.br`, removing the other form an earlier build left. */
-function writeShipped(file, bytes, { pack = production } = {}) {
-  rmSync(pack ? file : file + PACKED_SUFFIX, { force: true });
-  if (pack) writeFileSync(file + PACKED_SUFFIX, packed(bytes));
-  else writeFileSync(file, bytes);
-}
-
 for (const file of GRAMMARS) {
   const source = join(grammarSource, file);
-  if (file === 'tree-sitter.wasm') copyFileSync(source, join(grammarTarget, file));
-  else writeShipped(join(grammarTarget, file), readFileSync(source));
+  if (production && file !== 'tree-sitter.wasm') writeFileSync(join(grammarTarget, file + PACKED_SUFFIX), packed(readFileSync(source)));
+  else copyFileSync(source, join(grammarTarget, file));
 }
 
 // The token worker reads the o200k ranks from a compact file next to it (server/src/model/bpeRanks.ts describes
@@ -117,7 +110,7 @@ header.writeUInt32LE(tokens.length, 4);
 const ranksFile = Buffer.concat([header, Buffer.from(tokens.map((bytes) => bytes.length)), ...tokens]);
 for (const dir of [outDir, join(root, 'out', 'server', 'src', 'model')]) {
   mkdirSync(dir, { recursive: true });
-  writeShipped(join(dir, 'o200k_base.ranks'), ranksFile, { pack: false });
+  writeFileSync(join(dir, 'o200k_base.ranks'), ranksFile);
   // The JSON an earlier build wrote: not to be packaged.
   rmSync(join(dir, 'o200k_base.json'), { force: true });
 }

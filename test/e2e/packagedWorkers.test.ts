@@ -14,17 +14,17 @@ import type { TokenReply } from '../../server/src/model/tokenWorker';
 import { SearchPool } from '../../server/src/search/searchPool';
 import type { SearchJob } from '../../server/src/search/searchJobs';
 import type { IndexJob, IndexJobResult } from '../../server/src/symbols/indexer';
+import { GRAMMAR_FILES } from '../../server/src/symbols/languages';
 
 const DIST = path.resolve(__dirname, '..', '..', '..', 'dist');
 
 describe('the packaged workers read the data files the .vsix ships', function () {
   this.timeout(60_000);
 
-  it('the .vsix build holds the grammars compressed, and the tree-sitter runtime and the ranks plain', () => {
+  it('the .vsix build holds every grammar the symbol index uses, compressed, and the tree-sitter runtime and the ranks plain', () => {
     assert.ok(fs.existsSync(path.join(DIST, 'o200k_base.ranks')), 'dist/o200k_base.ranks');
-    const grammars = fs.readdirSync(path.join(DIST, 'tree-sitter'));
-    assert.ok(grammars.includes('tree-sitter.wasm'));
-    assert.deepEqual(grammars.filter((name) => name !== 'tree-sitter.wasm' && !name.endsWith('.wasm.br')), []);
+    const shipped = fs.readdirSync(path.join(DIST, 'tree-sitter')).sort();
+    assert.deepEqual(shipped, ['tree-sitter.wasm', ...GRAMMAR_FILES.map((grammar) => `${grammar}.br`)].sort());
   });
 
   it('the packaged token worker counts as the development build\'s tokenizer does', async () => {

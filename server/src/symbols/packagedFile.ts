@@ -7,7 +7,7 @@ import { brotliDecompressSync } from 'node:zlib';
  * at half the package (client/bundle.mjs writes them, and says why the
  * tokenizer's ranks stay plain). The development build keeps them plain.
  */
-export const PACKED_SUFFIX = '.br';
+const PACKED_SUFFIX = '.br';
 
 /**
  * The bytes of `file`: the file itself when it is there, else `file.br`
