@@ -129,6 +129,14 @@ for (const variant of VARIANTS) {
         assert.match(all, /^config\/\.npmrc {2}\(contents not readable\)$/m);
       });
 
+      findTest('refuses secret names that differ from the rules only in case, which ripgrep itself does not skip', async () => {
+        writeTree(repo, { '.ENV': `KEY=${SECRET_MARKER}\n`, 'certs/Server.PEM': `${SECRET_MARKER}\n`, 'KEYS.PEM/inner.txt': `${SECRET_MARKER}\n` });
+        const all = await expectOk(toolbox, 'find_files', { pattern: '**' });
+        assert.match(all, /^\.ENV {2}\(contents not readable\)$/m);
+        assert.match(all, /^certs\/Server\.PEM {2}\(contents not readable\)$/m);
+        assert.doesNotMatch(all, /inner\.txt/);
+      });
+
       findTest('honors .gitignore at every level with re-includes, and .ignore and .rgignore over it', async () => {
         writeTree(repo, {
           '.gitignore': 'dist/\n*.log\n',
@@ -321,6 +329,11 @@ for (const variant of VARIANTS) {
         const output = await expectOk(narrowed, 'grep_files', { pattern: 'API_KEY|SECRET|createThing' });
         assert.equal(output, '.env.example:1: API_KEY=\nsrc/index.ts:1: export function createThing() {');
         assert.doesNotMatch(await expectFailure(toolbox, 'grep_files', { pattern: '.', path: '.env' }), new RegExp(SECRET_MARKER));
+      });
+
+      test('never shows the contents of secret files whose names differ from the rules only in case', async () => {
+        writeTree(repo, { '.ENV': `KEY=${SECRET_MARKER}\n`, 'certs/Server.PEM': `${SECRET_MARKER}\n`, 'KEYS.PEM/inner.txt': `${SECRET_MARKER}\n` });
+        assert.match(await expectOk(toolbox, 'grep_files', { pattern: SECRET_MARKER }), /^No matches/);
       });
 
       test('never returns content from outside the folder', async () => {
