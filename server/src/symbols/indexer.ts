@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
-import { ReadBoundary } from '../access/boundary';
+import { openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
 import { walkFiles } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
@@ -105,6 +105,18 @@ export interface ReferenceJob {
   timeMs: number;
   /** Stop collecting after this many (the count goes on). */
   maxReferences: number;
+  /**
+   * Per file, what the index counted when it parsed it: its stamp then, and
+   * how many identifiers named `symbol` it holds as whole words. A file read
+   * at that stamp with as many whole-word matches has none in a string or a
+   * comment, and is answered without a parse.
+   */
+  indexed?: Record<string, IndexedUses>;
+}
+
+export interface IndexedUses {
+  stamp: string;
+  uses: number;
 }
 
 export interface FoundReference {
@@ -120,6 +132,8 @@ export interface ReferenceJobResult {
   filesSearched: number;
   /** Files not searched because they are no longer readable inside the boundary. */
   leftOut: number;
+  /** Of the files searched, those that had to be parsed (the rest were answered from the index's counts, or held no match). */
+  filesParsed: number;
   complete: boolean;
 }
 
@@ -208,16 +222,52 @@ export function stampOf(stats: fs.Stats): string {
   return `${stats.size}:${stats.mtimeMs}`;
 }
 
+function textOf(bytes: Buffer): string | undefined {
+  return bytes.subarray(0, 8192).includes(0) ? undefined : bytes.toString('utf8');
+}
+
 /** Reads a file the walk approved; undefined when it is binary or unreadable. */
 function readSource(realPath: string): string | undefined {
-  let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(realPath);
+    return textOf(fs.readFileSync(realPath));
   } catch {
     return undefined;
   }
-  if (bytes.subarray(0, 8192).includes(0)) return undefined;
-  return bytes.toString('utf8');
+}
+
+/**
+ * Reads a file `resolve` approved, through a descriptor proved to be that
+ * file, with the stamp it has once read: the stat comes from the same
+ * descriptor after the read, so an edit made meanwhile shows as a new stamp
+ * rather than leaving new text under the old one.
+ */
+function readStampedSource(realPath: string): { text: string; stamp: string } | undefined {
+  const opened = openVerifiedSync(realPath);
+  if (!opened.ok) return undefined;
+  const { fd } = opened;
+  try {
+    const text = textOf(fs.readFileSync(fd));
+    return text === undefined ? undefined : { text, stamp: stampOf(fs.fstatSync(fd)) };
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The 1-based line of each offset (ascending), counting `\n` as tree-sitter counts rows. */
+function lineNumbersOf(text: string, offsets: readonly number[]): number[] {
+  const lines: number[] = [];
+  let line = 1;
+  let at = 0;
+  for (const offset of offsets) {
+    for (let next = text.indexOf('\n', at); next !== -1 && next < offset; next = text.indexOf('\n', next + 1)) {
+      line += 1;
+      at = next + 1;
+    }
+    lines.push(line);
+  }
+  return lines;
 }
 
 function lineText(lines: readonly string[], line: number): string {
@@ -297,18 +347,40 @@ function problemMessage(node: TreeSitterNode): string {
   return snippet === '' ? 'syntax error' : `syntax error: unexpected "${snippet.length > 40 ? `${snippet.slice(0, 40)}…` : snippet}"`;
 }
 
-function countIdentifier(used: Map<string, number>, name: string): void {
+/**
+ * What the reference search counts as a whole word: no identifier character
+ * (a letter, digit, `_` or `$`) right before or after. Sticky, to test one
+ * position of a text without slicing it.
+ */
+const WORD_CHARACTER = '[\\p{L}\\p{N}_$]';
+const NO_WORD_BEFORE = new RegExp(`(?<!${WORD_CHARACTER})`, 'uy');
+const NO_WORD_AFTER = new RegExp(`(?!${WORD_CHARACTER})`, 'uy');
+
+function wholeWordAt(text: string, start: number, end: number): boolean {
+  NO_WORD_BEFORE.lastIndex = start;
+  NO_WORD_AFTER.lastIndex = end;
+  return NO_WORD_BEFORE.test(text) && NO_WORD_AFTER.test(text);
+}
+
+/**
+ * Counts an identifier of the file, but only one the reference search would
+ * find (a whole word, see wholeWordAt): the count then equals the number of
+ * references a parse would report there, which lets the search skip the parse
+ * (runReferences). One the search's pattern could never match is left out.
+ */
+function countIdentifier(used: Map<string, number>, name: string, text: string, start: number): void {
+  if (!wholeWordAt(text, start, start + name.length)) return;
   const count = used.get(name);
   if (count !== undefined) used.set(name, count + 1);
   else if (used.size < INDEX_LIMITS.maxReferenceNamesPerFile && name.length <= INDEX_LIMITS.maxReferenceNameChars) used.set(name, 1);
 }
 
-function listIdentifiersUnder(node: TreeSitterNode, spec: LanguageSpec, used: Map<string, number>): void {
+function listIdentifiersUnder(node: TreeSitterNode, spec: LanguageSpec, text: string, used: Map<string, number>): void {
   const cursor = node.walk();
   let depth = 0;
   try {
     for (;;) {
-      if (spec.identifiers.has(cursor.nodeType)) countIdentifier(used, cursor.nodeText);
+      if (spec.identifiers.has(cursor.nodeType)) countIdentifier(used, cursor.nodeText, text, cursor.startIndex);
       if (cursor.gotoFirstChild()) {
         depth += 1;
         continue;
@@ -325,7 +397,7 @@ function listIdentifiersUnder(node: TreeSitterNode, spec: LanguageSpec, used: Ma
 }
 
 /** One pass over the tree with a cursor (no node objects for the many nodes that define nothing). */
-function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file: FileIndex): void {
+function extract(tree: Tree, spec: LanguageSpec, text: string, lines: readonly string[], file: FileIndex): void {
   const cursor: TreeCursor = tree.walk();
   const withErrors = tree.rootNode.hasError;
   /** Enclosing definitions: [depth, name]. */
@@ -335,7 +407,7 @@ function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file:
   for (;;) {
     const type = cursor.nodeType;
     let descend = true;
-    if (spec.identifiers.has(type)) countIdentifier(used, cursor.nodeText);
+    if (spec.identifiers.has(type)) countIdentifier(used, cursor.nodeText, text, cursor.startIndex);
     while (containers.length > 0 && containers[containers.length - 1][0] >= depth) containers.pop();
 
     const rule = Object.prototype.hasOwnProperty.call(spec.definitions, type) ? spec.definitions[type] : undefined;
@@ -347,7 +419,7 @@ function extract(tree: Tree, spec: LanguageSpec, lines: readonly string[], file:
         else file.moreProblems += 1;
         descend = false;
         // Still listed: find_references reads only files whose list names the symbol, and it finds uses inside ERROR nodes.
-        listIdentifiersUnder(node, spec, used);
+        listIdentifiersUnder(node, spec, text, used);
       } else if (type === 'import_statement') {
         jsImports(node, file.imports);
       } else if (type === 'export_statement' && node.childForFieldName('source')) {
@@ -404,7 +476,7 @@ async function indexFile(relativePath: string, realPath: string, stamp: string, 
   const tree = parse(activeParser, text, deadline);
   if (!tree) return file;
   try {
-    extract(tree, spec, text.split('\n'), file);
+    extract(tree, spec, text, text.split('\n'), file);
   } finally {
     tree.delete();
   }
@@ -497,51 +569,88 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+/** Files a reference search resolves ahead of the one it reads. */
+const RESOLVE_AHEAD = 16;
+
+/**
+ * `files[at]` resolved through the boundary, with the next few already on
+ * their way: each resolve waits on several lstats in turn, and one after
+ * another they left this thread idle for most of a search (88 of 112 ms for
+ * 80 files at 20,000, against 30 ms resolved ahead).
+ */
+function resolvingAhead(boundary: ReadBoundary, files: readonly string[]): (at: number) => Promise<PathResolution> {
+  const started = new Map<number, Promise<PathResolution>>();
+  // Never rejects: one started ahead and never awaited (the search stopped first) must not end the thread.
+  const start = (at: number): Promise<PathResolution> =>
+    boundary.resolve(files[at]).catch((): PathResolution => ({ ok: false, kind: 'invalid', message: 'Refused: the path could not be checked.' }));
+  return (at) => {
+    for (let next = at + 1; next < Math.min(files.length, at + RESOLVE_AHEAD); next++) if (!started.has(next)) started.set(next, start(next));
+    const current = started.get(at) ?? start(at);
+    started.delete(at);
+    return current;
+  };
+}
+
 async function runReferences(job: ReferenceJob, control: SymbolJobControl): Promise<ReferenceJobResult> {
   const boundary = await boundaryFor(job.root, job.denyRead);
   const deadline = performance.now() + job.timeMs;
-  const result: ReferenceJobResult = { kind: 'references', references: [], total: 0, filesSearched: 0, leftOut: 0, complete: true };
-  // Whole words only, where a word is what identifiers are made of in these languages ($ included for JS).
-  const wordPattern = new RegExp(`(?<![\\p{L}\\p{N}_$])${escapeRegExp(job.symbol)}(?![\\p{L}\\p{N}_$])`, 'gu');
-  for (const relativePath of job.files) {
+  const result: ReferenceJobResult = { kind: 'references', references: [], total: 0, filesSearched: 0, leftOut: 0, filesParsed: 0, complete: true };
+  // Whole words only, where a word is what identifiers are made of in these languages ($ included for JS); wholeWordAt is the same rule.
+  const wordPattern = new RegExp(`(?<!${WORD_CHARACTER})${escapeRegExp(job.symbol)}(?!${WORD_CHARACTER})`, 'gu');
+  // The index is a snapshot: a file may have become a link out of the folder since, so each is resolved again before it is read.
+  const searchable = job.files.filter((relativePath) => languageOf(relativePath) !== undefined);
+  const resolved = resolvingAhead(boundary, searchable);
+  for (const [at, relativePath] of searchable.entries()) {
     if (control.shouldStop() || performance.now() > deadline) {
       result.complete = false;
       break;
     }
-    const spec = languageOf(relativePath);
-    if (!spec) continue;
-    // The index is a snapshot: the file may have become a link out of the folder since. Checked again before reading.
-    const resolved = await boundary.resolve(relativePath);
-    if (!resolved.ok || resolved.kind !== 'file' || resolved.size > INDEX_LIMITS.maxFileBytes) {
-      if (!resolved.ok && resolved.kind !== 'not_found') result.leftOut += 1;
+    const spec = languageOf(relativePath) as LanguageSpec;
+    const resolution = await resolved(at);
+    if (!resolution.ok || resolution.kind !== 'file' || resolution.size > INDEX_LIMITS.maxFileBytes) {
+      if (!resolution.ok && resolution.kind !== 'not_found') result.leftOut += 1;
       continue;
     }
-    const text = readSource(resolved.realPath);
+    const source = readStampedSource(resolution.realPath);
     result.filesSearched += 1;
-    if (text === undefined || !text.includes(job.symbol)) continue;
+    if (source === undefined || !source.text.includes(job.symbol)) continue;
+    const { text } = source;
     const offsets: number[] = [];
     for (const match of text.matchAll(wordPattern)) offsets.push(match.index);
     if (offsets.length === 0) continue;
-    const tree = parse(await parserFor(spec), text, deadline + 1000);
-    if (!tree) continue;
-    try {
-      let lines: string[] | undefined;
-      let lastLine = 0;
-      for (const offset of offsets) {
-        const node = tree.rootNode.descendantForIndex(offset, offset + job.symbol.length);
-        // Only identifier leaves: the word inside a string or a comment is not a reference.
-        if (!node || !spec.identifiers.has(node.type) || node.startIndex !== offset || node.endIndex !== offset + job.symbol.length) continue;
-        const line = node.startPosition.row + 1;
-        if (line === lastLine) continue; // one entry per line
-        lastLine = line;
-        result.total += 1;
-        if (result.references.length < job.maxReferences) {
-          lines ??= text.split('\n');
-          result.references.push({ relativePath, line, text: lineText(lines, line) });
+
+    let referenceLines: number[];
+    const indexed = job.indexed?.[relativePath];
+    if (indexed && indexed.stamp === source.stamp && indexed.uses === offsets.length) {
+      // Unchanged since the index parsed it, and every whole-word match is one of the identifiers it counted there.
+      referenceLines = lineNumbersOf(text, offsets);
+    } else {
+      // Parsing is most of a search's time (about 100 of 145 ms for 80 files at 20,000): only here is it needed.
+      const tree = parse(await parserFor(spec), text, deadline + 1000);
+      if (!tree) continue;
+      result.filesParsed += 1;
+      referenceLines = [];
+      try {
+        for (const offset of offsets) {
+          const node = tree.rootNode.descendantForIndex(offset, offset + job.symbol.length);
+          // Only identifier leaves: the word inside a string or a comment is not a reference.
+          if (!node || !spec.identifiers.has(node.type) || node.startIndex !== offset || node.endIndex !== offset + job.symbol.length) continue;
+          referenceLines.push(node.startPosition.row + 1);
         }
+      } finally {
+        tree.delete();
       }
-    } finally {
-      tree.delete();
+    }
+    let lines: string[] | undefined;
+    let lastLine = 0;
+    for (const line of referenceLines) {
+      if (line === lastLine) continue; // one entry per line
+      lastLine = line;
+      result.total += 1;
+      if (result.references.length < job.maxReferences) {
+        lines ??= text.split('\n');
+        result.references.push({ relativePath, line, text: lineText(lines, line) });
+      }
     }
   }
   return result;

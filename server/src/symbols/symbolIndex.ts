@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { ReadBoundary } from '../access/boundary';
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool } from '../search/searchPool';
-import type { FileIndex, IndexedSymbol, IndexJob, IndexJobResult, MapJob, MapJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
+import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
 import type { MapFileInput } from './mapRanking';
 
@@ -79,6 +79,19 @@ function* usedNames(file: FileIndex): Generator<string> {
     if (end === -1) break;
     start = end + 1;
   }
+}
+
+/** How many identifiers named `name` the file's list counts; undefined when it does not list the name. */
+function usesIn(file: FileIndex, name: string): number | undefined {
+  const text = file.references;
+  if (!text) return undefined;
+  const entry = `${name}\t`;
+  let at = text.startsWith(entry) ? 0 : text.indexOf(`\n${entry}`);
+  if (at === -1) return undefined;
+  if (at > 0) at += 1;
+  const end = text.indexOf('\n', at);
+  const count = Number(text.slice(at + entry.length, end === -1 ? undefined : end));
+  return Number.isInteger(count) ? count : undefined;
 }
 
 export class FolderIndex {
@@ -164,6 +177,17 @@ export class FolderIndex {
     return [...new Set([...(this.usedBy.get(name) ?? []), ...this.unlisted])];
   }
 
+  /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at. */
+  usesOf(name: string, files: readonly string[]): Record<string, IndexedUses> {
+    const indexed: Record<string, IndexedUses> = {};
+    for (const relativePath of files) {
+      const file = this.files.get(relativePath);
+      const uses = file && usesIn(file, name);
+      if (file && uses !== undefined) indexed[relativePath] = { stamp: file.stamp, uses };
+    }
+    return indexed;
+  }
+
   known(): Record<string, string> {
     const known: Record<string, string> = {};
     for (const [relativePath, file] of this.files) known[relativePath] = file.stamp;
@@ -240,7 +264,8 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
   return refresh;
 }
 
-export function findReferences(boundary: ReadBoundary, symbol: string, files: string[], maxReferences: number, signal?: AbortSignal): Promise<JobOutcome<ReferenceJobResult>> {
+/** Searches `files` for identifiers named `symbol`, answering from `index`'s counts where they still hold (see ReferenceJob.indexed). */
+export function findReferences(boundary: ReadBoundary, index: FolderIndex, symbol: string, files: string[], maxReferences: number, signal?: AbortSignal): Promise<JobOutcome<ReferenceJobResult>> {
   const job: ReferenceJob = {
     kind: 'references',
     root: boundary.root,
@@ -249,6 +274,7 @@ export function findReferences(boundary: ReadBoundary, symbol: string, files: st
     files,
     timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs,
     maxReferences,
+    indexed: index.usesOf(symbol, files),
   };
   return runJob<ReferenceJobResult>(job, signal);
 }

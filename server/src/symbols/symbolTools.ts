@@ -276,7 +276,7 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
       files = [fromFile.relativePath, ...files.filter((candidate) => candidate !== fromFile?.relativePath && languageFamily(candidate) === family)];
     }
 
-    const outcome = await searchReferences(boundary, name, files, SYMBOL_LIMITS.referencesCollected, signal);
+    const outcome = await searchReferences(boundary, index, name, files, SYMBOL_LIMITS.referencesCollected, signal);
     if (signal?.aborted) return failed('Cancelled.');
     if (!outcome.ok) return failed(outcome.message);
     const result = outcome.result;
