@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
 import { openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
+import { RACY_WINDOW_NS } from '../search/directoryStamps';
 import { walkFiles } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
@@ -47,8 +48,14 @@ export interface ImportBinding {
 export interface FileIndex {
   relativePath: string;
   realPath: string;
-  /** size:mtime when parsed; the file is re-parsed when it differs. */
+  /** size:mtime:ctime when parsed; the file is re-parsed when it differs. */
   stamp: string;
+  /**
+   * Read so soon after its last change that another change in the same tick
+   * of the file clock could leave the stamp as it is (see RACY_WINDOW_NS):
+   * the reference search then never answers from this entry's counts.
+   */
+  racy?: true;
   symbols: IndexedSymbol[];
   problems: SyntaxProblem[];
   /** More syntax errors than listed. */
@@ -132,7 +139,7 @@ export interface ReferenceJobResult {
   filesSearched: number;
   /** Files not searched because they are no longer readable inside the boundary. */
   leftOut: number;
-  /** Of the files searched, those that had to be parsed (the rest were answered from the index's counts, or held no match). */
+  /** Of the files searched, those parsed (the others held no whole-word match, were answered from the index's counts, or could not be parsed). */
   filesParsed: number;
   complete: boolean;
 }
@@ -217,9 +224,26 @@ function parse(activeParser: TreeSitterParser, text: string, deadline: number): 
 
 // ------------------------------------------------------------- reading
 
-/** What tells a changed file from an indexed one. */
+/**
+ * What tells a changed file from an indexed one. The ctime as well as the
+ * mtime: a tool that keeps a file's mtime across an edit (`cp -p`, `touch -r`)
+ * cannot keep its ctime.
+ */
 export function stampOf(stats: fs.Stats): string {
-  return `${stats.size}:${stats.mtimeMs}`;
+  return `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+}
+
+/** When the file last changed, by the file clock. */
+function changedAtMs(stats: fs.Stats): number {
+  return Math.max(stats.mtimeMs, stats.ctimeMs);
+}
+
+const RACY_WINDOW_MS = Number(RACY_WINDOW_NS / 1_000_000n);
+let wallClock: () => number = () => Date.now();
+
+/** Replaces the wall clock racy stamps are judged by (tests); without an argument, the real one again. */
+export function setIndexerWallClock(now?: () => number): void {
+  wallClock = now ?? (() => Date.now());
 }
 
 function textOf(bytes: Buffer): string | undefined {
@@ -238,14 +262,16 @@ function readSource(realPath: string): string | undefined {
 /**
  * Reads a file `resolve` approved, through a descriptor proved to be that
  * file, with the stamp it has once read: the stat comes from the same
- * descriptor after the read, so an edit made meanwhile shows as a new stamp
- * rather than leaving new text under the old one.
+ * descriptor after the read, so an edit made before it is done shows in the
+ * stamp (as far as the file clock's tick allows; see FileIndex.racy).
  */
 function readStampedSource(realPath: string): { text: string; stamp: string } | undefined {
   const opened = openVerifiedSync(realPath);
   if (!opened.ok) return undefined;
   const { fd } = opened;
   try {
+    // The size the resolve saw may be a few files old: a file grown past the limit since is not read.
+    if (opened.stats.size > INDEX_LIMITS.maxFileBytes) return undefined;
     const text = textOf(fs.readFileSync(fd));
     return text === undefined ? undefined : { text, stamp: stampOf(fs.fstatSync(fd)) };
   } catch {
@@ -363,10 +389,10 @@ function wholeWordAt(text: string, start: number, end: number): boolean {
 }
 
 /**
- * Counts an identifier of the file, but only one the reference search would
- * find (a whole word, see wholeWordAt): the count then equals the number of
- * references a parse would report there, which lets the search skip the parse
- * (runReferences). One the search's pattern could never match is left out.
+ * Counts an identifier of the file, but only one the reference search's
+ * pattern can match (a whole word, see wholeWordAt): the identifiers counted
+ * are then among the pattern's matches, and where they are as many, they are
+ * all of them, which lets the search skip the parse (runReferences).
  */
 function countIdentifier(used: Map<string, number>, name: string, text: string, start: number): void {
   if (!wholeWordAt(text, start, start + name.length)) return;
@@ -468,10 +494,12 @@ function extract(tree: Tree, spec: LanguageSpec, text: string, lines: readonly s
   }
 }
 
-async function indexFile(relativePath: string, realPath: string, stamp: string, spec: LanguageSpec, deadline: number): Promise<FileIndex> {
-  const file: FileIndex = { relativePath, realPath, stamp, symbols: [], problems: [], moreProblems: 0, imports: [], reexports: [] };
+async function indexFile(relativePath: string, realPath: string, stats: fs.Stats, spec: LanguageSpec, deadline: number): Promise<FileIndex> {
+  const file: FileIndex = { relativePath, realPath, stamp: stampOf(stats), symbols: [], problems: [], moreProblems: 0, imports: [], reexports: [] };
   const text = readSource(realPath);
   if (text === undefined) return file;
+  // Judged once read: an edit after the read that keeps the stamp must fall in the tick of the stamp's time.
+  if (changedAtMs(stats) + RACY_WINDOW_MS > wallClock()) file.racy = true;
   const activeParser = await parserFor(spec);
   const tree = parse(activeParser, text, deadline);
   if (!tree) return file;
@@ -506,7 +534,7 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
   const result: IndexJobResult = { kind: 'index', updated: [], removed: [], sourceFiles: 0, indexedFiles: 0, leftOut: 0, tooLarge: 0, walkComplete: false, fileCapReached: false };
   const seen = new Set<string>();
   /** Found by the walk, to parse once the walk is done (so the count of files is known first). */
-  const pending: Array<{ relativePath: string; realPath: string; stamp: string; spec: LanguageSpec }> = [];
+  const pending: Array<{ relativePath: string; realPath: string; stats: fs.Stats; spec: LanguageSpec }> = [];
 
   const stats = await walkFiles(
     {
@@ -544,19 +572,18 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
       }
       result.sourceFiles += 1;
       seen.add(file.relativePath);
-      const stamp = stampOf(fileStats);
-      if (job.known[file.relativePath] === stamp) {
+      if (job.known[file.relativePath] === stampOf(fileStats)) {
         result.indexedFiles += 1;
         return;
       }
-      pending.push({ relativePath: file.relativePath, realPath: file.realPath, stamp, spec });
+      pending.push({ relativePath: file.relativePath, realPath: file.realPath, stats: fileStats, spec });
     },
   );
   result.walkComplete = stats.stoppedBy === undefined;
 
   for (const item of pending) {
     if (control.shouldStop() || performance.now() > deadline) break;
-    result.updated.push(await indexFile(item.relativePath, item.realPath, item.stamp, item.spec, deadline + 1000));
+    result.updated.push(await indexFile(item.relativePath, item.realPath, item.stats, item.spec, deadline + 1000));
     result.indexedFiles += 1;
   }
   if (result.walkComplete) {
@@ -575,8 +602,7 @@ const RESOLVE_AHEAD = 16;
 /**
  * `files[at]` resolved through the boundary, with the next few already on
  * their way: each resolve waits on several lstats in turn, and one after
- * another they left this thread idle for most of a search (88 of 112 ms for
- * 80 files at 20,000, against 30 ms resolved ahead).
+ * another they left this thread idle for most of a search.
  */
 function resolvingAhead(boundary: ReadBoundary, files: readonly string[]): (at: number) => Promise<PathResolution> {
   const started = new Map<number, Promise<PathResolution>>();
@@ -584,7 +610,7 @@ function resolvingAhead(boundary: ReadBoundary, files: readonly string[]): (at: 
   const start = (at: number): Promise<PathResolution> =>
     boundary.resolve(files[at]).catch((): PathResolution => ({ ok: false, kind: 'invalid', message: 'Refused: the path could not be checked.' }));
   return (at) => {
-    for (let next = at + 1; next < Math.min(files.length, at + RESOLVE_AHEAD); next++) if (!started.has(next)) started.set(next, start(next));
+    for (let next = at + 1; next <= Math.min(files.length - 1, at + RESOLVE_AHEAD); next++) if (!started.has(next)) started.set(next, start(next));
     const current = started.get(at) ?? start(at);
     started.delete(at);
     return current;
@@ -625,15 +651,16 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
       // Unchanged since the index parsed it, and every whole-word match is one of the identifiers it counted there.
       referenceLines = lineNumbersOf(text, offsets);
     } else {
-      // Parsing is most of a search's time (about 100 of 145 ms for 80 files at 20,000): only here is it needed.
+      // Parsing is most of a search's time: only here is it needed.
       const tree = parse(await parserFor(spec), text, deadline + 1000);
       if (!tree) continue;
       result.filesParsed += 1;
       referenceLines = [];
       try {
         for (const offset of offsets) {
-          const node = tree.rootNode.descendantForIndex(offset, offset + job.symbol.length);
-          // Only identifier leaves: the word inside a string or a comment is not a reference.
+          // Named: a C# name that is also a contextual keyword (`group`, `select`) is an identifier around an unnamed keyword node.
+          const node = tree.rootNode.namedDescendantForIndex(offset, offset + job.symbol.length);
+          // Only identifiers: the word inside a string or a comment is not a reference.
           if (!node || !spec.identifiers.has(node.type) || node.startIndex !== offset || node.endIndex !== offset + job.symbol.length) continue;
           referenceLines.push(node.startPosition.row + 1);
         }

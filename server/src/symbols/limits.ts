@@ -14,7 +14,11 @@ export const INDEX_LIMITS = Object.freeze({
   maxLineChars: 200,
   /** Per file: a generated file with more definitions keeps the first ones (bounds the index's memory). */
   maxSymbolsPerFile: 5000,
-  /** Per file: distinct identifiers kept for the repository map (bounds the index's memory on generated files). */
+  /**
+   * Per file: distinct identifiers kept, for the repository map and for
+   * choosing (and answering) reference searches (bounds the index's memory on
+   * generated files; a file at the cap is searched for every name).
+   */
   maxReferenceNamesPerFile: 2000,
   /** Longer identifiers are not listed (a reference search for one reads every file). */
   maxReferenceNameChars: 100,

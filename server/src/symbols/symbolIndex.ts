@@ -180,9 +180,10 @@ export class FolderIndex {
   /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at. */
   usesOf(name: string, files: readonly string[]): Record<string, IndexedUses> {
     const indexed: Record<string, IndexedUses> = {};
+    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return indexed; // never listed
     for (const relativePath of files) {
       const file = this.files.get(relativePath);
-      const uses = file && usesIn(file, name);
+      const uses = file && !file.racy ? usesIn(file, name) : undefined;
       if (file && uses !== undefined) indexed[relativePath] = { stamp: file.stamp, uses };
     }
     return indexed;

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
+import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
 import { FolderIndex } from '../../../server/src/symbols/symbolIndex';
 import { OUTSIDE_MARKER, writeTree } from '../../support/toolFixture';
 
@@ -11,7 +11,9 @@ import { OUTSIDE_MARKER, writeTree } from '../../support/toolFixture';
  * instead of parsing it when that gives the answer a parse would: the file is
  * unchanged since the index counted it, and every whole-word match of the
  * name is one of the identifiers counted. These tests run the symbol
- * thread's jobs in process.
+ * thread's jobs in process, indexing as if a minute after the files were
+ * written (a file read just after it changed is never answered from the
+ * index, see FileIndex.racy), except where a test says otherwise.
  */
 describe('find_references from the index', () => {
   let base: string;
@@ -19,7 +21,8 @@ describe('find_references from the index', () => {
   const neverStop = { shouldStop: () => false };
 
   const FILES = {
-    'src/uses.ts': "import { loadConfig } from './config';\nconst first = loadConfig();\nexport const second = loadConfig() ?? first;\n",
+    'src/uses.ts': "import { loadConfig } from './config';\nconst first = loadConfig();\nexport const second = loadConfig() ?? first;\nexport const both = loadConfig() + loadConfig();\n",
+    'src/crlf.ts': "import { loadConfig } from './config';\r\n\r\nexport const fourth = loadConfig();\r\n",
     'src/mentions.ts': "// loadConfig is called once here\nimport { loadConfig } from './config';\nconsole.log('loadConfig');\nexport const third = loadConfig();\n",
     'src/config.ts': 'export function loadConfig(): number {\n  return 1;\n}\n',
     'src/unrelated.ts': 'export const loadConfigured = 2;\n',
@@ -29,8 +32,12 @@ describe('find_references from the index', () => {
     base = fs.mkdtempSync(path.join(os.tmpdir(), 'rd-refs-'));
     repo = path.join(base, 'repo');
     writeTree(repo, FILES);
+    setIndexerWallClock(() => Date.now() + 60_000);
   });
-  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+  afterEach(() => {
+    setIndexerWallClock();
+    fs.rmSync(base, { recursive: true, force: true });
+  });
 
   async function indexed(): Promise<FolderIndex> {
     const index = new FolderIndex(repo, []);
@@ -50,13 +57,20 @@ describe('find_references from the index', () => {
     const fromIndex = await search(index, 'loadConfig', true);
     const parsed = await search(index, 'loadConfig', false);
     assert.deepEqual(fromIndex.references, parsed.references);
-    assert.equal(fromIndex.total, 6);
+    assert.equal(fromIndex.total, 9, 'one entry per line: the two uses on one line of src/uses.ts are one');
+    assert.deepEqual(
+      fromIndex.references.filter((reference) => reference.relativePath === 'src/crlf.ts'),
+      [
+        { relativePath: 'src/crlf.ts', line: 1, text: "import { loadConfig } from './config';" },
+        { relativePath: 'src/crlf.ts', line: 3, text: 'export const fourth = loadConfig();' },
+      ],
+    );
     assert.deepEqual(
       fromIndex.references.filter((reference) => reference.relativePath === 'src/mentions.ts').map((reference) => reference.line),
       [2, 4],
       'the comment (line 1) and the string (line 3) are not references',
     );
-    assert.equal(parsed.filesParsed, 3);
+    assert.equal(parsed.filesParsed, 4);
     assert.equal(fromIndex.filesParsed, 1, 'only src/mentions.ts, where matches outnumber the identifiers counted');
   });
 
@@ -64,6 +78,7 @@ describe('find_references from the index', () => {
     // Broken code: the parser reads `12loadConfig` as a number and the identifier loadConfig, which is no whole word.
     fs.writeFileSync(path.join(repo, 'src', 'glued.ts'), 'export const n = 12loadConfig;\n// loadConfig, mentioned\nexport const m = loadConfig();\n');
     const index = await indexed();
+    assert.deepEqual(index.usesOf('loadConfig', ['src/glued.ts']), { 'src/glued.ts': { stamp: index.files.get('src/glued.ts')?.stamp, uses: 1 } });
     const result = await search(index, 'loadConfig', true);
     assert.deepEqual(
       result.references.filter((reference) => reference.relativePath === 'src/glued.ts').map((reference) => reference.line),
@@ -75,7 +90,7 @@ describe('find_references from the index', () => {
     const index = await indexed();
     const file = path.join(repo, 'src', 'uses.ts');
     // Same size, same number of matches; but the use on line 2 is now a comment.
-    const edited = "import { loadConfig } from './config';\n//nst first = loadConfig();\nexport const second = loadConfig() ?? first;\n";
+    const edited = "import { loadConfig } from './config';\n//nst first = loadConfig();\nexport const second = loadConfig() ?? first;\nexport const both = loadConfig() + loadConfig();\n";
     assert.equal(edited.length, FILES['src/uses.ts'].length);
     const before = fs.statSync(file);
     fs.writeFileSync(file, edited);
@@ -83,7 +98,7 @@ describe('find_references from the index', () => {
     const result = await search(index, 'loadConfig', true);
     assert.deepEqual(
       result.references.filter((reference) => reference.relativePath === 'src/uses.ts').map((reference) => reference.line),
-      [1, 3],
+      [1, 3, 4],
     );
     assert.equal(result.filesParsed, 2);
   });
@@ -100,15 +115,43 @@ describe('find_references from the index', () => {
     assert.doesNotMatch(JSON.stringify(result), new RegExp(OUTSIDE_MARKER));
   });
 
-  it('searches every candidate when there are more than it resolves ahead, in order, and stops at the time limit', async () => {
+  it('keeps to the order of its candidates past the ones it resolves ahead, and a search stopped midway answers with what it found', async () => {
     writeTree(repo, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`src/many/user${String(i).padStart(2, '0')}.ts`, `export const use${i} = loadConfig();\n`])));
     const index = await indexed();
     const result = await search(index, 'loadConfig', true);
     const many = result.references.filter((reference) => reference.relativePath.startsWith('src/many/')).map((reference) => reference.relativePath);
     assert.deepEqual(many, Array.from({ length: 40 }, (_, i) => `src/many/user${String(i).padStart(2, '0')}.ts`));
-    const files = index.referenceCandidates('loadConfig');
-    const stopped = (await runSymbolJob({ kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: -1, maxReferences: 100 }, neverStop)) as ReferenceJobResult;
+    // Stopped after ten files, with the next ones' resolves already on their way.
+    let polls = 0;
+    const files = index.referenceCandidates('loadConfig').sort();
+    const job: ReferenceJob = { kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: 30_000, maxReferences: 100 };
+    const stopped = (await runSymbolJob(job, { shouldStop: () => ++polls > 10 })) as ReferenceJobResult;
     assert.equal(stopped.complete, false);
-    assert.equal(stopped.filesSearched, 0);
+    assert.equal(stopped.filesSearched, 10);
+    assert.deepEqual(
+      stopped.references.map((reference) => reference.relativePath),
+      result.references.map((reference) => reference.relativePath).filter((relativePath) => files.indexOf(relativePath) < 10),
+    );
+  });
+
+  it('parses every file it read just after the file changed, whose stamp a second change in that tick could leave as it was', async () => {
+    setIndexerWallClock();
+    const index = await indexed();
+    const result = await search(index, 'loadConfig', true);
+    assert.equal(result.filesSearched, 4);
+    assert.equal(result.filesParsed, 4);
+  });
+
+  it('finds a C# name that is also a contextual keyword, from the index and by a parse', async () => {
+    fs.writeFileSync(path.join(repo, 'src', 'Groups.cs'), 'class Groups {\n  void Take(int group) {\n    Use(group);\n  }\n}\n');
+    fs.writeFileSync(path.join(repo, 'src', 'Mentions.cs'), '// group\nclass Mentions {\n  int Count(int group) => group;\n}\n');
+    const index = await indexed();
+    const fromIndex = await search(index, 'group', true);
+    const parsed = await search(index, 'group', false);
+    assert.deepEqual(fromIndex.references, parsed.references);
+    assert.deepEqual(
+      parsed.references.map((reference) => `${reference.relativePath}:${reference.line}`),
+      ['src/Groups.cs:2', 'src/Groups.cs:3', 'src/Mentions.cs:3'],
+    );
   });
 });
