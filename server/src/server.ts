@@ -5,6 +5,7 @@ import {
   ShowMessageNotification,
   TextDocumentSyncKind,
   TextDocuments,
+  type ClientCapabilities,
   type CodeAction,
   type Connection,
   type InitializeResult,
@@ -53,6 +54,7 @@ import type { DiscussionStore } from './store/types';
 import { answer, asResponseError, bindRequest } from './bindRequest';
 import { SERVER_COMMANDS, sendLocation } from './locationCommand';
 import { ServerSettings } from './settings';
+import { watchWorkspaceFiles, type FileWatching } from './fileWatching';
 
 /** The real-world collaborators, built by the entry point (or by a test). */
 export interface ServerDeps {
@@ -103,9 +105,12 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   let clientWatchesFolders = false;
   let clientRunsCommands = false;
+  let clientCapabilities: ClientCapabilities = {};
+  let fileWatching: FileWatching | undefined;
 
   connection.onInitialize(async (params): Promise<InitializeResult> => {
     clientWatchesFolders = params.capabilities.workspace?.workspaceFolders === true;
+    clientCapabilities = params.capabilities;
     const options = (params.initializationOptions ?? {}) as InitializationOptions;
     clientRunsCommands = options.clientCommands === true;
     workspaceFolders = (params.workspaceFolders ?? []).flatMap((f) => safePath(f.uri));
@@ -180,12 +185,14 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   connection.onInitialized(() => {
     // After the handshake, so it never delays the client's start.
     setImmediate(() => repos?.prepare?.());
+    fileWatching = watchWorkspaceFiles(connection, clientCapabilities, () => workspaceFolders, () => repos, logger);
     // Only a client that declared it sends folder changes; asking another one errors.
     if (!clientWatchesFolders) return;
     connection.workspace.onDidChangeWorkspaceFolders((change) => {
       const removed = new Set(change.removed.map((f) => f.uri));
       const kept = workspaceFolders.filter((f) => !removed.has(pathToUri(f)));
       workspaceFolders = [...kept, ...change.added.flatMap((f) => safePath(f.uri))];
+      fileWatching?.foldersChanged();
     });
   });
 

@@ -1,6 +1,7 @@
 import type { ChatModel } from '../model/types';
 import type { ProgressNotification } from '../../../shared/protocol';
 import type { Toolbox } from '../read/types';
+import type { FileChange, WatchedFolder } from '../symbols/fileChanges';
 
 /** What a discussion sees of its folder: the read-only tools and a bounded orientation. */
 export interface RepoBinding {
@@ -21,6 +22,10 @@ export interface RepoAccess {
   bind(root: string, extraDenyRead: string[]): Promise<RepoBinding>;
   /** Gets ready for the first bind in the background (once the server is initialized). */
   prepare?(): void;
+  /** A client's file watcher covers these folders from now on, and reports their changes through noteFileChanges. */
+  watchFolders?(folders: WatchedFolder[]): void;
+  /** Changes the client's watcher reported. */
+  noteFileChanges?(changes: FileChange[]): void;
 }
 
 export interface Clock {

@@ -5,6 +5,7 @@ import { readInstructionFiles } from '../context/instructions';
 import { RepoSummaries } from '../context/repoSummary';
 import type { RipgrepOption } from '../search/ripgrep';
 import { RepoMaps } from '../symbols/repoMap';
+import { noteFileChanges, watchFolders } from '../symbols/symbolIndex';
 import { SearchEngine } from '../search/searchEngine';
 import { IdeQueries, type IdeSource } from '../symbols/ideSource';
 import { createToolbox } from './toolbox';
@@ -58,5 +59,8 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
       // would hold memory in a server that may never be asked anything.
       void search.ripgrep();
     },
+    // The symbol index trusts the reports; the file index keeps checking the disk itself (fileIndex.ts says why).
+    watchFolders,
+    noteFileChanges,
   };
 }

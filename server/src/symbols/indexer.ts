@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
 import { openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
 import { RACY_WINDOW_NS } from '../search/directoryStamps';
-import { walkFiles } from '../search/walk';
+import { isWalkedDirectory, walkFiles, walkVerdict } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
 import { MapFileInput, RankedFile, rankFiles } from './mapRanking';
@@ -144,6 +144,37 @@ export interface ReferenceJobResult {
   complete: boolean;
 }
 
+/**
+ * Looks again at what a client's file watcher reported changed
+ * (fileChanges.ts), instead of walking the whole folder: each indexed file
+ * named is resolved through the boundary and re-parsed if its stamp moved;
+ * each other path only decides whether a walk is needed.
+ */
+export interface RecheckJob {
+  kind: 'recheck';
+  root: string;
+  denyRead: readonly string[];
+  /** Indexed files reported changed (or whose link target was), as the index holds them. */
+  files: Array<{ relativePath: string; realPath: string; stamp: string; racy?: true }>;
+  /** Reported paths the index does not hold. */
+  others: string[];
+  timeMs: number;
+}
+
+export interface RecheckJobResult {
+  kind: 'recheck';
+  updated: FileIndex[];
+  /** Indexed files that are gone. */
+  removed: string[];
+  /**
+   * Something only a walk accounts for: a path the walk would now visit that
+   * the index lacks (a new source file or directory, a link), or an indexed
+   * file now denied, linked elsewhere, not a file or too large. The caller
+   * walks; `updated` and `removed` are still right.
+   */
+  walkNeeded: boolean;
+}
+
 /** Ranks the index's files for the repository map (mapRanking.ts); reads no file. */
 export interface MapJob {
   kind: 'map';
@@ -157,8 +188,8 @@ export interface MapJobResult {
   ranked: RankedFile[];
 }
 
-export type SymbolJob = IndexJob | ReferenceJob | MapJob;
-export type SymbolJobResult = IndexJobResult | ReferenceJobResult | MapJobResult;
+export type SymbolJob = IndexJob | RecheckJob | ReferenceJob | MapJob;
+export type SymbolJobResult = IndexJobResult | RecheckJobResult | ReferenceJobResult | MapJobResult;
 
 export interface SymbolJobControl {
   shouldStop(): boolean;
@@ -592,6 +623,52 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
   return result;
 }
 
+/** Whether a walk of the folder would visit `relativePath` (a path the index does not hold) as something that changes the index. */
+async function walkWouldCount(boundary: ReadBoundary, relativePath: string): Promise<boolean> {
+  let stats: fs.Stats;
+  try {
+    stats = fs.lstatSync(path.join(boundary.root, relativePath));
+  } catch {
+    return false; // gone, and not indexed: nothing to forget
+  }
+  const slash = relativePath.lastIndexOf('/');
+  // A link may lead to a directory of sources, or out of the folder (which the walk counts as left out).
+  if (stats.isDirectory() || stats.isSymbolicLink()) return isWalkedDirectory(boundary, stats.isDirectory() ? relativePath : slash === -1 ? '' : relativePath.slice(0, slash));
+  if (!stats.isFile() || !languageOf(relativePath)) return false;
+  return (await walkVerdict(boundary, relativePath)) !== undefined;
+}
+
+async function runRecheck(job: RecheckJob, control: SymbolJobControl): Promise<RecheckJobResult> {
+  const boundary = await boundaryFor(job.root, job.denyRead);
+  const deadline = performance.now() + job.timeMs;
+  const result: RecheckJobResult = { kind: 'recheck', updated: [], removed: [], walkNeeded: false };
+  const needWalk = (): RecheckJobResult => ((result.walkNeeded = true), result);
+  for (const relativePath of job.others) if (await walkWouldCount(boundary, relativePath)) return needWalk();
+  for (const file of job.files) {
+    if (control.shouldStop() || performance.now() > deadline) return needWalk();
+    const spec = languageOf(file.relativePath);
+    // Absolute, so a name that looks like a quoted path means itself.
+    const resolution = await boundary.resolve(path.join(boundary.root, file.relativePath));
+    if (!resolution.ok && resolution.kind === 'not_found') {
+      result.removed.push(file.relativePath);
+      continue;
+    }
+    // Denied, out of the folder, or now another file: the walk decides what it counts.
+    if (!resolution.ok || resolution.kind !== 'file' || resolution.realPath !== file.realPath || !spec) return needWalk();
+    let stats: fs.Stats;
+    try {
+      stats = fs.statSync(resolution.realPath);
+    } catch {
+      return needWalk();
+    }
+    if (!stats.isFile() || stats.size > INDEX_LIMITS.maxFileBytes) return needWalk();
+    // A racy entry's stamp may not have moved with the change reported.
+    if (stampOf(stats) === file.stamp && !file.racy) continue;
+    result.updated.push(await indexFile(file.relativePath, resolution.realPath, stats, spec, deadline + 1000));
+  }
+  return result;
+}
+
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
@@ -689,6 +766,7 @@ function runMap(job: MapJob): MapJobResult {
 
 export async function runSymbolJob(job: SymbolJob, control: SymbolJobControl): Promise<SymbolJobResult> {
   if (job.kind === 'index') return runIndex(job, control);
+  if (job.kind === 'recheck') return runRecheck(job, control);
   if (job.kind === 'map') return runMap(job);
   return runReferences(job, control);
 }

@@ -1,9 +1,10 @@
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ReadBoundary } from '../access/boundary';
+import { isSameOrInside, ReadBoundary } from '../access/boundary';
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool } from '../search/searchPool';
-import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
+import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
+import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
 import type { MapFileInput } from './mapRanking';
 
@@ -28,6 +29,14 @@ export const SYMBOL_INDEX_LIMITS = Object.freeze({
    * the walk cost every query about 170 ms. An edit shows up once this has passed.
    */
   freshForMs: 2_000,
+  /**
+   * A watched folder (fileChanges.ts) is still walked this often, in the
+   * background of a query rather than before it: a watcher can drop
+   * events (an overflowing kernel queue, a watch limit reached).
+   */
+  watchedRewalkMs: 60_000,
+  /** Reported paths past which a walk is cheaper than looking at each. */
+  maxReportedPaths: 2_000,
 });
 
 let clock: () => number = () => performance.now();
@@ -108,6 +117,22 @@ export class FolderIndex {
   /** When the last refresh was applied (the freshness clock), and whether it changed anything. */
   refreshedAt: number | undefined;
   lastRefreshChanged = true;
+  /** When the last walk of the folder started (the freshness clock). */
+  walkStartedAt: number | undefined;
+  /** Which watch (watchFolders) was in force when the last walk started: reports count only for a walk made under the current one. */
+  walkedUnderWatch: number | undefined;
+  /** Walks of the folder so far (tests and the benchmark see whether a query walked). */
+  walks = 0;
+  /** Paths a watcher reported changed since the last look (fileChanges.ts). */
+  private readonly reported = new Set<string>();
+  /** A reported change only a walk settles (an ignore file, a deleted directory, too many paths). */
+  walkNeeded = false;
+  /** Link target (root-relative real path) -> the indexed paths read through it: a change is reported under the target's path. */
+  private readonly linkTargets = new Map<string, Set<string>>();
+  /** The directories holding indexed files, for telling a deleted directory from a deleted unindexed file; rebuilt after a change. */
+  private indexedDirectories: Set<string> | undefined;
+  /** The directories of link targets, for isUnderLinkTarget; rebuilt after a change. */
+  private linkTargetDirectories: Set<string> | undefined;
 
   constructor(
     readonly root: string,
@@ -115,10 +140,32 @@ export class FolderIndex {
   ) {}
 
   apply(result: IndexJobResult): void {
+    this.applyChanges(result);
+    this.status = {
+      complete: result.walkComplete && result.indexedFiles === result.sourceFiles && !result.fileCapReached,
+      indexedFiles: result.indexedFiles,
+      sourceFiles: result.sourceFiles,
+      walkStopped: !result.walkComplete && !result.fileCapReached,
+      fileCapReached: result.fileCapReached,
+      leftOut: result.leftOut,
+      tooLarge: result.tooLarge,
+    };
+  }
+
+  /** A recheck's answer: the status counts change only by the files gone (any other change in count made it ask for a walk). */
+  applyRecheck(result: RecheckJobResult): void {
+    const gone = result.removed.filter((relativePath) => this.files.has(relativePath)).length;
+    this.applyChanges(result);
+    this.status = { ...this.status, indexedFiles: this.status.indexedFiles - gone, sourceFiles: this.status.sourceFiles - gone };
+  }
+
+  private applyChanges(result: { removed: readonly string[]; updated: readonly FileIndex[] }): void {
     for (const relativePath of result.removed) this.forget(relativePath);
     for (const file of result.updated) {
       this.forget(file.relativePath);
       this.files.set(file.relativePath, file);
+      const target = this.linkTargetOf(file);
+      if (target !== undefined) this.linkTargets.set(target, (this.linkTargets.get(target) ?? new Set()).add(file.relativePath));
       for (const symbol of file.symbols) {
         const refs = this.byName.get(symbol.name);
         if (refs) refs.push({ file, symbol });
@@ -132,22 +179,29 @@ export class FolderIndex {
       }
     }
     this.lastRefreshChanged = result.removed.length > 0 || result.updated.length > 0;
-    if (this.lastRefreshChanged) this.lowerNames = undefined;
-    this.status = {
-      complete: result.walkComplete && result.indexedFiles === result.sourceFiles && !result.fileCapReached,
-      indexedFiles: result.indexedFiles,
-      sourceFiles: result.sourceFiles,
-      walkStopped: !result.walkComplete && !result.fileCapReached,
-      fileCapReached: result.fileCapReached,
-      leftOut: result.leftOut,
-      tooLarge: result.tooLarge,
-    };
+    if (this.lastRefreshChanged) {
+      this.lowerNames = undefined;
+      this.indexedDirectories = undefined;
+      this.linkTargetDirectories = undefined;
+    }
+  }
+
+  /** The root-relative real path of a file read through a link (a link itself or under a linked directory); undefined for the rest. */
+  private linkTargetOf(file: FileIndex): string | undefined {
+    const own = path.join(this.root, file.relativePath);
+    return file.realPath === own ? undefined : path.relative(this.root, file.realPath).split(path.sep).join('/');
   }
 
   private forget(relativePath: string): void {
     const old = this.files.get(relativePath);
     if (!old) return;
     this.files.delete(relativePath);
+    const target = this.linkTargetOf(old);
+    if (target !== undefined) {
+      const links = this.linkTargets.get(target);
+      links?.delete(relativePath);
+      if (links?.size === 0) this.linkTargets.delete(target);
+    }
     for (const name of new Set(old.symbols.map((symbol) => symbol.name))) {
       const kept = (this.byName.get(name) ?? []).filter((ref) => ref.file !== old);
       if (kept.length > 0) this.byName.set(name, kept);
@@ -187,6 +241,82 @@ export class FolderIndex {
       if (file && uses !== undefined) indexed[relativePath] = { stamp: file.stamp, uses };
     }
     return indexed;
+  }
+
+  /** Takes note of a change a watcher reported at `realPath` (see fileChanges.ts). */
+  noteChange(realPath: string, kind: FileChangeKind): void {
+    const change = effectOfChange(this.root, realPath);
+    if (change.effect === 'none' || this.walkNeeded) return;
+    if (change.effect === 'walk') {
+      this.walkNeeded = true;
+      return;
+    }
+    const { relativePath } = change;
+    const links = this.linkTargets.get(relativePath);
+    for (const link of links ?? []) this.reported.add(link);
+    if (this.files.has(relativePath)) this.reported.add(relativePath);
+    else if (links) {
+      // A link's target the walk reaches only through the link: looked at as the link's entry.
+    } else if (kind === 'deleted') {
+      // A directory that held indexed files: its files each go, and a walk says so at once. An unindexed file going changes nothing.
+      if (this.directoriesWithFiles().has(relativePath)) this.walkNeeded = true;
+    } else if (this.isUnderLinkTarget(relativePath)) {
+      // Beside a link's target, which the walk may reach only through the link (the target's own directory ignored).
+      this.walkNeeded = true;
+    } else this.reported.add(relativePath);
+    if (this.reported.size > SYMBOL_INDEX_LIMITS.maxReportedPaths) this.walkNeeded = true;
+    if (this.walkNeeded) this.reported.clear();
+  }
+
+  /** Whether reported changes wait to be looked at. */
+  hasReported(): boolean {
+    return this.reported.size > 0;
+  }
+
+  /** The reported paths as a recheck job takes them, forgotten here (a report arriving during the job waits for the next). */
+  takeReported(): Pick<RecheckJob, 'files' | 'others'> {
+    const files: RecheckJob['files'] = [];
+    const others: string[] = [];
+    for (const relativePath of this.reported) {
+      const file = this.files.get(relativePath);
+      if (file) files.push({ relativePath, realPath: file.realPath, stamp: file.stamp, ...(file.racy ? { racy: true as const } : {}) });
+      else others.push(relativePath);
+    }
+    this.reported.clear();
+    return { files, others };
+  }
+
+  /** Forgets what was reported: a walk starting now sees the disk as it is. */
+  clearReported(): void {
+    this.reported.clear();
+    this.walkNeeded = false;
+  }
+
+  private directoriesWithFiles(): Set<string> {
+    if (!this.indexedDirectories) {
+      const directories = new Set<string>();
+      for (const relativePath of this.files.keys()) {
+        for (let slash = relativePath.lastIndexOf('/'); slash > 0; slash = relativePath.lastIndexOf('/', slash - 1)) {
+          const directory = relativePath.slice(0, slash);
+          if (directories.has(directory)) break;
+          directories.add(directory);
+        }
+      }
+      this.indexedDirectories = directories;
+    }
+    return this.indexedDirectories;
+  }
+
+  private isUnderLinkTarget(relativePath: string): boolean {
+    if (this.linkTargets.size === 0) return false;
+    if (!this.linkTargetDirectories) {
+      // The root itself is always walked: a file beside a root-level target is probed like any other.
+      this.linkTargetDirectories = new Set([...this.linkTargets.keys()].flatMap((target) => (target.includes('/') ? [target.slice(0, target.lastIndexOf('/'))] : [])));
+    }
+    for (let slash = relativePath.lastIndexOf('/'); slash > 0; slash = relativePath.lastIndexOf('/', slash - 1)) {
+      if (this.linkTargetDirectories.has(relativePath.slice(0, slash))) return true;
+    }
+    return false;
   }
 
   known(): Record<string, string> {
@@ -239,6 +369,36 @@ function isFresh(index: FolderIndex): boolean {
   return index.status.complete && !index.lastRefreshChanged && index.refreshedAt !== undefined && clock() - index.refreshedAt < SYMBOL_INDEX_LIMITS.freshForMs;
 }
 
+/** The folders a client's watcher covers, and which watch this is (each watchFolders call starts a new one); undefined without one. */
+let watching: { folders: WatchedFolder[]; id: number } | undefined;
+let watches = 0;
+
+/**
+ * From now on, changes in `folders` are reported through noteFileChanges, and
+ * an index of a folder among them (or inside one) that was walked since is
+ * kept fresh by those reports alone. Called again, the reports count afresh:
+ * each index walks once more before trusting them.
+ */
+export function watchFolders(folders: readonly WatchedFolder[]): void {
+  watches += 1;
+  watching = folders.length > 0 ? { folders: [...folders], id: watches } : undefined;
+}
+
+/** Changes a client's watcher reported, for the indexes of the folders it watches. */
+export function noteFileChanges(changes: readonly FileChange[]): void {
+  if (!watching) return;
+  for (const change of changes) {
+    const realPath = asRealPath(watching.folders, change.path);
+    for (const index of folders.values()) index.noteChange(realPath, change.kind);
+  }
+}
+
+/** Whether `index` is kept fresh by a watcher's reports: its folder is watched completely, and it was walked whole since watching began. */
+function isWatched(index: FolderIndex): boolean {
+  if (!watching || index.walkedUnderWatch !== watching.id || !index.status.complete) return false;
+  return watching.folders.some((folder) => folder.complete && isSameOrInside(folder.realPath, index.root));
+}
+
 /** The folder's index, brought up to date (as far as the time limit allows); `refresh` walks the folder even when the index is fresh. */
 export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, options: { refresh?: boolean } = {}): Promise<JobOutcome<FolderIndex>> {
   const key = keyOf(boundary);
@@ -249,20 +409,66 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
   index ??= new FolderIndex(boundary.root, boundary.denyRules.policyGlobs);
   folders.set(key, index);
   while (folders.size > SYMBOL_INDEX_LIMITS.maxFolders) folders.delete(folders.keys().next().value as string);
-  if (!options.refresh && isFresh(index)) return Promise.resolve({ ok: true, result: index });
-
   const folder = index;
+
+  if (!options.refresh && isWatched(folder) && !folder.walkNeeded) {
+    const rewalkDue = clock() - (folder.walkStartedAt as number) > SYMBOL_INDEX_LIMITS.watchedRewalkMs;
+    if (!folder.hasReported() && !rewalkDue) return Promise.resolve({ ok: true, result: folder });
+    const recheck = (folder.hasReported() ? recheckReported(folder, signal) : Promise.resolve<JobOutcome<FolderIndex>>({ ok: true, result: folder })).then((outcome) =>
+      outcome.ok && folder.walkNeeded ? walk(folder, signal) : outcome,
+    );
+    const answered = share(key, recheck);
+    // The safety walk runs once this query is answered; queries meanwhile wait for it, as for any refresh.
+    if (rewalkDue) {
+      void answered.then(() => {
+        if (!refreshing.has(key)) void share(key, walk(folder));
+      });
+    }
+    return answered;
+  }
+  if (!options.refresh && isFresh(folder)) return Promise.resolve({ ok: true, result: folder });
+  return share(key, walk(folder, signal));
+}
+
+/** Registers a folder's refresh so that calls arriving meanwhile share it. */
+function share(key: string, refresh: Promise<JobOutcome<FolderIndex>>): Promise<JobOutcome<FolderIndex>> {
+  const tracked = refresh.finally(() => {
+    if (refreshing.get(key) === tracked) refreshing.delete(key);
+  });
+  refreshing.set(key, tracked);
+  return tracked;
+}
+
+/** Walks the whole folder, re-parsing what changed. */
+function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+  const startedAt = clock();
+  const underWatch = watching?.id;
+  // The walk sees the disk as it is now; what is reported from here on is looked at after it.
+  folder.clearReported();
+  folder.walks += 1;
   const job: IndexJob = { kind: 'index', root: folder.root, denyRead: folder.denyRead, known: folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
-  const refresh = runJob<IndexJobResult>(job, signal)
-    .then((outcome): JobOutcome<FolderIndex> => {
-      if (!outcome.ok) return outcome;
-      folder.apply(outcome.result);
-      folder.refreshedAt = clock();
-      return { ok: true, result: folder };
-    })
-    .finally(() => refreshing.delete(key));
-  refreshing.set(key, refresh);
-  return refresh;
+  return runJob<IndexJobResult>(job, signal).then((outcome): JobOutcome<FolderIndex> => {
+    if (!outcome.ok) return outcome;
+    folder.apply(outcome.result);
+    folder.refreshedAt = clock();
+    folder.walkStartedAt = startedAt;
+    folder.walkedUnderWatch = underWatch;
+    return { ok: true, result: folder };
+  });
+}
+
+/** Looks again at only what a watcher reported; the caller walks when the answer says only a walk can settle it. */
+function recheckReported(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+  const job: RecheckJob = { kind: 'recheck', root: folder.root, denyRead: folder.denyRead, ...folder.takeReported(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
+  return runJob<RecheckJobResult>(job, signal).then((outcome): JobOutcome<FolderIndex> => {
+    if (!outcome.ok) {
+      folder.walkNeeded = true; // what was taken must not be lost: the next query walks
+      return outcome;
+    }
+    folder.applyRecheck(outcome.result);
+    if (outcome.result.walkNeeded) folder.walkNeeded = true;
+    return { ok: true, result: folder };
+  });
 }
 
 /** Searches `files` for identifiers named `symbol`, answering from `index`'s counts where they still hold (see ReferenceJob.indexed). */
