@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { ResponseError } from 'vscode-jsonrpc';
 import type {
   ExportRequest,
@@ -404,6 +405,55 @@ describe('the server process over stdio', function () {
     servers.splice(servers.indexOf(a), 1);
     const resumed = await b.request<StartRequest.Result>('discuss/start', { folder: repo, resumeId: id });
     assert.equal(resumed.resumed, true);
+  });
+
+  it("asks a client that can watch files for every change in its workspace folders, and answers the next symbol query with a reported edit, though the index was fresh", async () => {
+    const registrations: Array<{ method: string; registerOptions?: unknown }> = [];
+    const settingsAsked: unknown[] = [];
+    let registered!: () => void;
+    const watcherRegistered = new Promise<void>((resolve) => (registered = resolve));
+    const folders = [{ uri: pathToFileURL(repo).href, name: 'repo' }];
+    const s = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test-key', model: 'fake-small' } }, {}, folders, SERVER_ENTRY, {
+      capabilities: { workspace: { didChangeWatchedFiles: { dynamicRegistration: true }, configuration: true, workspaceFolders: true } },
+      answer: (rpc) => {
+        rpc.onRequest('client/registerCapability', (params: { registrations: Array<{ method: string; registerOptions?: unknown }> }) => {
+          registrations.push(...params.registrations);
+          if (params.registrations.some((r) => r.method === 'workspace/didChangeWatchedFiles')) registered();
+          return null;
+        });
+        rpc.onRequest('workspace/configuration', (params: { items: unknown[] }) => {
+          settingsAsked.push(...params.items);
+          return params.items.map(() => ({ '**/.git/objects/**': true }));
+        });
+      },
+    });
+    servers.push(s);
+    await watcherRegistered;
+    assert.deepEqual(registrations.find((r) => r.method === 'workspace/didChangeWatchedFiles')?.registerOptions, { watchers: [{ globPattern: '**/*' }] });
+
+    const gate = createGate();
+    fake.push(
+      // The second query walks again and finds nothing changed: the index is now fresh, and unwatched it would answer from itself for 2 s.
+      { kind: 'toolCalls', calls: [{ id: 'w1', name: 'find_symbol', arguments: '{"query":"answer"}' }, { id: 'w2', name: 'find_symbol', arguments: '{"query":"answer"}' }] },
+      { kind: 'gate', gate, deltas: [], then: { kind: 'toolCalls', calls: [{ id: 'w3', name: 'find_symbol', arguments: '{"query":"answerEdited"}' }] } },
+      { kind: 'text', text: 'Found it.' },
+    );
+    const id = await open(s);
+    await s.request('discuss/send', { discussionId: id, text: 'where is answer?' });
+    await gate.reached;
+    fs.writeFileSync(path.join(repo, 'src', 'app.ts'), 'export const answer = 42;\nexport const answerEdited = 43;\n');
+    await s.rpc.sendNotification('workspace/didChangeWatchedFiles', { changes: [{ uri: pathToFileURL(path.join(repo, 'src', 'app.ts')).href, type: 2 }] });
+    await s.request('discuss/list', {}); // answered after the notification, which was handled first
+    gate.release();
+    await s.turnsComplete(id, 1);
+    assert.deepEqual(settingsAsked, [{ scopeUri: pathToFileURL(repo).href, section: 'files.watcherExclude' }]);
+    const tool = new Map(
+      (fake.completionRequests[2].body!.messages as Array<{ role: string; content: string; tool_call_id?: string }>)
+        .filter((m) => m.role === 'tool')
+        .map((m) => [m.tool_call_id, m.content]),
+    );
+    assert.match(tool.get('w2') ?? '', /src\/app\.ts:1: constant answer/);
+    assert.match(tool.get('w3') ?? '', /src\/app\.ts:2: constant answerEdited/);
   });
 
   it('serves Promote to task on a TODO comment of an open document inside the workspace', async () => {

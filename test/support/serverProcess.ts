@@ -12,6 +12,12 @@ import { SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
 /** The built server entry, as `package.json`'s bin names it. */
 export const SERVER_ENTRY = path.resolve(__dirname, '../../server/src/main.js');
 
+/** What the test's client declares, and how it answers the server's own requests (set up before the handshake, which may bring the first). */
+export interface ClientSide {
+  capabilities?: object;
+  answer?(rpc: MessageConnection): void;
+}
+
 /**
  * The real server process, driven over stdio with vscode-jsonrpc exactly as a
  * client would, with every `discuss/event` it sends collected for waiting on.
@@ -47,6 +53,7 @@ export class ServerProcess {
     env: Record<string, string | undefined> = {},
     workspaceFolders: Array<{ uri: string; name: string }> | null = null,
     entry: string = SERVER_ENTRY,
+    client: ClientSide = {},
   ): Promise<ServerProcess> {
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, entry, '--stdio'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
@@ -55,9 +62,10 @@ export class ServerProcess {
     const rpc = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
     rpc.onError(() => undefined);
     rpc.onClose(() => undefined);
+    client.answer?.(rpc);
     rpc.listen();
     const server = new ServerProcess(child, rpc);
-    await rpc.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders, initializationOptions: options });
+    await rpc.sendRequest('initialize', { processId: process.pid, rootUri: null, capabilities: client.capabilities ?? {}, workspaceFolders, initializationOptions: options });
     await rpc.sendNotification('initialized', {});
     return server;
   }
