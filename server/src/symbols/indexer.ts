@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
-import { openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
+import { isSameOrInside, openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
 import { RACY_WINDOW_NS } from '../search/directoryStamps';
 import { isWalkedDirectory, walkFiles, walkVerdict } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
@@ -296,9 +296,15 @@ function readSource(realPath: string): string | undefined {
  * descriptor after the read, so an edit made before it is done shows in the
  * stamp (as far as the file clock's tick allows; see FileIndex.racy).
  */
-function readStampedSource(realPath: string): { text: string; stamp: string } | undefined {
+interface StampedSource {
+  text: string;
+  stamp: string;
+}
+
+/** A source file's text with the stamp it was read at; undefined when it is binary, unreadable or too large, `not_opened` when the verified open refused it. */
+function readStampedSource(realPath: string): StampedSource | 'not_opened' | undefined {
   const opened = openVerifiedSync(realPath);
-  if (!opened.ok) return undefined;
+  if (!opened.ok) return 'not_opened';
   const { fd } = opened;
   try {
     // The size the resolve saw may be a few files old: a file grown past the limit since is not read.
@@ -673,25 +679,25 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Files a reference search resolves ahead of the one it reads. */
-const RESOLVE_AHEAD = 16;
-
 /**
- * `files[at]` resolved through the boundary, with the next few already on
- * their way: each resolve waits on several lstats in turn, and one after
- * another they left this thread idle for most of a search.
+ * A candidate of a reference search, read at its own path when that is its
+ * real path: the verified open proves there is no link anywhere on the way
+ * (boundary.ts openVerifiedSync), which is what resolving it would prove, in
+ * a few synchronous calls instead of a chain of lstats. A candidate read
+ * through a link, gone, or swapped for one since it was indexed is not opened
+ * there, and is resolved through the boundary as the model's paths are.
  */
-function resolvingAhead(boundary: ReadBoundary, files: readonly string[]): (at: number) => Promise<PathResolution> {
-  const started = new Map<number, Promise<PathResolution>>();
-  // Never rejects: one started ahead and never awaited (the search stopped first) must not end the thread.
-  const start = (at: number): Promise<PathResolution> =>
-    boundary.resolve(files[at]).catch((): PathResolution => ({ ok: false, kind: 'invalid', message: 'Refused: the path could not be checked.' }));
-  return (at) => {
-    for (let next = at + 1; next <= Math.min(files.length - 1, at + RESOLVE_AHEAD); next++) if (!started.has(next)) started.set(next, start(next));
-    const current = started.get(at) ?? start(at);
-    started.delete(at);
-    return current;
-  };
+async function readCandidate(boundary: ReadBoundary, relativePath: string): Promise<{ source: StampedSource | undefined } | { refused: PathResolution }> {
+  const ownPath = path.join(boundary.root, relativePath);
+  if (isSameOrInside(boundary.root, ownPath) && ownPath !== boundary.root) {
+    const direct = readStampedSource(ownPath);
+    if (direct !== 'not_opened') return { source: direct };
+  }
+  // Absolute, so a name that looks like a quoted path means itself.
+  const resolution = await boundary.resolve(ownPath).catch((): PathResolution => ({ ok: false, kind: 'invalid', message: 'Refused: the path could not be checked.' }));
+  if (!resolution.ok || resolution.kind !== 'file' || resolution.size > INDEX_LIMITS.maxFileBytes) return { refused: resolution };
+  const source = readStampedSource(resolution.realPath);
+  return { source: source === 'not_opened' ? undefined : source };
 }
 
 async function runReferences(job: ReferenceJob, control: SymbolJobControl): Promise<ReferenceJobResult> {
@@ -702,19 +708,23 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
   const wordPattern = new RegExp(`(?<!${WORD_CHARACTER})${escapeRegExp(job.symbol)}(?!${WORD_CHARACTER})`, 'gu');
   // The index is a snapshot: a file may have become a link out of the folder since, so each is resolved again before it is read.
   const searchable = job.files.filter((relativePath) => languageOf(relativePath) !== undefined);
-  const resolved = resolvingAhead(boundary, searchable);
-  for (const [at, relativePath] of searchable.entries()) {
+  for (const relativePath of searchable) {
     if (control.shouldStop() || performance.now() > deadline) {
       result.complete = false;
       break;
     }
     const spec = languageOf(relativePath) as LanguageSpec;
-    const resolution = await resolved(at);
-    if (!resolution.ok || resolution.kind !== 'file' || resolution.size > INDEX_LIMITS.maxFileBytes) {
-      if (!resolution.ok && resolution.kind !== 'not_found') result.leftOut += 1;
+    // The candidates come from the index, which never holds a denied file: checked again all the same, by name, before anything is opened.
+    if (boundary.denialOf(relativePath)) {
+      result.leftOut += 1;
       continue;
     }
-    const source = readStampedSource(resolution.realPath);
+    const read = await readCandidate(boundary, relativePath);
+    if ('refused' in read) {
+      if (!read.refused.ok && read.refused.kind !== 'not_found') result.leftOut += 1;
+      continue;
+    }
+    const { source } = read;
     result.filesSearched += 1;
     if (source === undefined || !source.text.includes(job.symbol)) continue;
     const { text } = source;

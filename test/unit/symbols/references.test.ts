@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
 import { FolderIndex } from '../../../server/src/symbols/symbolIndex';
-import { OUTSIDE_MARKER, writeTree } from '../../support/toolFixture';
+import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
 
 /**
  * The reference search answers a file from the index's identifier counts
@@ -115,13 +115,45 @@ describe('find_references from the index', () => {
     assert.doesNotMatch(JSON.stringify(result), new RegExp(OUTSIDE_MARKER));
   });
 
-  it('keeps to the order of its candidates past the ones it resolves ahead, and a search stopped midway answers with what it found', async () => {
+  it('reads nothing from outside for candidates under a directory swapped for a link to an outside one', async () => {
+    const index = await indexed();
+    const elsewhere = path.join(base, 'elsewhere');
+    writeTree(elsewhere, { 'uses.ts': `export const x = loadConfig(); // ${OUTSIDE_MARKER}\n`, 'config.ts': `export function loadConfig() { return '${OUTSIDE_MARKER}'; }\n` });
+    fs.renameSync(path.join(repo, 'src'), path.join(base, 'src-moved'));
+    fs.symlinkSync(elsewhere, path.join(repo, 'src'));
+    const result = await search(index, 'loadConfig', true);
+    assert.deepEqual(result.references, []);
+    assert.equal(result.leftOut, 4, 'each candidate under the link leads outside, and is counted as left out');
+    assert.doesNotMatch(JSON.stringify(result), new RegExp(OUTSIDE_MARKER));
+  });
+
+  it('reads a candidate the index holds through a link inside the folder, at its target', async () => {
+    writeTree(repo, { 'lib/real.ts': 'export const viaLink = loadConfig();\n' });
+    fs.symlinkSync('../lib/real.ts', path.join(repo, 'src', 'alias.ts'));
+    const index = await indexed();
+    const result = await search(index, 'loadConfig', true);
+    assert.deepEqual(
+      result.references.filter((reference) => reference.relativePath === 'src/alias.ts'),
+      [{ relativePath: 'src/alias.ts', line: 1, text: 'export const viaLink = loadConfig();' }],
+    );
+  });
+
+  it('opens no candidate the read rules deny, whoever names it', async () => {
+    writeTree(repo, { '.env.ts': `export const token = loadConfig(); // ${SECRET_MARKER}\n` });
+    const job: ReferenceJob = { kind: 'references', root: repo, denyRead: ['src/mentions.ts'], symbol: 'loadConfig', files: ['.env.ts', 'src/mentions.ts', 'src/uses.ts'], timeMs: 30_000, maxReferences: 100 };
+    const result = (await runSymbolJob(job, neverStop)) as ReferenceJobResult;
+    assert.equal(result.leftOut, 2);
+    assert.deepEqual([...new Set(result.references.map((reference) => reference.relativePath))], ['src/uses.ts']);
+    assert.doesNotMatch(JSON.stringify(result), new RegExp(SECRET_MARKER));
+  });
+
+  it('keeps to the order of its candidates, and a search stopped midway answers with what it found', async () => {
     writeTree(repo, Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`src/many/user${String(i).padStart(2, '0')}.ts`, `export const use${i} = loadConfig();\n`])));
     const index = await indexed();
     const result = await search(index, 'loadConfig', true);
     const many = result.references.filter((reference) => reference.relativePath.startsWith('src/many/')).map((reference) => reference.relativePath);
     assert.deepEqual(many, Array.from({ length: 40 }, (_, i) => `src/many/user${String(i).padStart(2, '0')}.ts`));
-    // Stopped after ten files, with the next ones' resolves already on their way.
+    // Stopped after ten files.
     let polls = 0;
     const files = index.referenceCandidates('loadConfig').sort();
     const job: ReferenceJob = { kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: 30_000, maxReferences: 100 };
