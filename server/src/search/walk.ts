@@ -88,7 +88,8 @@ export interface WalkOptions {
    * `openListedChildSync`) instead of through the verified open, whose
    * realpath and stat were half of the walk's time: the chain from the
    * verified start still proves every listing is of a directory inside.
-   * Files are not opened, so only for a caller that reads none (find_files).
+   * Files are not opened, so only for a caller that reads none (find_files)
+   * or reads each through the verified open itself (the symbol index).
    * Where directories cannot be opened that way (not Linux), the verified
    * open is used.
    */

@@ -281,14 +281,6 @@ function textOf(bytes: Buffer): string | undefined {
   return bytes.subarray(0, 8192).includes(0) ? undefined : bytes.toString('utf8');
 }
 
-/** Reads a file the walk approved; undefined when it is binary or unreadable. */
-function readSource(realPath: string): string | undefined {
-  try {
-    return textOf(fs.readFileSync(realPath));
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Reads a file `resolve` approved, through a descriptor proved to be that
@@ -533,8 +525,10 @@ function extract(tree: Tree, spec: LanguageSpec, text: string, lines: readonly s
 
 async function indexFile(relativePath: string, realPath: string, stats: fs.Stats, spec: LanguageSpec, deadline: number): Promise<FileIndex> {
   const file: FileIndex = { relativePath, realPath, stamp: stampOf(stats), symbols: [], problems: [], moreProblems: 0, imports: [], reexports: [] };
-  const text = readSource(realPath);
-  if (text === undefined) return file;
+  // Through a descriptor proved to be the file the walk listed: a directory swapped for a link out since the listing reads nothing.
+  const read = readStampedSource(realPath);
+  if (read === undefined || read === 'not_opened') return file;
+  const { text } = read;
   // Judged once read: an edit after the read that keeps the stamp must fall in the tick of the stamp's time.
   if (changedAtMs(stats) + RACY_WINDOW_MS > wallClock()) file.racy = true;
   const activeParser = await parserFor(spec);
@@ -577,6 +571,8 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
     {
       boundary,
       startDirectory: boundary.root,
+      // Each directory listed inside its parent's descriptor: no file is read by the path the walk gives, only through the verified open (indexFile).
+      namesOnly: true,
       shouldStop: () => control.shouldStop(),
       maxEntries: INDEX_LIMITS.walkMaxEntries,
       deadline,
