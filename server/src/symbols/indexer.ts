@@ -76,7 +76,7 @@ export interface IndexJob {
   kind: 'index';
   root: string;
   denyRead: readonly string[];
-  /** The caller's index: relative path -> stamp. */
+  /** The caller's index: relative path -> stamp (a stamp no file has for an entry to parse again whatever its stamp). */
   known: Record<string, string>;
   /** How long this call may work before answering with what it has. */
   timeMs: number;

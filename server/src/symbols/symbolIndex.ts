@@ -319,9 +319,15 @@ export class FolderIndex {
     return false;
   }
 
+  /**
+   * The index's stamps as a walk compares them. A racy entry's is one no
+   * file has, so the walk parses it again: a second change in the tick it
+   * was read in could have left its stamp as it was, and it would otherwise
+   * stay as read until the file changed again.
+   */
   known(): Record<string, string> {
     const known: Record<string, string> = {};
-    for (const [relativePath, file] of this.files) known[relativePath] = file.stamp;
+    for (const [relativePath, file] of this.files) known[relativePath] = file.racy ? `${file.stamp}:racy` : file.stamp;
     return known;
   }
 }

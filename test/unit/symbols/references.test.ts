@@ -174,6 +174,21 @@ describe('find_references from the index', () => {
     assert.equal(result.filesParsed, 4);
   });
 
+  it('parses a file read just after it changed again at the next walk, though its stamp has not moved, and keeps it from then on', async () => {
+    setIndexerWallClock();
+    const index = await indexed();
+    assert.ok(index.files.get('src/uses.ts')?.racy, 'read within the racy window of its write');
+    setIndexerWallClock(() => Date.now() + 60_000);
+    const refreshed = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
+    assert.deepEqual(refreshed.updated.map((file) => file.relativePath).sort(), Object.keys(FILES).sort(), 'every racy entry parsed again');
+    index.apply(refreshed);
+    assert.equal([...index.files.values()].filter((file) => file.racy).length, 0);
+    const again = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
+    assert.deepEqual(again.updated, [], 'an entry no longer racy is kept while its stamp holds');
+    const result = await search(index, 'loadConfig', true);
+    assert.equal(result.filesParsed, 1, 'now answered from the counts but for the file with the name in a comment or a string');
+  });
+
   it('finds a C# name that is also a contextual keyword, from the index and by a parse', async () => {
     fs.writeFileSync(path.join(repo, 'src', 'Groups.cs'), 'class Groups {\n  void Take(int group) {\n    Use(group);\n  }\n}\n');
     fs.writeFileSync(path.join(repo, 'src', 'Mentions.cs'), '// group\nclass Mentions {\n  int Count(int group) => group;\n}\n');
