@@ -25,8 +25,10 @@ export function watchWorkspaceFiles(connection: Connection, capabilities: Client
   if (capabilities.workspace?.didChangeWatchedFiles?.dynamicRegistration !== true) return undefined;
   const canAskSettings = capabilities.workspace.configuration === true;
 
+  let told = 0;
   /** Tells the index which folders are watched, and whether the user's watcher excludes hide anything the walk visits. */
   const tell = async (): Promise<void> => {
+    const asking = ++told;
     const current = folders();
     let excludes: unknown[] | undefined;
     if (canAskSettings && current.length > 0) {
@@ -38,10 +40,14 @@ export function watchWorkspaceFiles(connection: Connection, capabilities: Client
       current.map(async (folder, at) => ({
         path: folder,
         realPath: await fs.promises.realpath(folder).catch(() => folder),
-        // Settings that could not be read might hide anything: such a folder is walked as if unwatched.
-        complete: canAskSettings ? excludes !== undefined && watcherReportsEverything(asRecord(excludes[at])) : true,
+        // Only VS Code's watcher is known to report everything but its `files.watcherExclude`. Another client's may leave out
+        // what it pleases (build directories, past a count of files), and one whose settings could not be read might hide
+        // anything: such a folder is walked as if unwatched.
+        complete: excludes !== undefined && asRecord(excludes[at]) !== undefined && watcherReportsEverything(asRecord(excludes[at])),
       })),
     );
+    // A later call, for newer folders or settings, may have finished first: the older answer is not told over it.
+    if (asking !== told) return;
     repos()?.watchFolders?.(watched);
   };
 

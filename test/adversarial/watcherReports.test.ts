@@ -27,6 +27,8 @@ describe('adversarial: file-change reports for the symbol index', function () {
       await expectOk(toolbox, 'find_symbol', { query: 'outsideSecret' }),
       await expectOk(toolbox, 'find_symbol', { query: 'secretThing' }),
       await expectOk(toolbox, 'find_references', { symbol: 'outsideSecret' }),
+      // A name the swapped file's index entry holds, so the search opens it.
+      await expectOk(toolbox, 'find_references', { symbol: 'coreThing' }),
       await expectOk(toolbox, 'list_symbols', { path: 'src/core.ts' }).catch((err: unknown) => String(err)),
     ].join('\n');
 

@@ -433,7 +433,7 @@ describe('the server process over stdio', function () {
 
     const gate = createGate();
     fake.push(
-      // The second query walks again and finds nothing changed: the index is now fresh, and unwatched it would answer from itself for 2 s.
+      // After these two the index is complete and walked under the watch; unwatched, it would answer from itself for 2 s after a walk that found nothing changed.
       { kind: 'toolCalls', calls: [{ id: 'w1', name: 'find_symbol', arguments: '{"query":"answer"}' }, { id: 'w2', name: 'find_symbol', arguments: '{"query":"answer"}' }] },
       { kind: 'gate', gate, deltas: [], then: { kind: 'toolCalls', calls: [{ id: 'w3', name: 'find_symbol', arguments: '{"query":"answerEdited"}' }] } },
       { kind: 'text', text: 'Found it.' },

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
-import { isSameOrInside, openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
+import { isSameOrInside, OpenRefusal, openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
 import { RACY_WINDOW_NS } from '../search/directoryStamps';
 import { isWalkedDirectory, walkFiles, walkVerdict } from '../search/walk';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
@@ -266,7 +266,19 @@ export function stampOf(stats: fs.Stats): string {
 
 /** When the file last changed, by the file clock. */
 function changedAtMs(stats: fs.Stats): number {
-  return Math.max(stats.mtimeMs, stats.ctimeMs);
+  // The ctime, which every change of the contents moves to the file clock's now; an mtime may be set anywhere (`touch -d`).
+  return stats.ctimeMs;
+}
+
+/**
+ * Whether a file read now may have changed again within the same tick of the
+ * file clock. A change time further ahead than the window is a clock that
+ * disagrees, not a tick: judged racy, such a file would be parsed again at
+ * every walk.
+ */
+function isRacyRead(stats: fs.Stats): boolean {
+  const sinceChange = wallClock() - changedAtMs(stats);
+  return sinceChange < RACY_WINDOW_MS && sinceChange > -RACY_WINDOW_MS;
 }
 
 const RACY_WINDOW_MS = Number(RACY_WINDOW_NS / 1_000_000n);
@@ -293,10 +305,10 @@ interface StampedSource {
   stamp: string;
 }
 
-/** A source file's text with the stamp it was read at; undefined when it is binary, unreadable or too large, `not_opened` when the verified open refused it. */
-function readStampedSource(realPath: string): StampedSource | 'not_opened' | undefined {
+/** A source file's text with the stamp it was read at; undefined when it is binary, unreadable or too large, and why when the verified open refused it. */
+function readStampedSource(realPath: string): StampedSource | { notOpened: OpenRefusal } | undefined {
   const opened = openVerifiedSync(realPath);
-  if (!opened.ok) return 'not_opened';
+  if (!opened.ok) return { notOpened: opened.refusal };
   const { fd } = opened;
   try {
     // The size the resolve saw may be a few files old: a file grown past the limit since is not read.
@@ -527,10 +539,15 @@ async function indexFile(relativePath: string, realPath: string, stats: fs.Stats
   const file: FileIndex = { relativePath, realPath, stamp: stampOf(stats), symbols: [], problems: [], moreProblems: 0, imports: [], reexports: [] };
   // Through a descriptor proved to be the file the walk listed: a directory swapped for a link out since the listing reads nothing.
   const read = readStampedSource(realPath);
-  if (read === undefined || read === 'not_opened') return file;
+  if (read === undefined) return file;
+  if ('notOpened' in read) {
+    // Swapped while the walk read it (a directory for a link and back): a stamp no file has, so the next walk parses it again.
+    if (read.notOpened === 'changed') file.stamp = `${file.stamp}:unread`;
+    return file;
+  }
   const { text } = read;
   // Judged once read: an edit after the read that keeps the stamp must fall in the tick of the stamp's time.
-  if (changedAtMs(stats) + RACY_WINDOW_MS > wallClock()) file.racy = true;
+  if (isRacyRead(stats)) file.racy = true;
   const activeParser = await parserFor(spec);
   const tree = parse(activeParser, text, deadline);
   if (!tree) return file;
@@ -627,15 +644,18 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
 
 /** Whether a walk of the folder would visit `relativePath` (a path the index does not hold) as something that changes the index. */
 async function walkWouldCount(boundary: ReadBoundary, relativePath: string): Promise<boolean> {
+  const slash = relativePath.lastIndexOf('/');
+  // Its directory first, one component at a time and never through a link: nothing outside the folder is looked at.
+  if (!isWalkedDirectory(boundary, slash === -1 ? '' : relativePath.slice(0, slash))) return false;
   let stats: fs.Stats;
   try {
     stats = fs.lstatSync(path.join(boundary.root, relativePath));
   } catch {
     return false; // gone, and not indexed: nothing to forget
   }
-  const slash = relativePath.lastIndexOf('/');
-  // A link may lead to a directory of sources, or out of the folder (which the walk counts as left out).
-  if (stats.isDirectory() || stats.isSymbolicLink()) return isWalkedDirectory(boundary, stats.isDirectory() ? relativePath : slash === -1 ? '' : relativePath.slice(0, slash));
+  if (stats.isDirectory()) return isWalkedDirectory(boundary, relativePath);
+  // A link the walk resolves: to a source file inside, or out of the folder (counted as left out).
+  if (stats.isSymbolicLink()) return true;
   if (!stats.isFile() || !languageOf(relativePath)) return false;
   return (await walkVerdict(boundary, relativePath)) !== undefined;
 }
@@ -645,7 +665,9 @@ async function runRecheck(job: RecheckJob, control: SymbolJobControl): Promise<R
   const deadline = performance.now() + job.timeMs;
   const result: RecheckJobResult = { kind: 'recheck', updated: [], removed: [], walkNeeded: false };
   const needWalk = (): RecheckJobResult => ((result.walkNeeded = true), result);
-  for (const relativePath of job.others) if (await walkWouldCount(boundary, relativePath)) return needWalk();
+  for (const relativePath of job.others) {
+    if (control.shouldStop() || performance.now() > deadline || (await walkWouldCount(boundary, relativePath))) return needWalk();
+  }
   for (const file of job.files) {
     if (control.shouldStop() || performance.now() > deadline) return needWalk();
     const spec = languageOf(file.relativePath);
@@ -687,13 +709,13 @@ async function readCandidate(boundary: ReadBoundary, relativePath: string): Prom
   const ownPath = path.join(boundary.root, relativePath);
   if (isSameOrInside(boundary.root, ownPath) && ownPath !== boundary.root) {
     const direct = readStampedSource(ownPath);
-    if (direct !== 'not_opened') return { source: direct };
+    if (direct === undefined || !('notOpened' in direct)) return { source: direct };
   }
   // Absolute, so a name that looks like a quoted path means itself.
   const resolution = await boundary.resolve(ownPath).catch((): PathResolution => ({ ok: false, kind: 'invalid', message: 'Refused: the path could not be checked.' }));
   if (!resolution.ok || resolution.kind !== 'file' || resolution.size > INDEX_LIMITS.maxFileBytes) return { refused: resolution };
   const source = readStampedSource(resolution.realPath);
-  return { source: source === 'not_opened' ? undefined : source };
+  return { source: source === undefined || 'notOpened' in source ? undefined : source };
 }
 
 async function runReferences(job: ReferenceJob, control: SymbolJobControl): Promise<ReferenceJobResult> {

@@ -127,6 +127,10 @@ export class FolderIndex {
   private readonly reported = new Set<string>();
   /** A reported change only a walk settles (an ignore file, a deleted directory, too many paths). */
   walkNeeded = false;
+  /** A walk is running: what it already listed is not in `files` yet. */
+  walking = false;
+  /** Entries read through a link whose target's changes no watcher reports (under node_modules/ or .git/): looked at by every recheck. */
+  private readonly unwatchedTargets = new Set<string>();
   /** Link target (root-relative real path) -> the indexed paths read through it: a change is reported under the target's path. */
   private readonly linkTargets = new Map<string, Set<string>>();
   /** The directories holding indexed files, for telling a deleted directory from a deleted unindexed file; rebuilt after a change. */
@@ -165,7 +169,10 @@ export class FolderIndex {
       this.forget(file.relativePath);
       this.files.set(file.relativePath, file);
       const target = this.linkTargetOf(file);
-      if (target !== undefined) this.linkTargets.set(target, (this.linkTargets.get(target) ?? new Set()).add(file.relativePath));
+      if (target !== undefined) {
+        this.linkTargets.set(target, (this.linkTargets.get(target) ?? new Set()).add(file.relativePath));
+        if (effectOfChange(this.root, file.realPath).effect === 'none') this.unwatchedTargets.add(file.relativePath);
+      }
       for (const symbol of file.symbols) {
         const refs = this.byName.get(symbol.name);
         if (refs) refs.push({ file, symbol });
@@ -197,6 +204,7 @@ export class FolderIndex {
     if (!old) return;
     this.files.delete(relativePath);
     const target = this.linkTargetOf(old);
+    this.unwatchedTargets.delete(relativePath);
     if (target !== undefined) {
       const links = this.linkTargets.get(target);
       links?.delete(relativePath);
@@ -258,8 +266,9 @@ export class FolderIndex {
     else if (links) {
       // A link's target the walk reaches only through the link: looked at as the link's entry.
     } else if (kind === 'deleted') {
-      // A directory that held indexed files: its files each go, and a walk says so at once. An unindexed file going changes nothing.
-      if (this.directoriesWithFiles().has(relativePath)) this.walkNeeded = true;
+      // A directory that held indexed files (or link targets): its files each go, and a walk says so at once. An unindexed file
+      // going changes nothing, unless a running walk listed it before it went and is about to add it.
+      if (this.walking || this.directoriesWithFiles().has(relativePath)) this.walkNeeded = true;
     } else if (this.isUnderLinkTarget(relativePath)) {
       // Beside a link's target, which the walk may reach only through the link (the target's own directory ignored).
       this.walkNeeded = true;
@@ -270,13 +279,14 @@ export class FolderIndex {
 
   /** Whether reported changes wait to be looked at. */
   hasReported(): boolean {
-    return this.reported.size > 0;
+    return this.reported.size > 0 || this.unwatchedTargets.size > 0;
   }
 
   /** The reported paths as a recheck job takes them, forgotten here (a report arriving during the job waits for the next). */
   takeReported(): Pick<RecheckJob, 'files' | 'others'> {
     const files: RecheckJob['files'] = [];
     const others: string[] = [];
+    for (const relativePath of this.unwatchedTargets) this.reported.add(relativePath);
     for (const relativePath of this.reported) {
       const file = this.files.get(relativePath);
       if (file) files.push({ relativePath, realPath: file.realPath, stamp: file.stamp, ...(file.racy ? { racy: true as const } : {}) });
@@ -295,7 +305,8 @@ export class FolderIndex {
   private directoriesWithFiles(): Set<string> {
     if (!this.indexedDirectories) {
       const directories = new Set<string>();
-      for (const relativePath of this.files.keys()) {
+      // A link's target directory too: deleting it is reported as the directory alone.
+      for (const relativePath of [...this.files.keys(), ...this.linkTargets.keys()]) {
         for (let slash = relativePath.lastIndexOf('/'); slash > 0; slash = relativePath.lastIndexOf('/', slash - 1)) {
           const directory = relativePath.slice(0, slash);
           if (directories.has(directory)) break;
@@ -386,6 +397,8 @@ let watches = 0;
  * each index walks once more before trusting them.
  */
 export function watchFolders(folders: readonly WatchedFolder[]): void {
+  // Told the same again (a settings change elsewhere in `files.*`): the reports still count.
+  if (watching && JSON.stringify(watching.folders) === JSON.stringify(folders)) return;
   watches += 1;
   watching = folders.length > 0 ? { folders: [...folders], id: watches } : undefined;
 }
@@ -402,7 +415,9 @@ export function noteFileChanges(changes: readonly FileChange[]): void {
 /** Whether `index` is kept fresh by a watcher's reports: its folder is watched completely, and it was walked whole since watching began. */
 function isWatched(index: FolderIndex): boolean {
   if (!watching || index.walkedUnderWatch !== watching.id || !index.status.complete) return false;
-  return watching.folders.some((folder) => folder.complete && isSameOrInside(folder.realPath, index.root));
+  // Nested workspace folders: the watcher of each one holding the index's root must see everything.
+  const covering = watching.folders.filter((folder) => isSameOrInside(folder.realPath, index.root));
+  return covering.length > 0 && covering.every((folder) => folder.complete);
 }
 
 /** The folder's index, brought up to date (as far as the time limit allows); `refresh` walks the folder even when the index is fresh. */
@@ -452,9 +467,15 @@ function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<Fol
   // The walk sees the disk as it is now; what is reported from here on is looked at after it.
   folder.clearReported();
   folder.walks += 1;
+  folder.walking = true;
   const job: IndexJob = { kind: 'index', root: folder.root, denyRead: folder.denyRead, known: folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
   return runJob<IndexJobResult>(job, signal).then((outcome): JobOutcome<FolderIndex> => {
-    if (!outcome.ok) return outcome;
+    folder.walking = false;
+    if (!outcome.ok) {
+      // Cancelled or stopped: what was reported before it was cleared for this walk, so the next query walks.
+      folder.walkNeeded = true;
+      return outcome;
+    }
     folder.apply(outcome.result);
     folder.refreshedAt = clock();
     folder.walkStartedAt = startedAt;

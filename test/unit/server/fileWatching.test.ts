@@ -94,6 +94,20 @@ describe('the file watcher the server asks its client for', () => {
     assert.equal(told[1][0].complete, true);
   });
 
+  it("trusts no client's reports as complete unless it answers VS Code's watcher excludes", async () => {
+    for (const [capabilities, settings] of [
+      [WATCHING_CLIENT, null],
+      [{ workspace: { didChangeWatchedFiles: { dynamicRegistration: true } } }, {}],
+    ] as const) {
+      const client = connectionAnswering(() => settings);
+      const { repos, told, nextTell } = recordingRepos();
+      const toldOnce = nextTell();
+      watchWorkspaceFiles(client.connection, capabilities, () => [folder], () => repos, silentLogger);
+      await toldOnce;
+      assert.equal(told[0][0].complete, false);
+    }
+  });
+
   it('passes reported changes on as paths with their kind, leaving out what is not a file: URI', async () => {
     const client = connectionAnswering(() => ({}));
     const { repos, changes, nextTell } = recordingRepos();

@@ -156,6 +156,7 @@ describe('symbol index of a watched folder', function () {
   });
 
   it('walks once more when watching begins again, before trusting the reports', async () => {
+    watchFolders([]);
     watchFolders([{ path: repo, realPath: repo, complete: true }]);
     const walks = folder.walks;
     await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
@@ -163,6 +164,62 @@ describe('symbol index of a watched folder', function () {
     later();
     await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
     assert.equal(folder.walks, walks + 1);
+  });
+
+  it('walks at the next query when the look at what was reported, or the walk it asked for, was cancelled', async () => {
+    const cancelled = new AbortController();
+    cancelled.abort();
+    writeTree(repo, { 'src/added.ts': 'export function addedThing() {}\n' });
+    report('src/added.ts', 'created'); // looked at first, then walked
+    assert.equal((await currentIndex(boundary, cancelled.signal)).ok, false);
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'addedThing' }), /src\/added\.ts:1: function addedThing/);
+
+    writeTree(repo, { 'src/second.ts': 'export function secondThing() {}\n' });
+    report('.gitignore', 'changed'); // walked at once
+    assert.equal((await currentIndex(boundary, cancelled.signal)).ok, false);
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'secondThing' }), /src\/second\.ts:1: function secondThing/);
+  });
+
+  it('walks again when a file is reported deleted while a walk runs, which may have listed it before it went', async () => {
+    writeTree(repo, { 'src/brief.ts': 'export function briefThing() {}\n' });
+    report('.gitignore', 'changed');
+    const walking = currentIndex(boundary); // walks at once
+    report('src/brief.ts', 'deleted'); // arrives during the walk, which has listed the file or will: it goes from disk after
+    assert.ok((await walking).ok);
+    fs.rmSync(path.join(repo, 'src', 'brief.ts'));
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'briefThing' }), /^No symbols match/);
+  });
+
+  it('looks again at an entry read through a link into node_modules at every query, since no watcher reports there', async () => {
+    writeTree(repo, { 'node_modules/pkg/real.ts': 'export function vendoredThing() {}\n' });
+    fs.symlinkSync('../node_modules/pkg/real.ts', path.join(repo, 'src', 'vendored.ts'));
+    writeTree(repo, { 'src/added.ts': 'export const x = 1;\n' });
+    report('src/added.ts', 'created'); // a walk, which finds the link
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'vendoredThing' }), /src\/vendored\.ts:1: function vendoredThing/);
+    fs.writeFileSync(path.join(repo, 'node_modules', 'pkg', 'real.ts'), 'export function vendoredRenamed() {}\n');
+    const walks = folder.walks;
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'vendoredRenamed' }), /src\/vendored\.ts:1: function vendoredRenamed/);
+    assert.equal(folder.walks, walks);
+  });
+
+  it('trusts the reports only when every watched folder holding the index sees everything', async () => {
+    watchFolders([
+      { path: base, realPath: base, complete: true },
+      { path: repo, realPath: repo, complete: false },
+    ]);
+    await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
+    const walks = folder.walks;
+    later();
+    await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
+    assert.equal(folder.walks, walks + 1);
+  });
+
+  it('keeps trusting the reports when told the same folders again', async () => {
+    watchFolders([{ path: repo, realPath: repo, complete: true }]);
+    const walks = folder.walks;
+    later();
+    await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
+    assert.equal(folder.walks, walks);
   });
 
   it('keeps a report that arrives while a recheck runs for the next query', async () => {
