@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createToolbox } from '../../server/src/read/toolbox';
 import type { Toolbox } from '../../server/src/read/types';
-import { closeSymbolPool, noteFileChanges, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS, watchFolders } from '../../server/src/symbols/symbolIndex';
+import { noteFileChanges, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS, watchFolders } from '../../server/src/symbols/symbolIndex';
+import { closeSymbolIndexes, stopWatching } from '../support/watchedFolder';
 import { expectOk, NO_POLICY, OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../support/toolFixture';
 
 /**
@@ -48,15 +49,8 @@ describe('adversarial: file-change reports for the symbol index', function () {
     toolbox = await createToolbox(repo, NO_POLICY);
     await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
   });
-  afterEach(() => {
-    watchFolders([]);
-    setSymbolIndexClock();
-    fs.rmSync(base, { recursive: true, force: true });
-  });
-  after(async () => {
-    await resetSymbolIndexes();
-    await closeSymbolPool();
-  });
+  afterEach(() => stopWatching(base));
+  after(closeSymbolIndexes);
 
   it('reads nothing outside the folder or secret for reports naming outside paths, climbing paths and secrets', async () => {
     noteFileChanges([

@@ -6,7 +6,8 @@ import { ReadBoundary } from '../../../server/src/access/boundary';
 import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
 import { effectOfChange, type FileChangeKind, watcherReportsEverything } from '../../../server/src/symbols/fileChanges';
-import { closeSymbolPool, currentIndex, FolderIndex, noteFileChanges, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS, watchFolders } from '../../../server/src/symbols/symbolIndex';
+import { currentIndex, FolderIndex, noteFileChanges, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS, watchFolders } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolIndexes, stopWatching } from '../../support/watchedFolder';
 import { expectOk, NO_POLICY, OUTSIDE_MARKER, writeTree } from '../../support/toolFixture';
 
 /**
@@ -56,15 +57,8 @@ describe('symbol index of a watched folder', function () {
     assert.ok(outcome.ok);
     folder = outcome.result;
   });
-  afterEach(() => {
-    watchFolders([]);
-    setSymbolIndexClock();
-    fs.rmSync(base, { recursive: true, force: true });
-  });
-  after(async () => {
-    await resetSymbolIndexes();
-    await closeSymbolPool();
-  });
+  afterEach(() => stopWatching(base));
+  after(closeSymbolIndexes);
 
   it('is not walked again past the freshness interval while nothing is reported', async () => {
     const walks = folder.walks;
