@@ -108,6 +108,24 @@ describe('the file watcher the server asks its client for', () => {
     }
   });
 
+  it('tells the index the newest answer of the settings, not an older one that came back later', async () => {
+    const answers: Array<(excludes: unknown) => void> = [];
+    const client = connectionAnswering(() => ({}));
+    (client.connection.workspace as unknown as { getConfiguration: unknown }).getConfiguration = (items: unknown[]) =>
+      new Promise((resolve) => answers.push((excludes) => resolve(items.map(() => excludes))));
+    const { repos, told, nextTell } = recordingRepos();
+    watchWorkspaceFiles(client.connection, WATCHING_CLIENT, () => [folder], () => repos, silentLogger);
+    while (answers.length < 1) await new Promise((resolve) => setImmediate(resolve));
+    client.settingsChanged();
+    while (answers.length < 2) await new Promise((resolve) => setImmediate(resolve));
+    const newest = nextTell();
+    answers[1]({ '**/generated/**': true }); // the newer settings, answered first
+    await newest;
+    answers[0]({}); // the older ones, answered last
+    for (let i = 0; i < 10; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(told.map((folders) => folders[0].complete), [false]);
+  });
+
   it('passes reported changes on as paths with their kind, leaving out what is not a file: URI', async () => {
     const client = connectionAnswering(() => ({}));
     const { repos, changes, nextTell } = recordingRepos();
