@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { identityOf, ProbeVerdicts, type BinaryIdentity } from './probeVerdicts';
 import type { RipgrepPattern } from './rgPattern';
 
 /**
@@ -184,39 +185,87 @@ function capture(binary: string, args: string[], cwd: string, timeoutMs: number)
  * the walk refuses to read) are found; a ripgrep without that log line is not
  * used. Where no symlink can be made to check (Windows without the
  * privilege), the line is taken on trust: it has been in ripgrep for years.
+ *
+ * The verdict on the very same file is kept in the probe's directory
+ * (probeVerdicts.ts), so a later process answers without running it.
  */
-async function probe(binary: string): Promise<Ripgrep | undefined> {
-  const version = await capture(binary, ['--version'], os.tmpdir(), 5000);
-  if (version.code !== 0 || !/^ripgrep \d/.test(version.stdout)) return undefined;
-  const sandbox = await probeDirectory();
-  if (!sandbox) return { path: binary, version: version.stdout.split('\n')[0].trim() };
+export async function probeRipgrep(binary: string, directory: string = defaultProbeDirectory()): Promise<Ripgrep | undefined> {
+  const verdicts = (await isOwnDirectory(directory)) ? new ProbeVerdicts(directory) : undefined;
+  const before = await identityOfFile(binary);
+  const known = verdicts && before ? await verdicts.lookup(binary, before) : undefined;
+  if (known) return known.usable ? { path: binary, version: known.version } : undefined;
+  const checked = await runProbe(binary, verdicts ? directory : undefined);
+  // Kept under the identity taken before the runs: a binary replaced meanwhile is another file, which this verdict never matches.
+  if (checked.finished && verdicts && before) await verdicts.remember(binary, before, { version: checked.version, usable: checked.usable });
+  return checked.usable ? { path: binary, version: checked.version } : undefined;
+}
+
+interface ProbeOutcome {
+  version: string;
+  usable: boolean;
+  /** Both runs ended by themselves: what they said holds for this file until it changes. */
+  finished: boolean;
+}
+
+async function runProbe(binary: string, directory: string | undefined): Promise<ProbeOutcome> {
+  const ran = await capture(binary, ['--version'], os.tmpdir(), 5000);
+  // Only a binary that ran and said it is something else is refused for good; a failed run may be the moment's.
+  if (ran.code !== 0) return { version: '', usable: false, finished: false };
+  if (!/^ripgrep \d/.test(ran.stdout)) return { version: '', usable: false, finished: true };
+  const version = ran.stdout.split('\n')[0].trim();
+  const sandbox = directory && (await withProbeLink(directory)) ? directory : undefined;
+  if (!sandbox) return { version, usable: true, finished: false };
   const listing = await capture(binary, ['--no-config', '--files', '--hidden', '--debug', './'], sandbox, 5000);
-  const logsSymlinks = listing.code === 0 && parseSymlinkLog(listing.stderr).some((entry) => entry.endsWith('link.txt'));
-  return logsSymlinks ? { path: binary, version: version.stdout.split('\n')[0].trim() } : undefined;
+  // A listing that failed (killed at its time limit, out of descriptors) says nothing of this binary for good.
+  if (listing.code !== 0) return { version, usable: false, finished: false };
+  return { version, usable: parseSymlinkLog(listing.stderr).some((entry) => entry.endsWith('link.txt')), finished: true };
+}
+
+async function identityOfFile(binary: string): Promise<BinaryIdentity | undefined> {
+  try {
+    return identityOf(await fs.promises.stat(binary));
+  } catch {
+    return undefined;
+  }
 }
 
 /**
- * A directory holding a file and a symlink to it, for the probe. One per user,
- * made once and kept: a process killed mid-probe leaves nothing new behind.
- * It must be a real directory owned by this user (a shared temp folder could
- * hold someone else's); undefined when no symlink can be made there.
+ * The probe's directory: one per user, made once and kept, so a process
+ * killed mid-probe leaves nothing new behind, and its verdicts outlive the
+ * process.
  */
-async function probeDirectory(): Promise<string | undefined> {
+function defaultProbeDirectory(): string {
   const user = typeof process.getuid === 'function' ? String(process.getuid()) : (os.userInfo().username || 'user').replace(/[^A-Za-z0-9_-]/g, '_');
-  const directory = path.join(os.tmpdir(), `repo-discuss-rg-probe-${user}`);
+  return path.join(os.tmpdir(), `repo-discuss-rg-probe-${user}`);
+}
+
+/**
+ * Whether `directory` is (or is now made) a real directory owned by this
+ * user: a shared temp folder could hold someone else's, whose link or
+ * verdicts must not be trusted.
+ */
+async function isOwnDirectory(directory: string): Promise<boolean> {
   try {
     await fs.promises.mkdir(directory, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
     const stats = await fs.promises.lstat(directory);
-    if (!stats.isDirectory() || (typeof process.getuid === 'function' && stats.uid !== process.getuid())) return undefined;
+    return stats.isDirectory() && (typeof process.getuid !== 'function' || stats.uid === process.getuid());
+  } catch {
+    return false;
+  }
+}
+
+/** Puts a file and a symlink to it in the probe's directory; false when no symlink can be made there. */
+async function withProbeLink(directory: string): Promise<boolean> {
+  try {
     await fs.promises.writeFile(path.join(directory, 'target.txt'), 'probe\n');
     await fs.promises.symlink('target.txt', path.join(directory, 'link.txt')).catch((error: NodeJS.ErrnoException) => {
       if (error.code !== 'EEXIST') throw error;
     });
-    return (await fs.promises.lstat(path.join(directory, 'link.txt'))).isSymbolicLink() ? directory : undefined;
+    return (await fs.promises.lstat(path.join(directory, 'link.txt'))).isSymbolicLink();
   } catch {
-    return undefined; // no symlink can be made here (Windows without the privilege): trust the log line
+    return false; // no symlink can be made here (Windows without the privilege): trust the log line
   }
 }
 
@@ -231,7 +280,7 @@ export function findRipgrep(option: RipgrepOption, env: NodeJS.ProcessEnv = proc
   if (!pending) {
     pending = (async () => {
       const binary = key === '\0PATH' ? await findOnPath(env) : (await isExecutableFile(key)) ? key : undefined;
-      return binary ? probe(binary) : undefined;
+      return binary ? probeRipgrep(binary) : undefined;
     })().catch(() => undefined);
     located.set(key, pending);
   }

@@ -1,0 +1,98 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/**
+ * What an earlier process's check of a ripgrep binary found, kept in the
+ * probe's own directory (private to this user) so that a new server does not
+ * run ripgrep twice before its first answer: that check was most of a fresh
+ * server's first discuss/start, a resume included.
+ *
+ * A verdict holds only for the very file it was taken of: its device, inode,
+ * size, modification and change times. Replacing, rewriting or re-linking the
+ * binary changes one of them, and the binary is checked again. Only a
+ * finished check is kept: a ripgrep that timed out under load, or could not
+ * run, is checked again next time rather than refused for good.
+ */
+
+export interface BinaryIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+export interface ProbeVerdict {
+  /** The first line of `--version`. */
+  version: string;
+  /** Whether its debug log names the symlinks it passes over (ripgrep.ts says why that is required). */
+  usable: boolean;
+}
+
+interface SavedVerdict extends BinaryIdentity, ProbeVerdict {
+  binary: string;
+}
+
+const VERDICTS_FILE = 'verdicts.json';
+/** Binaries remembered: a few ripgreps on one machine (PATH, settings, an editor's own). */
+const MAX_VERDICTS = 8;
+
+export function identityOf(stats: fs.Stats): BinaryIdentity {
+  return { dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
+}
+
+function sameIdentity(a: BinaryIdentity, b: BinaryIdentity): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
+}
+
+function isSavedVerdict(value: unknown): value is SavedVerdict {
+  if (!value || typeof value !== 'object') return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.binary === 'string' &&
+    typeof v.version === 'string' &&
+    typeof v.usable === 'boolean' &&
+    ['dev', 'ino', 'size', 'mtimeMs', 'ctimeMs'].every((key) => typeof v[key] === 'number')
+  );
+}
+
+/** The verdicts kept in `directory`, which the caller has checked is this user's own. */
+export class ProbeVerdicts {
+  private readonly file: string;
+
+  constructor(directory: string) {
+    this.file = path.join(directory, VERDICTS_FILE);
+  }
+
+  /** The kept verdict on `binary` if it was taken of this very file; a missing or garbled file is no verdict. */
+  async lookup(binary: string, identity: BinaryIdentity): Promise<ProbeVerdict | undefined> {
+    const found = (await this.read()).find((saved) => saved.binary === binary && sameIdentity(saved, identity));
+    return found ? { version: found.version, usable: found.usable } : undefined;
+  }
+
+  /** Keeps a verdict, newest first; written whole and renamed into place, so a reader never sees half of it. */
+  async remember(binary: string, identity: BinaryIdentity, verdict: ProbeVerdict): Promise<void> {
+    const others = (await this.read()).filter((saved) => saved.binary !== binary);
+    const saved: SavedVerdict = { binary, ...identity, ...verdict };
+    const text = JSON.stringify([saved, ...others].slice(0, MAX_VERDICTS));
+    const temporary = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    try {
+      await fs.promises.writeFile(temporary, text, { mode: 0o600, flag: 'wx' });
+      await fs.promises.rename(temporary, this.file);
+    } catch {
+      // Not kept: the next process checks the binary again.
+      await fs.promises.rm(temporary, { force: true }).catch(() => undefined);
+    }
+  }
+
+  private async read(): Promise<SavedVerdict[]> {
+    try {
+      const stats = await fs.promises.lstat(this.file);
+      if (!stats.isFile()) return [];
+      const parsed: unknown = JSON.parse(await fs.promises.readFile(this.file, 'utf8'));
+      return Array.isArray(parsed) ? parsed.filter(isSavedVerdict) : [];
+    } catch {
+      return [];
+    }
+  }
+}
