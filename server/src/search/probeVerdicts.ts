@@ -10,8 +10,10 @@ import * as path from 'node:path';
  * A verdict holds only for the very file it was taken of: its device, inode,
  * size, modification and change times. Replacing, rewriting or re-linking the
  * binary changes one of them, and the binary is checked again. Only a
- * finished check is kept: a ripgrep that timed out under load, or could not
- * run, is checked again next time rather than refused for good.
+ * conclusive check is kept: a ripgrep that timed out under load, or could
+ * not run, is checked again next time rather than refused for good. Only a
+ * native binary's verdict is kept (ripgrep.ts `isNativeExecutable`): a
+ * launcher script stays the same file while the ripgrep it starts changes.
  */
 
 export interface BinaryIdentity {
@@ -36,6 +38,10 @@ interface SavedVerdict extends BinaryIdentity, ProbeVerdict {
 const VERDICTS_FILE = 'verdicts.json';
 /** Binaries remembered: a few ripgreps on one machine (PATH, settings, an editor's own). */
 const MAX_VERDICTS = 8;
+/** Eight verdicts take about 2 KB; a larger file is not ours to parse. */
+const MAX_FILE_BYTES = 64 * 1024;
+/** A temporary file this old was left by a process killed before its rename. */
+const LEFTOVER_AFTER_MS = 60_000;
 
 export function identityOf(stats: fs.Stats): BinaryIdentity {
   return { dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
@@ -70,7 +76,11 @@ export class ProbeVerdicts {
     return found ? { version: found.version, usable: found.usable } : undefined;
   }
 
-  /** Keeps a verdict, newest first; written whole and renamed into place, so a reader never sees half of it. */
+  /**
+   * Keeps a verdict, newest first; written whole and renamed into place, so a
+   * reader never sees half of it. Two processes keeping verdicts at once:
+   * the last rename wins and the other's verdict is taken again next time.
+   */
   async remember(binary: string, identity: BinaryIdentity, verdict: ProbeVerdict): Promise<void> {
     const others = (await this.read()).filter((saved) => saved.binary !== binary);
     const saved: SavedVerdict = { binary, ...identity, ...verdict };
@@ -83,16 +93,38 @@ export class ProbeVerdicts {
       // Not kept: the next process checks the binary again.
       await fs.promises.rm(temporary, { force: true }).catch(() => undefined);
     }
+    await this.removeLeftovers();
+  }
+
+  private async removeLeftovers(): Promise<void> {
+    const directory = path.dirname(this.file);
+    const prefix = `${path.basename(this.file)}.`;
+    try {
+      for (const name of await fs.promises.readdir(directory)) {
+        if (!name.startsWith(prefix)) continue;
+        const leftover = path.join(directory, name);
+        const stats = await fs.promises.lstat(leftover).catch(() => undefined);
+        if (stats?.isFile() && Date.now() - stats.mtimeMs > LEFTOVER_AFTER_MS) await fs.promises.rm(leftover, { force: true });
+      }
+    } catch {
+      // tidied next time
+    }
   }
 
   private async read(): Promise<SavedVerdict[]> {
+    let handle: fs.promises.FileHandle | undefined;
     try {
-      const stats = await fs.promises.lstat(this.file);
-      if (!stats.isFile()) return [];
-      const parsed: unknown = JSON.parse(await fs.promises.readFile(this.file, 'utf8'));
+      // Not through a link, and only a small file of this user's: the directory is checked, this is the file itself.
+      handle = await fs.promises.open(this.file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+      const stats = await handle.stat();
+      if (!stats.isFile() || stats.size > MAX_FILE_BYTES) return [];
+      if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) return [];
+      const parsed: unknown = JSON.parse(await handle.readFile('utf8'));
       return Array.isArray(parsed) ? parsed.filter(isSavedVerdict) : [];
     } catch {
       return [];
+    } finally {
+      await handle?.close().catch(() => undefined);
     }
   }
 }
