@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as fs from 'node:fs';
-import { findRipgrep } from '../../server/src/search/ripgrep';
+import { findRipgrep } from '../../server/src/search/locateRipgrep';
 import { SearchEngine } from '../../server/src/search/searchEngine';
 import { SearchPool } from '../../server/src/search/searchPool';
 import { createToolbox } from '../../server/src/read/toolbox';

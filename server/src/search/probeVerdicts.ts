@@ -12,7 +12,7 @@ import * as path from 'node:path';
  * binary changes one of them, and the binary is checked again. Only a
  * conclusive check is kept: a ripgrep that timed out under load, or could
  * not run, is checked again next time rather than refused for good. Only a
- * native binary's verdict is kept (ripgrep.ts `isNativeExecutable`): a
+ * native binary's verdict is kept (locateRipgrep.ts `isNativeExecutable`): a
  * launcher script stays the same file while the ripgrep it starts changes.
  */
 
@@ -27,7 +27,7 @@ export interface BinaryIdentity {
 export interface ProbeVerdict {
   /** The first line of `--version`. */
   version: string;
-  /** Whether its debug log names the symlinks it passes over (ripgrep.ts says why that is required). */
+  /** Whether its debug log names the symlinks it passes over (locateRipgrep.ts says why that is required). */
   usable: boolean;
 }
 

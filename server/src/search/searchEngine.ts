@@ -1,4 +1,5 @@
-import { findRipgrep, Ripgrep, RipgrepOption } from './ripgrep';
+import { findRipgrep } from './locateRipgrep';
+import type { Ripgrep, RipgrepOption } from './ripgrep';
 import { PoolOutcome, SearchPool, sharedSearchPool } from './searchPool';
 import type { FindJob, FindJobResult, SearchEngineName, SearchJob } from './searchJobs';
 import { FIND_SHARDS, findShardJobs, mergeFindShards, namesManyFiles } from './findShards';

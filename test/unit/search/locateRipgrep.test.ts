@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findOnPath, isNativeExecutable, probeRipgrep, type ProbeOptions } from '../../../server/src/search/ripgrep';
+import { findOnPath, isNativeExecutable, probeRipgrep, type ProbeOptions } from '../../../server/src/search/locateRipgrep';
 
 const SYMLINK_LINE = 'DEBUG|rg::subject|crates/core/subject.rs:74: ignoring ./link.txt: failed to pass subject filter: file type: symlink';
 
