@@ -9,9 +9,12 @@ const SYMLINK_LINE = 'DEBUG|rg::subject|crates/core/subject.rs:74: ignoring ./li
 /**
  * A stand-in ripgrep: a shell script that notes every run in `runs.log` and
  * answers `--version` and the probe's debug listing as ripgrep 13 does, or
- * without the symlink line when `logsSymlinks` is false.
+ * without the symlink line when `logsSymlinks` is false, or with it only
+ * under `--no-ignore` (as ripgrep does when an ignore file above names the link).
  */
-function writeFakeRipgrep(dir: string, options: { logsSymlinks?: boolean; version?: string } = {}): { binary: string; runs: () => number } {
+function writeFakeRipgrep(dir: string, options: { logsSymlinks?: boolean | 'without ignore rules'; version?: string } = {}): { binary: string; runs: () => number } {
+  const logLine =
+    options.logsSymlinks === false ? '' : options.logsSymlinks === 'without ignore rules' ? `case " $* " in *" --no-ignore "*) echo '${SYMLINK_LINE}' >&2;; esac` : `echo '${SYMLINK_LINE}' >&2`;
   const binary = path.join(dir, 'rg');
   const log = path.join(dir, 'runs.log');
   fs.writeFileSync(
@@ -20,7 +23,7 @@ function writeFakeRipgrep(dir: string, options: { logsSymlinks?: boolean; versio
       '#!/bin/sh',
       `echo run >> '${log}'`,
       `if [ "$1" = "--version" ]; then echo '${options.version ?? 'ripgrep 13.0.0'}'; exit 0; fi`,
-      options.logsSymlinks === false ? '' : `echo '${SYMLINK_LINE}' >&2`,
+      logLine,
       'echo ./target.txt',
       '',
     ].join('\n'),
@@ -139,21 +142,7 @@ describe("ripgrep's check, kept for the next process", function () {
 
   it("an ignore file above the probe's directory does not hide the link from the check, nor make a good ripgrep refused for good", async () => {
     // Anyone may write /tmp/.ignore; ripgrep reads ignore files of the folders above the one it lists.
-    const fake = path.join(dir, 'rg');
-    const log = path.join(dir, 'runs.log');
-    fs.writeFileSync(
-      fake,
-      [
-        '#!/bin/sh',
-        `echo run >> '${log}'`,
-        `if [ "$1" = "--version" ]; then echo 'ripgrep 13.0.0'; exit 0; fi`,
-        // As ripgrep does: the link is logged only when ignore rules are off.
-        `case " $* " in *" --no-ignore "*) echo '${SYMLINK_LINE}' >&2;; esac`,
-        'echo ./target.txt',
-        '',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
+    const fake = writeFakeRipgrep(dir, { logsSymlinks: 'without ignore rules' }).binary;
     assert.ok(await probeRipgrep(fake, options));
   });
 
