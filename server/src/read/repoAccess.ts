@@ -54,8 +54,9 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
       return { toolbox, summary, instructions, ...(map ? { repoMap: (maxTokens: number) => map.text(maxTokens) } : {}) };
     },
     prepare(): void {
-      // Finding ripgrep runs it twice (version, symlink probe): done while
-      // idle, the first start does not wait for it. No search thread yet: it
+      // Finding ripgrep may run it twice (version, symlink probe) when no
+      // earlier process kept its verdict: done while idle, the first start
+      // does not wait for it. No search thread yet: it
       // would hold memory in a server that may never be asked anything.
       void search.ripgrep();
     },

@@ -47,15 +47,17 @@ export async function findOnPath(env: NodeJS.ProcessEnv): Promise<string | undef
  * privilege), the line is taken on trust: it has been in ripgrep for years.
  *
  * The verdict on the very same native binary is kept in the probe's directory
- * (probeVerdicts.ts), so a later process answers without running it. Never
- * rejects: a check that cannot be made refuses the binary.
+ * (probeVerdicts.ts), so a later process answers without running it (not on
+ * Windows, where the directory's owner is not checked). Never rejects: a
+ * check that cannot be made refuses the binary.
  */
 export async function probeRipgrep(binary: string, options: ProbeOptions = {}): Promise<Ripgrep | undefined> {
   const directory = options.directory ?? defaultProbeDirectory();
   const keepsVerdictOf = options.keepsVerdictOf ?? isNativeExecutable;
   try {
     const own = await ensureOwnDirectory(directory);
-    const verdicts = own && (await keepsVerdictOf(binary)) ? new ProbeVerdicts(directory) : undefined;
+    // On Windows the directory's owner and rights are not checked (ensureOwnDirectory), so nothing read from it is trusted.
+    const verdicts = own && process.platform !== 'win32' && (await keepsVerdictOf(binary)) ? new ProbeVerdicts(directory) : undefined;
     const before = await identityOfFile(binary);
     const known = verdicts && before ? await verdicts.lookup(binary, before) : undefined;
     if (known) return known.usable ? { path: binary, version: known.version } : undefined;
@@ -118,7 +120,9 @@ const NATIVE_MAGIC = ['7f454c46', 'feedface', 'cefaedfe', 'feedfacf', 'cffaedfe'
 export async function isNativeExecutable(binary: string): Promise<boolean> {
   let handle: fs.promises.FileHandle | undefined;
   try {
-    handle = await fs.promises.open(binary, 'r');
+    // Non-blocking, and judged by the handle itself: a FIFO put where the binary was would hold a blocking open for good.
+    handle = await fs.promises.open(binary, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+    if (!(await handle.stat()).isFile()) return false;
     const head = Buffer.alloc(4);
     const { bytesRead } = await handle.read(head, 0, 4, 0);
     const magic = head.subarray(0, bytesRead).toString('hex');
@@ -180,20 +184,33 @@ async function inFreshDirectory<T>(check: (directory: string) => Promise<T>): Pr
  * is then taken on trust. Anything else that fails is `failed`.
  */
 async function withProbeLink(directory: string): Promise<'ready' | 'unsupported' | 'failed'> {
+  const link = path.join(directory, 'link.txt');
   try {
     await fs.promises.writeFile(path.join(directory, 'target.txt'), 'probe\n');
-    await fs.promises.symlink('target.txt', path.join(directory, 'link.txt')).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error;
-    });
-    return (await fs.promises.lstat(path.join(directory, 'link.txt'))).isSymbolicLink() ? 'ready' : 'failed';
+    if (!(await isProbeLink(link))) {
+      // Something else in its place (a file left by an older version, a link elsewhere) would fail every check to come: it is made again.
+      await fs.promises.rm(link, { force: true });
+      await fs.promises.symlink('target.txt', link);
+    }
+    return (await isProbeLink(link)) ? 'ready' : 'failed';
   } catch (error) {
     return process.platform === 'win32' && (error as NodeJS.ErrnoException).code === 'EPERM' ? 'unsupported' : 'failed';
   }
 }
 
+async function isProbeLink(link: string): Promise<boolean> {
+  try {
+    return (await fs.promises.readlink(link)) === 'target.txt';
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Resolves the `ripgrepPath` option to a working ripgrep, or undefined (the
- * pure-Node path is used). Looked up and probed once per binary per process.
+ * pure-Node path is used). Looked up once per binary per process, and
+ * checked then (probeRipgrep: run, or answered by a verdict kept from an
+ * earlier process).
  */
 export function findRipgrep(option: RipgrepOption, env: NodeJS.ProcessEnv = process.env): Promise<Ripgrep | undefined> {
   if (option === null) return Promise.resolve(undefined);

@@ -27,7 +27,7 @@ export interface BinaryIdentity {
 export interface ProbeVerdict {
   /** The first line of `--version`. */
   version: string;
-  /** Whether its debug log names the symlinks it passes over (locateRipgrep.ts says why that is required). */
+  /** Whether it may be used: it ran as ripgrep and its debug log names the symlinks it passes over (locateRipgrep.ts says why that is required). */
   usable: boolean;
 }
 
@@ -35,7 +35,8 @@ interface SavedVerdict extends BinaryIdentity, ProbeVerdict {
   binary: string;
 }
 
-const VERDICTS_FILE = 'verdicts.json';
+/** Named for the check's format: verdicts of a check that asks something else are in a file of their own, never read as these. */
+export const VERDICTS_FILE = 'verdicts-v1.json';
 /** Binaries remembered: a few ripgreps on one machine (PATH, settings, an editor's own). */
 const MAX_VERDICTS = 8;
 /** Eight verdicts take about 2 KB; a larger file is not ours to parse. */

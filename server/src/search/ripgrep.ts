@@ -26,7 +26,6 @@ export interface Ripgrep {
 /** What `ripgrepPath` may say: a binary to use, `null` for off, undefined to look on PATH. */
 export type RipgrepOption = string | null | undefined;
 
-
 /**
  * The ripgrep processes this thread started that have not ended, killed when
  * the process exits: a ripgrep blocked opening a FIFO named as an ignore file
@@ -56,7 +55,6 @@ const SYMLINK_LOG_MARKER = ': failed to pass subject filter';
 const IGNORED_LOG_MARKER = ': Ignore(';
 /** Entries whose contents ripgrep reads as ignore rules (`.git` for its info/exclude). */
 const RULE_ENTRY_NAMES = new Set(['.git', '.gitignore', '.ignore', '.rgignore']);
-
 
 /**
  * ripgrep's stderr goes to a private temporary file, never a pipe. Its debug
@@ -281,7 +279,7 @@ export function ripgrepArguments(query: RipgrepQuery): string[] {
   for (const glob of query.includeGlobs ?? []) args.push('--iglob', glob);
   if (query.ignoreFile !== undefined) args.push('--ignore-file', query.ignoreFile);
   if (query.sorted) args.push('--sort', 'path');
-  // The debug log names the symlinks and ignore files ripgrep passes over (see `probe`).
+  // The debug log names the symlinks and ignore files ripgrep passes over (locateRipgrep.ts `probeRipgrep` checks it does).
   if (!query.withoutLog) args.push('--debug');
   if (query.mode === 'files') {
     args.push('--files');

@@ -1,8 +1,10 @@
 import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findOnPath, isNativeExecutable, probeRipgrep, type ProbeOptions } from '../../../server/src/search/locateRipgrep';
+import { VERDICTS_FILE } from '../../../server/src/search/probeVerdicts';
 
 const SYMLINK_LINE = 'DEBUG|rg::subject|crates/core/subject.rs:74: ignoring ./link.txt: failed to pass subject filter: file type: symlink';
 
@@ -80,19 +82,23 @@ describe("ripgrep's check, kept for the next process", function () {
   it('a garbled or forged verdicts file is no verdict: the binary is checked again and the file mended', async () => {
     const fake = writeFakeRipgrep(dir, { logsSymlinks: false });
     fs.mkdirSync(probeDir, { mode: 0o700 });
-    const verdicts = path.join(probeDir, 'verdicts.json');
+    const verdicts = path.join(probeDir, VERDICTS_FILE);
     fs.writeFileSync(verdicts, '[{"binary": 1}, "{not json');
     assert.equal(await probeRipgrep(fake.binary, options), undefined);
     assert.equal(fake.runs(), 2);
+    // JSON, but not a list of verdicts.
+    fs.writeFileSync(verdicts, JSON.stringify({ [fake.binary]: verdictOn(fake.binary) }));
+    assert.equal(await probeRipgrep(fake.binary, options), undefined);
+    assert.equal(fake.runs(), 4);
     // Well-formed, naming this binary, but a field of the wrong type: no verdict.
     fs.writeFileSync(verdicts, JSON.stringify([verdictOn(fake.binary, { usable: 'yes' })]));
     assert.equal(await probeRipgrep(fake.binary, options), undefined);
-    assert.equal(fake.runs(), 4);
+    assert.equal(fake.runs(), 6);
     // A verdict that names the binary but not this very file (another inode) holds nothing either.
     const forged = verdictOn(fake.binary);
     fs.writeFileSync(verdicts, JSON.stringify([{ ...forged, ino: (forged.ino as number) + 1 }]));
     assert.equal(await probeRipgrep(fake.binary, options), undefined, 'the forged verdict did not make a refused ripgrep usable');
-    assert.equal(fake.runs(), 6);
+    assert.equal(fake.runs(), 8);
     const kept = JSON.parse(fs.readFileSync(verdicts, 'utf8')) as Array<{ usable: boolean; ino: number }>;
     assert.equal(kept[0].ino, forged.ino);
     assert.equal(kept[0].usable, false);
@@ -103,7 +109,7 @@ describe("ripgrep's check, kept for the next process", function () {
     fs.mkdirSync(probeDir, { mode: 0o700 });
     const planted = path.join(dir, 'planted.json');
     fs.writeFileSync(planted, JSON.stringify([verdictOn(fake.binary)]));
-    fs.symlinkSync(planted, path.join(probeDir, 'verdicts.json'));
+    fs.symlinkSync(planted, path.join(probeDir, VERDICTS_FILE));
     assert.equal(await probeRipgrep(fake.binary, options), undefined, 'checked, and refused');
     assert.equal(fake.runs(), 2);
   });
@@ -112,18 +118,18 @@ describe("ripgrep's check, kept for the next process", function () {
     const fake = writeFakeRipgrep(dir, { logsSymlinks: false });
     const real = path.join(dir, 'real');
     fs.mkdirSync(real, { mode: 0o700 });
-    fs.writeFileSync(path.join(real, 'verdicts.json'), JSON.stringify([verdictOn(fake.binary)]));
+    fs.writeFileSync(path.join(real, VERDICTS_FILE), JSON.stringify([verdictOn(fake.binary)]));
     fs.symlinkSync(real, probeDir);
     assert.equal(await probeRipgrep(fake.binary, options), undefined, 'checked, and refused');
     assert.equal(fake.runs(), 2, 'the check still ran both runs, in a directory of its own');
-    assert.deepEqual(fs.readdirSync(real), ['verdicts.json'], 'nothing was written there');
+    assert.deepEqual(fs.readdirSync(real), [VERDICTS_FILE], 'nothing was written there');
   });
 
   it('a probe directory others may write to is not used for verdicts, and the check is still made', async () => {
     const fake = writeFakeRipgrep(dir, { logsSymlinks: false });
     fs.mkdirSync(probeDir);
     fs.chmodSync(probeDir, 0o777);
-    fs.writeFileSync(path.join(probeDir, 'verdicts.json'), JSON.stringify([verdictOn(fake.binary)]));
+    fs.writeFileSync(path.join(probeDir, VERDICTS_FILE), JSON.stringify([verdictOn(fake.binary)]));
     assert.equal(await probeRipgrep(fake.binary, options), undefined, 'the planted verdict did not make it usable');
     assert.equal(fake.runs(), 2);
   });
@@ -133,11 +139,11 @@ describe("ripgrep's check, kept for the next process", function () {
     const fake = writeFakeRipgrep(dir, { logsSymlinks: false });
     fs.mkdirSync(probeDir, { mode: 0o700 });
     const planted = [verdictOn(fake.binary)];
-    fs.writeFileSync(path.join(probeDir, 'verdicts.json'), JSON.stringify(planted));
+    fs.writeFileSync(path.join(probeDir, VERDICTS_FILE), JSON.stringify(planted));
     fs.chownSync(probeDir, 65534, 65534);
     assert.equal(await probeRipgrep(fake.binary, options), undefined, 'a ripgrep that does not log symlinks is refused, not taken on trust');
     assert.equal(fake.runs(), 2);
-    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(probeDir, 'verdicts.json'), 'utf8')), planted, 'nothing was written there');
+    assert.deepEqual(JSON.parse(fs.readFileSync(path.join(probeDir, VERDICTS_FILE), 'utf8')), planted, 'nothing was written there');
   });
 
   it("an ignore file above the probe's directory does not hide the link from the check, nor make a good ripgrep refused for good", async () => {
@@ -155,7 +161,7 @@ describe("ripgrep's check, kept for the next process", function () {
     assert.equal(fs.readFileSync(log, 'utf8').split('\n').filter(Boolean).length, 4, 'both checks ran both runs');
   });
 
-  it('a binary that changed while it was checked is not vouched for: its verdict is not kept', async () => {
+  it('a binary that changed while it was checked is checked again by the next process: its verdict is not kept', async () => {
     const fake = writeFakeRipgrep(dir);
     // The stand-in rewrites itself on every run, as an update landing mid-check would.
     fs.appendFileSync(fake.binary, `echo '# touched' >> "$0"\n`);
@@ -171,6 +177,25 @@ describe("ripgrep's check, kept for the next process", function () {
     assert.equal(await probeRipgrep(binary, options), undefined);
     assert.equal(await probeRipgrep(binary, options), undefined);
     assert.equal(fs.readFileSync(path.join(dir, 'runs.log'), 'utf8').split('\n').filter(Boolean).length, 2, 'run again each time');
+  });
+
+  it('something else where the probe link belongs (a plain file, a link elsewhere) is replaced by the link, so checks can be made again', async () => {
+    const fake = writeFakeRipgrep(dir);
+    fs.mkdirSync(probeDir, { mode: 0o700 });
+    fs.writeFileSync(path.join(probeDir, 'link.txt'), 'not a link\n');
+    assert.ok(await probeRipgrep(fake.binary, options));
+    assert.equal(fs.readlinkSync(path.join(probeDir, 'link.txt')), 'target.txt');
+    fs.rmSync(path.join(probeDir, 'link.txt'));
+    fs.symlinkSync('/', path.join(probeDir, 'link.txt'));
+    fs.rmSync(path.join(probeDir, VERDICTS_FILE));
+    assert.ok(await probeRipgrep(fake.binary, options));
+    assert.equal(fs.readlinkSync(path.join(probeDir, 'link.txt')), 'target.txt', 'a link to / is not what ripgrep is shown');
+  });
+
+  it('a FIFO where the binary was is not a native binary, and judging it does not wait for a writer', async () => {
+    const fifo = path.join(dir, 'rg-fifo');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    assert.equal(await isNativeExecutable(fifo), false);
   });
 
   it('by default a launcher script is checked every time: the ripgrep it starts may change while it stays the same file', async () => {
@@ -189,10 +214,11 @@ describe("ripgrep's check, kept for the next process", function () {
       return writeFakeRipgrep(sub).binary;
     });
     await Promise.all(binaries.slice(0, 2).map((binary) => probeRipgrep(binary, options)));
+    assert.ok(Array.isArray(JSON.parse(fs.readFileSync(path.join(probeDir, VERDICTS_FILE), 'utf8'))), 'two writers at once left a whole file');
     for (const binary of binaries.slice(2)) await probeRipgrep(binary, options);
-    const kept = JSON.parse(fs.readFileSync(path.join(probeDir, 'verdicts.json'), 'utf8')) as Array<{ binary: string }>;
+    const kept = JSON.parse(fs.readFileSync(path.join(probeDir, VERDICTS_FILE), 'utf8')) as Array<{ binary: string }>;
     assert.deepEqual(kept.map((v) => v.binary), binaries.slice(2).reverse());
-    assert.deepEqual(fs.readdirSync(probeDir).filter((name) => name.startsWith('verdicts.json.')), [], 'no temporary file left');
+    assert.deepEqual(fs.readdirSync(probeDir).filter((name) => name.startsWith(`${VERDICTS_FILE}.`)), [], 'no temporary file left');
   });
 });
 
