@@ -95,7 +95,8 @@ export async function searchFigures(work: string, small: GeneratedRepo, rows: Ro
     try {
       const coldBox = await createToolbox(tree.root, NO_POLICY, { search: cold });
       const warmBox = await createToolbox(tree.root, NO_POLICY, { search: warm });
-      const indexed = await warm.prepareIndex(tree.root, []);
+      // Settled: the index built and the small files kept, as in a discussion past its first searches.
+      const indexed = await warm.prepareIndex(tree.root, [], { waitForContents: true });
       if (!indexed) log(`search: no warm index on ${tree.name} (past the walk's entry cap)`);
       const cases: Array<{ figure: string; tool: string; args: object; reference: string[]; head?: number; goal: number; warmGoal: number; refName: string }> = [
         { figure: `grep rare "${tree.rare}"`, tool: 'grep_files', args: { pattern: tree.rare }, reference: [...BASE, '--fixed-strings', '--regexp', tree.rare, './'], goal: 1.2, warmGoal: 1.2, refName: 'rg' },

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { ReadBoundary } from '../access/boundary';
 import { changedNames, EntryKind, isRacy, RACY_WINDOW_NS, kindAt, listingText, nowNs, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
 import type { CrawlResult } from './linkCrawl';
+import { ContentBudget, FileContents, FillOptions } from './contentCache';
 import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, joinRelative, walkFiles, walkOrderKey, walkVerdict } from './walk';
 
 /**
@@ -104,12 +105,22 @@ class FolderIndex {
   private danglingLinks = new Set<string>();
   private disposed = false;
   readonly built: Promise<void>;
+  /** Its small files' contents, when the thread keeps them (contentCache.ts). */
+  readonly contents: FileContents;
+  /** Settles when the filler has offered every file, given up, or stopped. */
+  contentsSettled: Promise<void> = Promise.resolve();
 
   constructor(
     readonly boundary: ReadBoundary,
     private readonly racyWindowNs: bigint,
+    budget: ContentBudget,
   ) {
+    this.contents = new FileContents(budget, racyWindowNs);
     this.built = this.build();
+  }
+
+  get gone(): boolean {
+    return this.disposed;
   }
 
   private async build(): Promise<void> {
@@ -455,6 +466,7 @@ class FolderIndex {
 
   dispose(): void {
     this.disposed = true;
+    this.contents.clear();
   }
 }
 
@@ -510,9 +522,15 @@ function mergeInWalkOrder(kept: IndexedFile[], added: IndexedFile[]): IndexedFil
 export class FileIndexes {
   private readonly folders = new Map<string, FolderIndex>();
   private readonly sweep: NodeJS.Timeout;
+  private readonly budget: ContentBudget;
 
-  /** `racyWindowNs`: RACY_WINDOW_NS unless a test needs stamps trusted at once (see directoryStamps.ts). */
-  constructor(private readonly options: { racyWindowNs?: bigint } = {}) {
+  /**
+   * `racyWindowNs`: RACY_WINDOW_NS unless a test needs stamps trusted at
+   * once (see directoryStamps.ts). `fillContents`: keep each ready folder's
+   * small files in memory (contentCache.ts), read while the thread is idle.
+   */
+  constructor(private readonly options: { racyWindowNs?: bigint; fillContents?: FillOptions; contentBudget?: ContentBudget } = {}) {
+    this.budget = options.contentBudget ?? new ContentBudget();
     this.sweep = setInterval(() => this.dropIdle(), 60_000);
     this.sweep.unref();
   }
@@ -532,15 +550,24 @@ export class FileIndexes {
     return index.state === 'ready' ? index : undefined;
   }
 
-  /** Builds the folder's index now, if it has none, and waits for it: whether it is usable. */
-  async prepare(key: string, boundary: ReadBoundary): Promise<boolean> {
+  /**
+   * Builds the folder's index now, if it has none, and waits for it: whether
+   * it is usable. `waitForContents`: and for its contents to be kept too.
+   */
+  async prepare(key: string, boundary: ReadBoundary, waitForContents = false): Promise<boolean> {
     const index = this.folders.get(key) ?? this.create(key, boundary);
     await index.built;
+    if (waitForContents) await index.contentsSettled;
     return index.state === 'ready';
   }
 
   private create(key: string, boundary: ReadBoundary): FolderIndex {
-    const index = new FolderIndex(boundary, this.options.racyWindowNs ?? RACY_WINDOW_NS);
+    const racyWindowNs = this.options.racyWindowNs ?? RACY_WINDOW_NS;
+    const index = new FolderIndex(boundary, racyWindowNs, this.budget);
+    const fill = this.options.fillContents;
+    if (fill) {
+      index.contentsSettled = index.built.then(() => (index.state === 'ready' ? index.contents.fill(index.files, fill, () => index.gone) : undefined)).catch(() => undefined);
+    }
     this.folders.set(key, index);
     this.trim();
     return index;

@@ -2,6 +2,8 @@ import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import { escapeLineBreaks, printablePath } from '../../../shared/printablePath';
 import { openVerifiedSync } from '../access/boundary';
+import type { FileContents } from './contentCache';
+import { nowNs } from './directoryStamps';
 
 /**
  * The line matcher both search paths share. Whether files come from
@@ -18,8 +20,13 @@ export const GREP_LIMITS = Object.freeze({
   binarySniffBytes: 8192,
 });
 
-/** Reads happen in pieces this big; a file that fits is read in one call. */
-const READ_CHUNK_BYTES = 256 * 1024;
+/** Reads happen in pieces this big; a file that fits is read in one call (and may be kept: contentCache.ts). */
+export const READ_CHUNK_BYTES = 256 * 1024;
+
+/** A NUL in the first bytes: searched no further, as ripgrep does. */
+export function looksBinary(firstBytes: Buffer): boolean {
+  return firstBytes.subarray(0, GREP_LIMITS.binarySniffBytes).includes(0);
+}
 
 export interface CompiledPattern {
   source: string;
@@ -177,7 +184,11 @@ export class Grep {
   readonly result: GrepResult = { lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0 };
   private buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
 
-  constructor(private readonly pattern: CompiledPattern) {}
+  /** `contents`: the folder's kept file contents, read instead of the disk while they are the files on it. */
+  constructor(
+    private readonly pattern: CompiledPattern,
+    private readonly contents?: FileContents,
+  ) {}
 
   get capped(): boolean {
     return this.result.more;
@@ -185,6 +196,9 @@ export class Grep {
 
   /** Searches one file (a real path the boundary already approved). */
   searchFile(realPath: string, relativePath: string): FileOutcome {
+    const kept = this.contents?.lookup(realPath);
+    if (kept === 'binary') return 'binary';
+    if (kept !== undefined) return kept.length === 0 || this.searchLines(kept, 1, relativePath) ? 'searched' : 'capped';
     // Proved to be the listed file: a swapped-in link (here or in a directory above) is not read.
     const opened = openVerifiedSync(realPath, 'file');
     if (!opened.ok) {
@@ -193,7 +207,12 @@ export class Grep {
     }
     const descriptor = opened.fd;
     try {
-      return this.searchOpenFile(descriptor, opened.stats.size, relativePath);
+      if (!this.contents?.accepting) return this.searchOpenFile(descriptor, opened.stats.size, relativePath);
+      // The identity is taken before the read, so a write during it makes the kept copy miss (contentCache.ts).
+      const takenAt = nowNs();
+      const stats = fs.fstatSync(descriptor, { bigint: true });
+      const contents = this.contents;
+      return this.searchOpenFile(descriptor, Number(stats.size), relativePath, (kept) => contents.keep(realPath, stats, takenAt, kept));
     } catch {
       return 'unreadable';
     } finally {
@@ -202,14 +221,18 @@ export class Grep {
   }
 
   /** `size` is the size at open: bytes written since are not read, so a growing file cannot hold the search. */
-  private searchOpenFile(descriptor: number, size: number, relativePath: string): FileOutcome {
+  private searchOpenFile(descriptor: number, size: number, relativePath: string, keep?: (kept: Buffer | 'binary') => void): FileOutcome {
     this.sizeAtOpen = size;
     const first = this.readAt(descriptor, 0, this.buffer.length, 0);
-    if (first === 0) return 'searched';
-    if (this.buffer.subarray(0, Math.min(first, GREP_LIMITS.binarySniffBytes)).includes(0)) return 'binary';
+    const firstBytes = this.buffer.subarray(0, first);
+    if (looksBinary(firstBytes)) {
+      keep?.('binary');
+      return 'binary';
+    }
     if (first < this.buffer.length) {
-      // The whole file is in hand: the common case, one read.
-      return this.searchLines(this.buffer.subarray(0, first), 1, relativePath) ? 'searched' : 'capped';
+      // The whole file is in hand: the common case, one read. Kept as a copy: the buffer is reused.
+      keep?.(Buffer.from(firstBytes));
+      return first === 0 || this.searchLines(firstBytes, 1, relativePath) ? 'searched' : 'capped';
     }
     if (size > GREP_LIMITS.maxFileBytes) {
       if (this.fileMatches(descriptor, first)) this.result.oversized.push(relativePath);

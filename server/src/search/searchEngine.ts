@@ -138,14 +138,16 @@ export class SearchEngine {
   /**
    * Builds the folder's warm file index now and waits for it; whether the
    * folder has one (false when it is turned off or the folder is past the walk's cap: searches stay cold).
+   * `waitForContents`: and until its small files are kept in memory (contentCache.ts).
    */
-  prepareIndex(root: string, denyRead: readonly string[]): Promise<boolean> {
+  prepareIndex(root: string, denyRead: readonly string[], options: { waitForContents?: boolean } = {}): Promise<boolean> {
     if (this.options.fileIndex !== true) return Promise.resolve(false);
+    const waitForContents = options.waitForContents === true;
     // Every question asks (warm()), eight discussions at once: they share the one preparation under way.
-    const key = [root, ...denyRead].join('\0');
+    const key = [root, ...denyRead, waitForContents ? 'contents' : ''].join('\0');
     const shared = this.preparing.get(key);
     if (shared) return shared;
-    const preparing = this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' } }).then((outcome) => {
+    const preparing = this.run({ kind: 'prepareIndex', root, denyRead, scope: { relativePath: '.', realPath: root, kind: 'directory' }, waitForContents }).then((outcome) => {
       const indexed = outcome.ok && outcome.result.kind === 'prepareIndex' && outcome.result.indexed;
       // Past the walk's cap the folder stays cold: its finds are split (splitsFind). A failed preparation says nothing.
       if (outcome.ok && !indexed) this.foldersWithoutIndex.add(root);

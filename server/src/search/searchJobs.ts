@@ -147,6 +147,8 @@ export interface CensusJob extends JobBase {
 /** Builds the folder's warm index and waits for it (the server, after binding a folder; tests; the benchmark). */
 export interface PrepareIndexJob extends JobBase {
   kind: 'prepareIndex';
+  /** And wait until the folder's small files are kept in memory too (contentCache.ts): the benchmark's settled thread. */
+  waitForContents?: boolean;
 }
 
 export type SearchJob = GrepJob | FindJob | CensusJob | PrepareIndexJob;
@@ -248,7 +250,7 @@ export async function runSearchJob(job: SearchJob, control: JobControl, indexes?
     case 'census':
       return census(job, boundary, control);
     case 'prepareIndex': {
-      const indexed = job.useIndex === true && indexes !== undefined && (await indexes.prepare(indexKey(job), boundary));
+      const indexed = job.useIndex === true && indexes !== undefined && (await indexes.prepare(indexKey(job), boundary, job.waitForContents === true));
       return { kind: 'prepareIndex', engine: 'index', indexed, listingStopped: false };
     }
   }
@@ -548,7 +550,7 @@ function emptyGrep(engine: SearchJobResult['engine']): GrepJobResult {
 
 /** grep_files over the ordered files: the index's or the walk's. Undefined when the deadline passed first. */
 async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, globTest: PathTest | undefined, deadline?: number): Promise<GrepJobResult | undefined> {
-  const searcher = new Grep(compiledPattern(job));
+  const searcher = new Grep(compiledPattern(job), index?.contents);
   const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
   const extend = deadline === undefined ? undefined : keepWalking(headStart, () => searcher.result.matchCount / GREP_LIMITS.maxMatches);
   const ordered = await orderedFiles(
@@ -608,7 +610,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
         ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart)
         : undefined;
     if (quick) return quick;
-    const searcher = new Grep(pattern);
+    const searcher = new Grep(pattern, index?.contents);
     let candidateCount = 0;
     const cut: CutIgnoreFiles = new Set();
     const includeGlobs = ripgrepNameFilter(job.glob);
@@ -669,7 +671,9 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
  * (docs/performance.md) and needed a query and batching of its own.
  */
 async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: FolderIndex, globTest: PathTest | undefined): Promise<GrepJobResult | undefined> {
-  const searcher = new Grep(compiledPattern(job));
+  const searcher = new Grep(compiledPattern(job), index.contents);
+  // With every small file in memory, reading on to the end beats starting ripgrep, which reads them all from the disk.
+  const readToTheEnd = index.contents.filled;
   const result = (): GrepJobResult => ({
     ...emptyGrep('index'),
     ...searcher.result,
@@ -687,7 +691,7 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
       // Secret and policy-denied files are skipped silently: their contents never reach the model.
       if (file.denied || (globTest && !globTest(file.relativePath))) continue;
       // Every 16 files: 64 small files took 3 ms, past the 2 ms after which a full scan gives way to ripgrep.
-      if ((++read & 15) === 0 && (control.shouldStop() || !worthReadingOn(performance.now() - started, headStartMs, handedOut / inScope, searcher.result.matchCount / GREP_LIMITS.maxMatches))) {
+      if ((++read & 15) === 0 && (control.shouldStop() || (!readToTheEnd && !worthReadingOn(performance.now() - started, headStartMs, handedOut / inScope, searcher.result.matchCount / GREP_LIMITS.maxMatches)))) {
         return control.shouldStop() ? result() : undefined;
       }
       if (searcher.searchFile(file.realPath, file.relativePath) === 'capped') return result();

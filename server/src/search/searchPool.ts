@@ -79,10 +79,18 @@ export class SearchPool {
   /** The thread that owns each folder's warm index: that folder's jobs go there when it is free. */
   private readonly owners = new Map<string, Slot>();
   private nextId = 1;
+  /**
+   * The threads' kept file contents, a cell each (contentCache.ts). Twice as
+   * many cells as threads: a thread being terminated keeps its cell until it
+   * has exited, while its replacement starts on another.
+   */
+  private readonly contentCells: Int32Array;
+  private readonly cellsInUse = new Set<number>();
 
   constructor(options: SearchPoolOptions = {}) {
     const cpus = typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
     this.maxWorkers = Math.max(1, options.maxWorkers ?? Math.min(4, cpus));
+    this.contentCells = new Int32Array(new SharedArrayBuffer(4 * 2 * this.maxWorkers));
     this.idleMs = options.idleMs ?? 60_000;
     this.script = options.script ?? WORKER_SCRIPT;
     openPools.add(this);
@@ -186,12 +194,22 @@ export class SearchPool {
 
   private spawn(): Slot {
     const stopBuffer = new SharedArrayBuffer(4);
-    const workerData: WorkerOptions = { stopBuffer };
+    let contentCell = -1;
+    for (let cell = 0; cell < this.contentCells.length && contentCell < 0; cell++) if (!this.cellsInUse.has(cell)) contentCell = cell;
+    if (contentCell >= 0) this.cellsInUse.add(contentCell);
+    const workerData: WorkerOptions = { stopBuffer, contentCells: this.contentCells.buffer as SharedArrayBuffer, contentCell };
     const worker = new Worker(this.script, { workerData });
     const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer) };
     worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
     worker.on('error', (error) => this.onCrash(slot, error.message));
-    worker.on('exit', () => this.onCrash(slot, 'the search worker stopped'));
+    worker.on('exit', () => {
+      // Only now: a thread still being terminated may yet count into its cell.
+      if (contentCell >= 0) {
+        Atomics.store(this.contentCells, contentCell, 0);
+        this.cellsInUse.delete(contentCell);
+      }
+      this.onCrash(slot, 'the search worker stopped');
+    });
     // An idle worker must not keep the process alive. After the listeners: attaching a
     // 'message' listener refs the worker's port again, which held mocha open for good.
     worker.unref();

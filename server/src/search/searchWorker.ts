@@ -1,6 +1,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { runSearchJob, SearchJob } from './searchJobs';
 import { FileIndexes } from './fileIndex';
+import { CONTENT_CACHE_LIMITS, ContentBudget } from './contentCache';
 import { errorText } from '../../../shared/errorText';
 
 /**
@@ -15,6 +16,9 @@ export type WorkerRequest = { id: number; job: SearchJob };
 /** What the pool hands a worker when starting it. */
 export interface WorkerOptions {
   stopBuffer: SharedArrayBuffer;
+  /** The threads' shared count of kept file contents (contentCache.ts ContentBudget), and this thread's cell in it; -1: keep nothing. */
+  contentCells: SharedArrayBuffer;
+  contentCell: number;
 }
 
 export type WorkerReply =
@@ -26,15 +30,37 @@ const port = parentPort;
 if (!port) throw new Error('searchWorker.js must run as a worker thread');
 const options = workerData as WorkerOptions;
 const stopFlag = new Int32Array(options.stopBuffer);
-const indexes = new FileIndexes();
+
+// Searches running now; the content filler (contentCache.ts) reads only when there are none.
+let running = 0;
+let whenIdle: Array<() => void> = [];
+const idle = (): Promise<void> => (running === 0 ? Promise.resolve() : new Promise((resolve) => whenIdle.push(resolve)));
+const contentBudget =
+  options.contentCell < 0 ? new ContentBudget(0) : new ContentBudget(CONTENT_CACHE_LIMITS.budgetBytes, { cells: new Int32Array(options.contentCells), own: options.contentCell });
+const indexes = new FileIndexes({ fillContents: { idle }, contentBudget });
+
+function finished(): void {
+  running -= 1;
+  if (running > 0) return;
+  const waiting = whenIdle;
+  whenIdle = [];
+  for (const resume of waiting) resume();
+}
 
 port.on('message', (request: WorkerRequest) => {
+  // A preparation may wait for the filler, which waits for idleness: counting it would wait forever.
+  const counted = request.job.kind !== 'prepareIndex';
+  if (counted) running += 1;
   const control = {
     shouldStop: () => Atomics.load(stopFlag, 0) === request.id,
     onSpawn: (pid: number) => port.postMessage({ type: 'spawned', id: request.id, pid } satisfies WorkerReply),
   };
-  runSearchJob(request.job, control, indexes).then(
-    (result) => port.postMessage({ type: 'done', id: request.id, result } satisfies WorkerReply),
-    (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: errorText(error) } satisfies WorkerReply),
-  );
+  runSearchJob(request.job, control, indexes)
+    .finally(() => {
+      if (counted) finished();
+    })
+    .then(
+      (result) => port.postMessage({ type: 'done', id: request.id, result } satisfies WorkerReply),
+      (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: errorText(error) } satisfies WorkerReply),
+    );
 });

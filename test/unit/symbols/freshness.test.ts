@@ -9,6 +9,7 @@ import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 import { matchScore, mayMatch } from '../../../server/src/symbols/matching';
 import { closeSymbolPool, FolderIndex, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { expectOk, writeTree } from '../../support/toolFixture';
+import { untilPastRacyWindow } from '../../support/racyWindow';
 
 /**
  * How the symbol index stays current without walking the folder for every
@@ -42,6 +43,8 @@ describe('symbol index freshness and reference candidates', function () {
       'src/use.ts': "import { coreThing } from './core';\n\nexport const used = coreThing();\n",
       'src/other.ts': '// coreThing is only named in this comment.\nexport const other = 2;\n',
     });
+    // Trusted stamps: a file read within the racy window is parsed again at the next walk, which then counts as a change.
+    await untilPastRacyWindow(['src/core.ts', 'src/use.ts', 'src/other.ts'].map((file) => path.join(repo, file)));
     toolbox = await createToolbox(repo, { denyTools: [], denyRead: [] });
     setSymbolIndexClock(() => now);
   });

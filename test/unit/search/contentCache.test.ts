@@ -1,0 +1,240 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ReadBoundary } from '../../../server/src/access/boundary';
+import { CONTENT_CACHE_LIMITS, ContentBudget, FileContents, type FillableFile } from '../../../server/src/search/contentCache';
+import { nowNs } from '../../../server/src/search/directoryStamps';
+import { FileIndexes, type FolderIndex } from '../../../server/src/search/fileIndex';
+import { compilePattern, Grep, type CompiledPattern } from '../../../server/src/search/grepCore';
+import { runSearchJob, type GrepJob, type GrepJobResult } from '../../../server/src/search/searchJobs';
+import { untilPastRacyWindow } from '../../support/racyWindow';
+import { ripgrepOnPath, writeTree } from '../../support/toolFixture';
+
+/**
+ * The kept contents of a warm folder's small files
+ * (server/src/search/contentCache.ts): a grep answered from memory says
+ * what the disk says at that moment, never reads through a swapped-in link,
+ * and never holds more than its allowance.
+ */
+
+const IDLE = { idle: async (): Promise<void> => undefined };
+
+function pattern(source: string): CompiledPattern {
+  const compiled = compilePattern(source);
+  if (typeof compiled === 'string') throw new Error(compiled);
+  return compiled;
+}
+
+describe('the kept contents of a warm folder', function () {
+  let base: string;
+  let root: string;
+  let outside: string;
+
+  beforeEach(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-contents-')));
+    root = path.join(base, 'repo');
+    outside = path.join(base, 'outside');
+    writeTree(root, {
+      'src/a.ts': 'export const alpha = 1;\n',
+      'src/b.ts': 'export const beta = 2;\n',
+      'empty.txt': '',
+    });
+    fs.writeFileSync(path.join(root, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0x0d, ...Buffer.from('export')]));
+    writeTree(outside, { 'a.ts': 'export const stolen = 1;\n' });
+  });
+  afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  const files = (...relativePaths: string[]): FillableFile[] => relativePaths.map((relativePath) => ({ realPath: path.join(root, relativePath), denied: false }));
+  const at = (relativePath: string): string => path.join(root, relativePath);
+
+  describe('one folder (FileContents)', () => {
+    beforeEach(() => untilPastRacyWindow(['src/a.ts', 'src/b.ts', 'empty.txt', 'logo.png'].map(at)));
+
+    it('serves a kept file from memory, the same bytes each time, while an lstat says it is the file that was read', async () => {
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill(files('src/a.ts', 'empty.txt'), IDLE, () => false);
+      assert.equal(contents.state, 'filled');
+      const kept = contents.lookup(at('src/a.ts'));
+      assert.ok(Buffer.isBuffer(kept));
+      assert.equal(kept.toString(), 'export const alpha = 1;\n');
+      assert.equal(contents.lookup(at('src/a.ts')), kept, 'not read again');
+      assert.deepEqual(contents.lookup(at('empty.txt')), Buffer.alloc(0), 'an empty file is kept as empty');
+    });
+
+    it('does not keep a file changed so recently that a second write in the same clock tick would leave its times as they were', async () => {
+      const contents = new FileContents(new ContentBudget());
+      fs.writeFileSync(at('src/a.ts'), 'export const alpha = 2;\n');
+      await contents.fill(files('src/a.ts'), IDLE, () => false);
+      assert.equal(contents.lookup(at('src/a.ts')), undefined);
+      assert.equal(contents.size, 0);
+    });
+
+    it('drops a file edited in place to the same size, and one replaced by another file', async () => {
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill(files('src/a.ts', 'src/b.ts'), IDLE, () => false);
+      assert.equal(contents.size, 2, 'both kept once settled');
+      fs.writeFileSync(at('src/a.ts'), 'export const gamma = 1;\n');
+      fs.writeFileSync(path.join(root, 'src/b.next'), 'export const delta = 2;\n');
+      fs.renameSync(path.join(root, 'src/b.next'), at('src/b.ts'));
+      assert.equal(contents.lookup(at('src/a.ts')), undefined);
+      assert.equal(contents.lookup(at('src/b.ts')), undefined);
+      assert.equal(contents.size, 0, 'dropped, not kept stale');
+    });
+
+    it('serves nothing for a file swapped for a link out of the folder, or below a directory swapped for one', async () => {
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill(files('src/a.ts', 'src/b.ts'), IDLE, () => false);
+      fs.rmSync(at('src/a.ts'));
+      fs.symlinkSync(path.join(outside, 'a.ts'), at('src/a.ts'));
+      assert.equal(contents.lookup(at('src/a.ts')), undefined, 'a file swapped for a link');
+      fs.renameSync(path.join(root, 'src'), path.join(root, 'src.old'));
+      fs.symlinkSync(outside, path.join(root, 'src'));
+      fs.writeFileSync(path.join(outside, 'b.ts'), 'export const beta = 2;\n');
+      assert.equal(contents.lookup(at('src/b.ts')), undefined, 'a directory above swapped for a link');
+
+      const grep = new Grep(pattern('export'), contents);
+      assert.equal(grep.searchFile(at('src/b.ts'), 'src/b.ts'), 'unreadable', 'and the verified open refuses it');
+      assert.deepEqual(grep.result.lines, []);
+      assert.equal(grep.result.changedFiles, 1);
+    });
+
+    it('keeps a binary file as a marker, without its bytes, and a grep skips it', async () => {
+      const budget = new ContentBudget();
+      const contents = new FileContents(budget);
+      await contents.fill(files('logo.png'), IDLE, () => false);
+      assert.equal(contents.lookup(at('logo.png')), 'binary');
+      assert.equal(budget.usedBytes, CONTENT_CACHE_LIMITS.entryOverheadBytes, 'charged for the entry only');
+      assert.equal(new Grep(pattern('export'), contents).searchFile(at('logo.png'), 'logo.png'), 'binary');
+    });
+
+    it('keeps nothing of a folder whose small files do not all fit its allowance, and says it is not filled', async () => {
+      const budget = new ContentBudget(CONTENT_CACHE_LIMITS.entryOverheadBytes * 2 + 30);
+      const contents = new FileContents(budget);
+      await contents.fill(files('src/a.ts', 'src/b.ts', 'empty.txt'), IDLE, () => false);
+      assert.equal(contents.state, 'tooLarge');
+      assert.equal(contents.filled, false);
+      assert.equal(contents.size, 0);
+      assert.equal(budget.usedBytes, 0, 'nothing held');
+    });
+
+    it('refuses what a search read when the file grew past the identity taken before the read', async () => {
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill([], IDLE, () => false);
+      const stats = fs.statSync(at('src/a.ts'), { bigint: true });
+      contents.keep(at('src/a.ts'), stats, nowNs(), Buffer.from('export const alpha = 1;\nexport const more = 1;\n'));
+      assert.equal(contents.size, 0);
+    });
+
+    it('reads nothing while the thread runs a search, and fills once it is idle', async () => {
+      // Each wait for idleness is held until the test lets it go, as a running search would hold it.
+      const held: Array<() => void> = [];
+      let asked: () => void = () => undefined;
+      const nextAsk = (): Promise<void> => new Promise((resolve) => (asked = resolve));
+      const idle = (): Promise<void> =>
+        new Promise((resolve) => {
+          held.push(resolve);
+          asked();
+        });
+      const contents = new FileContents(new ContentBudget());
+      let ask = nextAsk();
+      const filling = contents.fill(files('src/a.ts', 'src/b.ts'), { idle }, () => false);
+      await ask;
+      assert.equal(contents.size, 0, 'nothing read while the sizes are summed');
+      ask = nextAsk();
+      held.shift()?.();
+      await Promise.race([ask, filling]);
+      assert.equal(contents.state, 'filling');
+      assert.equal(contents.size, 0, 'nothing read until the thread is idle again');
+      held.shift()?.();
+      await filling;
+      assert.equal(contents.state, 'filled');
+      assert.equal(contents.size, 2);
+    });
+
+    it('never keeps a denied file', async () => {
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill([{ realPath: at('src/a.ts'), denied: true }], IDLE, () => false);
+      assert.equal(contents.size, 0);
+    });
+  });
+
+  describe('the allowance (ContentBudget)', () => {
+    it('is one allowance for every thread that shares its cells, each counting only its own', () => {
+      const cells = new Int32Array(new SharedArrayBuffer(8));
+      const first = new ContentBudget(1000, { cells, own: 0 });
+      const second = new ContentBudget(1000, { cells, own: 1 });
+      assert.equal(first.take(600), true);
+      assert.equal(second.take(500), false, 'past the shared limit');
+      assert.equal(second.take(400), true);
+      assert.deepEqual([...cells], [600, 400]);
+      first.give(600);
+      assert.equal(second.usedBytes, 400);
+    });
+  });
+
+  describe('a warm grep (searchJobs.ts with FileIndexes)', () => {
+    let budget: ContentBudget;
+    let indexes: FileIndexes;
+    let boundary: ReadBoundary;
+
+    // More files than the head start reads before it asks whether to go on (searchJobs.ts grepIndexedHeadStart).
+    const more = Array.from({ length: 20 }, (_, i) => `lib/m${i}.ts`);
+
+    beforeEach(async () => {
+      writeTree(root, Object.fromEntries(more.map((relativePath) => [relativePath, `export const m = '${relativePath}';\n`])));
+      await untilPastRacyWindow(['src/a.ts', 'src/b.ts', 'empty.txt', 'logo.png', ...more].map(at));
+      budget = new ContentBudget();
+      indexes = new FileIndexes({ fillContents: IDLE, contentBudget: budget });
+      boundary = await ReadBoundary.create(root, []);
+      assert.equal(await indexes.prepare(root, boundary, true), true);
+    });
+
+    const index = async (): Promise<FolderIndex> => (await indexes.current(root, boundary)) as FolderIndex;
+    const job = (source: string, ripgrep?: string): GrepJob => ({
+      kind: 'grep',
+      root,
+      denyRead: [],
+      scope: { realPath: root, relativePath: '.', kind: 'directory' },
+      pattern: source,
+      useIndex: true,
+      indexable: true,
+      // No head start: only a folder kept whole is read to the end in this thread rather than by ripgrep.
+      headStartMs: 0,
+      ripgrep: ripgrep ? { path: ripgrep, version: /\d+\.\d+\.\d+/.exec(execFileSync(ripgrep, ['--version'], { encoding: 'utf8' }))?.[0] ?? '0.0.0' } : undefined,
+    });
+    const grep = async (source: string, ripgrep?: string): Promise<{ result: GrepJobResult; spawned: number }> => {
+      let spawned = 0;
+      const result = (await runSearchJob(job(source, ripgrep), { shouldStop: () => false, onSpawn: () => void (spawned += 1) }, indexes)) as GrepJobResult;
+      return { result, spawned };
+    };
+
+    it('is answered from the kept files, and an in-place edit of the same size is in the very next answer', async () => {
+      assert.equal((await index()).contents.state, 'filled');
+      assert.equal((await index()).contents.size, 24);
+      assert.deepEqual((await grep('alpha')).result.lines, ['src/a.ts:1: export const alpha = 1;']);
+      fs.writeFileSync(at('src/a.ts'), 'export const gamma = 1;\n');
+      assert.deepEqual((await grep('alpha')).result.lines, []);
+      assert.deepEqual((await grep('gamma')).result.lines, ['src/a.ts:1: export const gamma = 1;']);
+      await untilPastRacyWindow([at('src/a.ts')]);
+      await grep('gamma');
+      assert.equal(String((await index()).contents.lookup(at('src/a.ts'))), 'export const gamma = 1;\n', 'a search keeps the new contents it read');
+    });
+
+    it('starts no ripgrep for a folder kept whole, and reads every file in this thread', async function () {
+      const ripgrep = ripgrepOnPath();
+      if (!ripgrep) this.skip();
+      const { result, spawned } = await grep('beta', ripgrep);
+      assert.deepEqual(result.lines, ['src/b.ts:1: export const beta = 2;']);
+      assert.equal(result.engine, 'index');
+      assert.equal(spawned, 0);
+    });
+
+    it("gives its memory back when the folder's index is dropped", async () => {
+      assert.ok(budget.usedBytes > 0);
+      (await index()).dispose();
+      assert.equal(budget.usedBytes, 0);
+    });
+  });
+});
