@@ -12,9 +12,12 @@ import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { untilPastRacyWindow } from '../support/racyWindow';
 import type { ServerProcess } from '../support/serverProcess';
 import { Lab, SEARCH_ENGINES, assertNoLeak, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
 
+/** In the files a warm server keeps in memory (server/src/search/contentCache.ts). */
+const KEPT_MARKER = 'KEPT-MARKER-51c2';
 /** In a secret's body: its name hides it, so a search must not show it unless the name changes. */
 const RENAMED_MARKER = 'RENAMED-MARKER-7f3a';
 /** How many searches the folder may take to go warm (the first ones run cold while the index builds). */
@@ -155,6 +158,85 @@ describe('adversarial: the warm file index answers as a cold search does', funct
           changesAnsweredByTheNextSearch: changes,
           leaks: 0,
         };
+      } finally {
+        await lab.dispose();
+      }
+    });
+  }
+  for (const config of SEARCH_ENGINES) {
+    const run = config.available ? it : it.skip;
+    run(`a grep answered from the file contents kept in memory answers as a cold one after an edit of the same size, a truncation, a file and a directory swapped for links out, and a secret renamed to an ordinary name and back (${config.name})`, async () => {
+      const lab = await Lab.create({ fake: { fallback: () => ({ kind: 'text', text: 'Looked.' }) } });
+      try {
+        lab.write('kept/a.txt', `${KEPT_MARKER} alpha 1\n`);
+        lab.write('kept/b.txt', `${KEPT_MARKER} beta 2\n`);
+        lab.write('kept/sub/deeper.txt', `${KEPT_MARKER} inside deeper\n`);
+        lab.write('kept/.env.kept', `TOKEN=${KEPT_MARKER} secret\n`);
+        // Kept only once past the racy window: a file read just after it changed is read from the disk each time.
+        const everyEntry = (directory: string): string[] =>
+          fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+            const entryPath = path.join(directory, entry.name);
+            return entry.isDirectory() && entry.name !== '.git' ? [entryPath, ...everyEntry(entryPath)] : [entryPath];
+          });
+        await untilPastRacyWindow(everyEntry(lab.repo));
+        const warm: Side = { server: await lab.server(config.init, config.env(lab)), discussion: '' };
+        const cold: Side = { server: await lab.server(config.init, { ...config.env(lab), REPO_DISCUSS_FILE_INDEX: 'off' }), discussion: '' };
+        warm.discussion = await lab.open(warm.server);
+        cold.discussion = await lab.open(cold.server);
+        const queries = [
+          { name: 'grep_files', args: { pattern: 'KEPT-[M]ARKER' } },
+          { name: 'grep_files', args: { pattern: '[Z]QXJ.sentinel' } },
+          { name: 'find_files', args: { pattern: 'kept/**' } },
+        ];
+        const ask = async (side: Side): Promise<string[]> => {
+          const ids = queries.map(() => `${config.tag}-k${++calls}`);
+          await runTurn(side.server, lab.fake, side.discussion, `search ${ids[0]}`, [
+            { kind: 'toolCalls', calls: queries.map((q, i) => ({ id: ids[i], name: q.name, arguments: JSON.stringify(q.args) })) },
+            { kind: 'text', text: 'Looked.' },
+          ]);
+          const outputs = toolOutputs(lab.fake.requests);
+          return ids.map((id) => outputs.get(id) ?? '(no output)');
+        };
+        const fromMemory = /from the file contents kept in memory/;
+        let warmingSearches = 0;
+        while (!warm.server.logged(fromMemory) && warmingSearches < MAX_ATTEMPTS) {
+          await ask(warm);
+          warmingSearches += 1;
+        }
+        assert.ok(warm.server.logged(fromMemory), 'the warm side grepped from memory');
+
+        const changes: string[] = [];
+        const converge = async (change: string, check?: (answers: string[]) => void): Promise<void> => {
+          const expected = await ask(cold);
+          const answers = await ask(warm);
+          check?.(answers);
+          assert.deepEqual(answers, expected, `${change}: the next grep from memory answers as the cold one`);
+          changes.push(change);
+        };
+
+        await converge('kept, before any change', (answers) => assert.match(answers[0], /kept\/a\.txt:1: KEPT-MARKER-51c2 alpha 1/));
+
+        fs.writeFileSync(path.join(lab.repo, 'kept/a.txt'), `${KEPT_MARKER} gamma 1\n`);
+        await converge('an edit of the same size', (answers) => assert.match(answers[0], /gamma 1/));
+
+        fs.writeFileSync(path.join(lab.repo, 'kept/a.txt'), '');
+        await converge('a truncation', (answers) => assert.doesNotMatch(answers[0], /kept\/a\.txt/));
+
+        fs.rmSync(path.join(lab.repo, 'kept/b.txt'));
+        fs.symlinkSync(path.join(lab.outside, 'secret.txt'), path.join(lab.repo, 'kept/b.txt'));
+        await converge('a kept file swapped for a link out', (answers) => assert.doesNotMatch(answers[0], /kept\/b\.txt/));
+
+        fs.renameSync(path.join(lab.repo, 'kept/sub'), path.join(lab.repo, 'kept/sub.old'));
+        fs.symlinkSync(path.join(lab.outside, 'nested'), path.join(lab.repo, 'kept/sub'));
+        await converge('the directory above a kept file swapped for a link out');
+
+        fs.renameSync(path.join(lab.repo, 'kept/.env.kept'), path.join(lab.repo, 'kept/notes.txt'));
+        await converge('a secret renamed to an ordinary name', (answers) => assert.match(answers[0], /kept\/notes\.txt/));
+        fs.renameSync(path.join(lab.repo, 'kept/notes.txt'), path.join(lab.repo, 'kept/.env.kept'));
+        await converge('and renamed back', (answers) => assert.doesNotMatch(answers[0], /secret/));
+
+        assertNoLeak(scanForLeaks(lab));
+        figures[`${config.name}, from memory`] = { searchesBeforeKept: warmingSearches, changesAnsweredByTheNextSearch: changes, leaks: 0 };
       } finally {
         await lab.dispose();
       }

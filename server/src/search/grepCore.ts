@@ -172,6 +172,8 @@ export interface GrepResult {
   oversized: string[];
   /** Files left out because they were replaced or moved between being listed and being opened. */
   changedFiles: number;
+  /** Files read from the folder's kept contents instead of the disk (contentCache.ts). */
+  filesFromMemory: number;
 }
 
 export type FileOutcome = 'searched' | 'binary' | 'unreadable' | 'capped';
@@ -181,7 +183,7 @@ export type FileOutcome = 'searched' | 'binary' | 'unreadable' | 'capped';
  * One buffer is reused for every file.
  */
 export class Grep {
-  readonly result: GrepResult = { lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0 };
+  readonly result: GrepResult = { lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0, filesFromMemory: 0 };
   private buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
 
   /** `contents`: the folder's kept file contents, read instead of the disk while they are the files on it. */
@@ -197,8 +199,11 @@ export class Grep {
   /** Searches one file (a real path the boundary already approved). */
   searchFile(realPath: string, relativePath: string): FileOutcome {
     const kept = this.contents?.lookup(realPath);
-    if (kept === 'binary') return 'binary';
-    if (kept !== undefined) return kept.length === 0 || this.searchLines(kept, 1, relativePath) ? 'searched' : 'capped';
+    if (kept !== undefined) {
+      this.result.filesFromMemory += 1;
+      if (kept === 'binary') return 'binary';
+      return kept.length === 0 || this.searchLines(kept, 1, relativePath) ? 'searched' : 'capped';
+    }
     // Proved to be the listed file: a swapped-in link (here or in a directory above) is not read.
     const opened = openVerifiedSync(realPath, 'file');
     if (!opened.ok) {

@@ -49,6 +49,7 @@ export class SearchEngine {
   private located?: Promise<Ripgrep | undefined>;
   /** Folders whose first search from the warm index was logged (once each: the log shows when a folder went warm). */
   private readonly announcedIndexes = new Set<string>();
+  private readonly announcedContents = new Set<string>();
   /** Folders whose index warm() has seen built (logged once each). */
   private readonly indexedFolders = new Set<string>();
   /** Index preparations under way, by folder and deny list. */
@@ -110,6 +111,10 @@ export class SearchEngine {
       if (outcome.result.engine === 'index' && !this.announcedIndexes.has(job.root)) {
         this.announcedIndexes.add(job.root);
         this.options.log?.(`Searching ${job.root} from its warm file index.`);
+      }
+      if (outcome.result.kind === 'grep' && outcome.result.filesFromMemory > 0 && !this.announcedContents.has(job.root)) {
+        this.announcedContents.add(job.root);
+        this.options.log?.(`Grepping ${job.root} from the file contents kept in memory.`);
       }
       if (outcome.result.switchedToWalk) this.counts.switchedToWalk += 1;
       if (ripgrep && outcome.result.fallbackReason) this.counts.fallbackReasons.push(outcome.result.fallbackReason);

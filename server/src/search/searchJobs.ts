@@ -545,7 +545,7 @@ async function orderedFiles(
 // ---------------------------------------------------------------- grep_files
 
 function emptyGrep(engine: SearchJobResult['engine']): GrepJobResult {
-  return { kind: 'grep', engine, lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0, listingStopped: false, namedFileBinary: false };
+  return { kind: 'grep', engine, lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0, filesFromMemory: 0, listingStopped: false, namedFileBinary: false };
 }
 
 /** grep_files over the ordered files: the index's or the walk's. Undefined when the deadline passed first. */
