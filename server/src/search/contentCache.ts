@@ -11,14 +11,24 @@ import { looksBinary, READ_CHUNK_BYTES } from './grepCore';
  * 7.9 MB under READ_CHUNK_BYTES each) a full scan from memory, one lstat per
  * file included, took about 14 ms against ripgrep's 34 to 44.
  *
- * A kept file is served only while an lstat of its real path gives the
- * identity it had when it was read: device, inode, size, and modification
- * and change times to the nanosecond. A write changes the times, a rename or
- * link changes the change time, and a directory above swapped for a link
- * lands the lstat on another inode, where the search falls back to the
- * verified open (boundary.ts), which refuses it. A file last changed within
- * RACY_WINDOW_NS of being read is not kept: a second write in the same
- * clock tick would leave its times as they were (directoryStamps.ts).
+ * Every kept byte was read inside the folder through the verified open
+ * (boundary.ts), and is served only while an lstat of its real path gives
+ * the identity the file had before that read: device, inode, size, and
+ * modification and change times to the nanosecond. A write moves the times
+ * and a rename or link the change time; a file swapped for a link, or
+ * reached through a directory swapped for a link to another one, is another
+ * inode, and the search reads it through the verified open, which refuses
+ * it. What a hit can serve is only ever bytes that were inside the folder,
+ * unchanged since: a directory moved out of the folder whole and linked
+ * back keeps its files' identities, and in the moment before the index's
+ * check sees the move (fileIndex.ts freshFiles) its files are served as
+ * they were inside. A file last changed within RACY_WINDOW_NS of being read
+ * is not kept: a second write in the same clock tick would leave its times
+ * as they were (directoryStamps.ts); times in whole seconds are a coarse
+ * file system's, and get two seconds more. Nothing is kept from a network
+ * or FUSE file system, whose lstat may answer from a cache of attributes
+ * the open would have refreshed. A write through a shared memory map that
+ * does not move the modification time is not seen, as by git.
  *
  * Memory is bounded for all search threads together (ContentBudget). A
  * folder whose small files do not all fit keeps none: a partial cache cannot
@@ -38,7 +48,32 @@ export const CONTENT_CACHE_LIMITS = Object.freeze({
   entryOverheadBytes: 400,
   /** The filler reads for this long between turns of the thread's event loop. */
   fillSliceMs: 4,
+  /**
+   * A grep of a folder kept whole reads to its end in the thread only while
+   * it has read no more than this from the disk (files too large to keep,
+   * or changed since): past it ripgrep, which reads only the files that
+   * match, is the faster way to the rest.
+   */
+  maxDiskBytesReadToTheEnd: 4 * 1024 * 1024,
 });
+
+/** Whole-second times: a file system with a two-second clock (FAT) or one-second (ext3, HFS+). */
+const COARSE_CLOCK_EXTRA_NS = 2_000_000_000n;
+
+/**
+ * statfs types whose stat may come from a client's cache of attributes
+ * (NFS, SMB/CIFS, FUSE, 9P, AFS, Ceph, Lustre, GlusterFS through FUSE).
+ */
+const REMOTE_FILE_SYSTEMS = new Set([0x6969, 0x517b, 0xff534d42, 0xfe534d42, 0x65735546, 0x01021997, 0x5346414f, 0x00c36400, 0x0bd00bd0]);
+
+function isLocalFileSystem(realPath: string): boolean {
+  if (process.platform !== 'linux') return process.platform === 'darwin' || process.platform === 'win32';
+  try {
+    return !REMOTE_FILE_SYSTEMS.has(fs.statfsSync(realPath).type);
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Where a budget counts what is kept. The search threads share one
@@ -123,6 +158,8 @@ export interface FillOptions {
 /** One folder's kept contents, by real path. */
 export class FileContents {
   private readonly entries = new Map<string, Entry>();
+  /** By device: whether its file system is local (isLocalFileSystem). */
+  private readonly localDevices = new Map<bigint, boolean>();
   private charged = 0;
   private current: ContentsState = 'off';
 
@@ -167,23 +204,46 @@ export class FileContents {
   }
 
   /**
-   * Keeps what was read of a file whose identity `stats` was taken, by
-   * fstat of the open file, at `takenAtNs` before the read. `bytes` must be
-   * the whole file (a copy: the caller's buffer is reused); a binary file is
-   * kept as a marker. False when the budget refused it.
+   * Offers what was read of a file whose identity `stats` was taken, by
+   * fstat of the open file, at `takenAtNs` before the read: `read` is the
+   * whole file (copied if kept: the caller's buffer is reused), or 'binary'
+   * for a marker. 'noRoom' when the allowance is spent; 'passed' when the
+   * file is not one to keep.
    */
-  keep(realPath: string, stats: fs.BigIntStats, takenAtNs: bigint, kept: Kept): boolean {
-    if (!this.accepting) return true;
+  keep(realPath: string, stats: fs.BigIntStats, takenAtNs: bigint, read: Kept): 'kept' | 'passed' | 'noRoom' {
+    if (!this.accepting) return 'passed';
     // Read past a write that came after the stat: the bytes are not of that identity.
-    if (kept !== 'binary' && BigInt(kept.length) !== stats.size) return true;
-    if (isRacy({ ino: stats.ino, mtimeNs: stats.mtimeNs, ctimeNs: stats.ctimeNs, size: stats.size, directory: false }, takenAtNs, this.racyWindowNs)) return true;
+    if (read !== 'binary' && BigInt(read.length) !== stats.size) return 'passed';
+    const coarse = stats.mtimeNs % 1_000_000_000n === 0n && stats.ctimeNs % 1_000_000_000n === 0n;
+    const window = coarse ? this.racyWindowNs + COARSE_CLOCK_EXTRA_NS : this.racyWindowNs;
+    if (isRacy({ ino: stats.ino, mtimeNs: stats.mtimeNs, ctimeNs: stats.ctimeNs, size: stats.size, directory: false }, takenAtNs, window)) return 'passed';
+    let local = this.localDevices.get(stats.dev);
+    if (local === undefined) this.localDevices.set(stats.dev, (local = isLocalFileSystem(realPath)));
+    if (!local) return 'passed';
     const previous = this.entries.get(realPath);
     if (previous) this.drop(realPath, previous);
-    const charge = (kept === 'binary' ? 0 : kept.length) + CONTENT_CACHE_LIMITS.entryOverheadBytes;
-    if (!this.budget.take(charge)) return false;
+    const charge = (read === 'binary' ? 0 : read.length) + CONTENT_CACHE_LIMITS.entryOverheadBytes;
+    if (!this.budget.take(charge)) return 'noRoom';
+    // A buffer of its own: a small copy from Node's shared pool would hold a whole 8 KB slab.
+    let kept: Kept = 'binary';
+    if (read !== 'binary') {
+      kept = Buffer.allocUnsafeSlow(read.length);
+      read.copy(kept);
+    }
     this.charged += charge;
     this.entries.set(realPath, { dev: stats.dev, ino: stats.ino, size: stats.size, mtimeNs: stats.mtimeNs, ctimeNs: stats.ctimeNs, kept, charge });
-    return true;
+    return 'kept';
+  }
+
+  /** Drops a file's kept copy (it left the index). */
+  forget(realPath: string): void {
+    const entry = this.entries.get(realPath);
+    if (entry) this.drop(realPath, entry);
+  }
+
+  /** Drops every kept copy of a file not among `realPaths` (the index was walked again). */
+  retainOnly(realPaths: ReadonlySet<string>): void {
+    for (const [realPath, entry] of [...this.entries]) if (!realPaths.has(realPath)) this.drop(realPath, entry);
   }
 
   /**
@@ -196,7 +256,8 @@ export class FileContents {
     if (this.current !== 'off') return;
     this.current = 'filling';
     if (!(await this.fits(files, options, isGone))) {
-      if (this.current === 'filling') this.current = isGone() ? 'cleared' : 'tooLarge';
+      // Searches between the slices may have kept files: given back with the rest.
+      if (this.current === 'filling') this.giveUp();
       return;
     }
     const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
@@ -251,9 +312,9 @@ export class FileContents {
       const size = Number(stats.size);
       const read = fs.readSync(opened.fd, buffer, 0, Math.min(size, buffer.length), 0);
       const first = buffer.subarray(0, read);
-      if (looksBinary(first)) return this.keep(realPath, stats, takenAt, 'binary');
+      if (looksBinary(first)) return this.keep(realPath, stats, takenAt, 'binary') !== 'noRoom';
       if (size >= buffer.length) return true; // read from the disk each time
-      return this.keep(realPath, stats, takenAt, Buffer.from(first));
+      return this.keep(realPath, stats, takenAt, first) !== 'noRoom';
     } catch {
       return true;
     } finally {

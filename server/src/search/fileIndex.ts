@@ -372,6 +372,7 @@ class FolderIndex {
     const removed = (relativePath: string): boolean =>
       directories.some((directory) => relativePath.startsWith(`${directory}/`)) || single.some((changedPath) => relativePath === changedPath || relativePath.startsWith(`${changedPath}/`));
     const kept = this.files.filter((file) => !removed(file.relativePath));
+    const leaving = this.files.filter((file) => removed(file.relativePath));
     // Records of what was walked again or is gone go with it; the walks below bring their own.
     const goes = (relativePath: string): boolean => directories.some((walked) => isWithin(relativePath, walked)) || single.some((changedPath) => isWithin(relativePath, changedPath));
     for (const directory of [...this.directories.keys()]) if (goes(directory)) this.directories.delete(directory);
@@ -407,6 +408,9 @@ class FolderIndex {
       if (!this.cutIgnoreFiles.includes(relative)) this.cutIgnoreFiles.push(relative);
     }
     this.files = mergeInWalkOrder(kept, added);
+    // A file that left the index is never looked up again: its kept copy would hold the shared allowance for good.
+    const staying = new Set(added.map((file) => file.realPath));
+    for (const file of leaving) if (!staying.has(file.realPath)) this.contents.forget(file.realPath);
     return this.state === 'ready';
   }
 
@@ -461,6 +465,7 @@ class FolderIndex {
     this.directories = walked.directories;
     this.danglingLinks = new Set(walked.danglingLinks);
     this.directoryOrder = undefined;
+    this.contents.retainOnly(new Set(walked.files.map((file) => file.realPath)));
     return this.state === 'ready';
   }
 

@@ -185,6 +185,8 @@ export type FileOutcome = 'searched' | 'binary' | 'unreadable' | 'capped';
 export class Grep {
   readonly result: GrepResult = { lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0, filesFromMemory: 0 };
   private buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+  /** The sizes of the files read from the disk so far. */
+  bytesFromDisk = 0;
 
   /** `contents`: the folder's kept file contents, read instead of the disk while they are the files on it. */
   constructor(
@@ -228,6 +230,7 @@ export class Grep {
   /** `size` is the size at open: bytes written since are not read, so a growing file cannot hold the search. */
   private searchOpenFile(descriptor: number, size: number, relativePath: string, keep?: (kept: Buffer | 'binary') => void): FileOutcome {
     this.sizeAtOpen = size;
+    this.bytesFromDisk += size;
     const first = this.readAt(descriptor, 0, this.buffer.length, 0);
     const firstBytes = this.buffer.subarray(0, first);
     if (looksBinary(firstBytes)) {
@@ -235,8 +238,9 @@ export class Grep {
       return 'binary';
     }
     if (first < this.buffer.length) {
-      // The whole file is in hand: the common case, one read. Kept as a copy: the buffer is reused.
-      keep?.(Buffer.from(firstBytes));
+      // The whole file is in hand: the common case, one read. Offered only if it fits the first read
+      // at its size: a buffer grown for a long line once would have let much larger files in.
+      if (first < READ_CHUNK_BYTES) keep?.(firstBytes);
       return first === 0 || this.searchLines(firstBytes, 1, relativePath) ? 'searched' : 'capped';
     }
     if (size > GREP_LIMITS.maxFileBytes) {

@@ -6,6 +6,7 @@ import { ReadBoundary } from '../access/boundary';
 import { compilePattern, Grep, GREP_LIMITS, GrepResult } from './grepCore';
 import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '../access/globs';
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
+import { CONTENT_CACHE_LIMITS } from './contentCache';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
 import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
@@ -672,8 +673,9 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
  */
 async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: FolderIndex, globTest: PathTest | undefined): Promise<GrepJobResult | undefined> {
   const searcher = new Grep(compiledPattern(job), index.contents);
-  // With every small file in memory, reading on to the end beats starting ripgrep, which reads them all from the disk.
-  const readToTheEnd = index.contents.filled;
+  // With every small file in memory, reading on to the end beats starting ripgrep, which reads them all from
+  // the disk; until the files that must be read from the disk add up to more than ripgrep would take to narrow.
+  let readToTheEnd = index.contents.filled;
   const result = (): GrepJobResult => ({
     ...emptyGrep('index'),
     ...searcher.result,
@@ -690,6 +692,7 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
       handedOut += 1;
       // Secret and policy-denied files are skipped silently: their contents never reach the model.
       if (file.denied || (globTest && !globTest(file.relativePath))) continue;
+      if (readToTheEnd && searcher.bytesFromDisk > CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd) readToTheEnd = false;
       // Every 16 files: 64 small files took 3 ms, past the 2 ms after which a full scan gives way to ripgrep.
       if ((++read & 15) === 0 && (control.shouldStop() || (!readToTheEnd && !worthReadingOn(performance.now() - started, headStartMs, handedOut / inScope, searcher.result.matchCount / GREP_LIMITS.maxMatches)))) {
         return control.shouldStop() ? result() : undefined;

@@ -7,7 +7,7 @@ import { ReadBoundary } from '../../../server/src/access/boundary';
 import { CONTENT_CACHE_LIMITS, ContentBudget, FileContents, type FillableFile } from '../../../server/src/search/contentCache';
 import { nowNs } from '../../../server/src/search/directoryStamps';
 import { FileIndexes, type FolderIndex } from '../../../server/src/search/fileIndex';
-import { compilePattern, Grep, type CompiledPattern } from '../../../server/src/search/grepCore';
+import { compilePattern, Grep, READ_CHUNK_BYTES, type CompiledPattern } from '../../../server/src/search/grepCore';
 import { runSearchJob, type GrepJob, type GrepJobResult } from '../../../server/src/search/searchJobs';
 import { untilPastRacyWindow } from '../../support/racyWindow';
 import { ripgrepOnPath, writeTree } from '../../support/toolFixture';
@@ -64,11 +64,54 @@ describe('the kept contents of a warm folder', function () {
     });
 
     it('does not keep a file changed so recently that a second write in the same clock tick would leave its times as they were', async () => {
-      const contents = new FileContents(new ContentBudget());
+      // A window of a minute stands in for "just changed", however slow the machine is to reach the fill.
+      const contents = new FileContents(new ContentBudget(), 60_000_000_000n);
       fs.writeFileSync(at('src/a.ts'), 'export const alpha = 2;\n');
-      await contents.fill(files('src/a.ts'), IDLE, () => false);
+      await contents.fill(files('src/a.ts', 'src/b.ts'), IDLE, () => false);
       assert.equal(contents.lookup(at('src/a.ts')), undefined);
       assert.equal(contents.size, 0);
+    });
+
+    it('keeps a file that fits one read and not one a byte larger, even after a search grew its buffer for a long line', async () => {
+      fs.writeFileSync(at('fits.txt'), 'x'.repeat(READ_CHUNK_BYTES - 1));
+      fs.writeFileSync(at('larger.txt'), 'x'.repeat(READ_CHUNK_BYTES));
+      fs.writeFileSync(at('long-line.txt'), 'y'.repeat(600 * 1024));
+      fs.writeFileSync(at('after.txt'), 'z\n'.repeat(150 * 1024));
+      await untilPastRacyWindow(['fits.txt', 'larger.txt', 'long-line.txt', 'after.txt'].map(at));
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill(files('fits.txt', 'larger.txt'), IDLE, () => false);
+      assert.ok(Buffer.isBuffer(contents.lookup(at('fits.txt'))));
+      assert.equal(contents.lookup(at('larger.txt')), undefined);
+      const grep = new Grep(pattern('nothing'), contents);
+      grep.searchFile(at('long-line.txt'), 'long-line.txt');
+      grep.searchFile(at('after.txt'), 'after.txt');
+      assert.equal(contents.lookup(at('after.txt')), undefined, 'a 300 KB file read whole into the grown buffer is not kept');
+    });
+
+    it('serves nothing of a file moved out with its directory and written to there', async () => {
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill(files('src/a.ts'), IDLE, () => false);
+      fs.renameSync(path.join(root, 'src'), path.join(outside, 'src'));
+      fs.symlinkSync(path.join(outside, 'src'), path.join(root, 'src'));
+      fs.writeFileSync(path.join(outside, 'src/a.ts'), 'export const alpha = 9;\n');
+      assert.equal(contents.lookup(at('src/a.ts')), undefined);
+    });
+
+    it('gives back what searches kept while the sizes were summed, when the folder turns out not to fit', async () => {
+      const budget = new ContentBudget(CONTENT_CACHE_LIMITS.entryOverheadBytes + 30);
+      const contents = new FileContents(budget);
+      let resume: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (resume = resolve));
+      const filling = contents.fill(files('src/a.ts', 'src/b.ts'), { idle: () => held }, () => false);
+      // A search between the filler's slices keeps what it read.
+      const grep = new Grep(pattern('alpha'), contents);
+      grep.searchFile(at('src/a.ts'), 'src/a.ts');
+      assert.equal(contents.size, 1);
+      resume();
+      await filling;
+      assert.equal(contents.state, 'tooLarge');
+      assert.equal(contents.size, 0);
+      assert.equal(budget.usedBytes, 0);
     });
 
     it('drops a file edited in place to the same size, and one replaced by another file', async () => {
@@ -229,6 +272,26 @@ describe('the kept contents of a warm folder', function () {
       assert.deepEqual(result.lines, ['src/b.ts:1: export const beta = 2;']);
       assert.equal(result.engine, 'index');
       assert.equal(spawned, 0);
+    });
+
+    it('drops the kept copy of a file that left the index, so it holds no share of the allowance', async () => {
+      const before = budget.usedBytes;
+      fs.rmSync(at('lib/m0.ts'));
+      await grep('m0');
+      assert.equal((await index()).contents.size, 23);
+      assert.ok(budget.usedBytes < before);
+    });
+
+    it('hands over to ripgrep once the files it must read from the disk pass the limit, though the folder is kept whole', async function () {
+      const ripgrep = ripgrepOnPath();
+      if (!ripgrep) this.skip();
+      // Files too large to keep: in a folder kept whole, reading them all in the thread is what ripgrep's pre-filter saves.
+      const large = ['big/one.txt', 'big/two.txt'];
+      for (const relativePath of large) fs.mkdirSync(path.dirname(at(relativePath)), { recursive: true });
+      for (const relativePath of large) fs.writeFileSync(at(relativePath), 'filler line\n'.repeat(Math.ceil((CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd * 0.6) / 12)));
+      const { result, spawned } = await grep('beta', ripgrep);
+      assert.deepEqual(result.lines, ['src/b.ts:1: export const beta = 2;']);
+      assert.equal(spawned, 1, 'ripgrep read the rest');
     });
 
     it("gives its memory back when the folder's index is dropped", async () => {
