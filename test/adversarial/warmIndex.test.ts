@@ -24,7 +24,9 @@ const RENAMED_MARKER = 'RENAMED-MARKER-7f3a';
 const MAX_ATTEMPTS = 40;
 const BURST_FILES = 3000;
 
-const QUERIES: Array<{ name: string; args: Record<string, unknown> }> = [
+type Query = { name: string; args: Record<string, unknown> };
+
+const QUERIES: Query[] = [
   { name: 'find_files', args: { pattern: '**/*' } },
   { name: 'find_files', args: { pattern: '**/*.txt' } },
   { name: 'grep_files', args: { pattern: '[Z]QXJ.sentinel' } },
@@ -38,10 +40,22 @@ interface Side {
   discussion: string;
 }
 
+let calls = 0;
+
+/** Runs every query in one turn of the side's discussion; the outputs in query order. */
+async function askAll(lab: Lab, side: Side, queries: readonly Query[], tag: string): Promise<string[]> {
+  const ids = queries.map(() => `${tag}-q${++calls}`);
+  await runTurn(side.server, lab.fake, side.discussion, `search ${ids[0]}`, [
+    { kind: 'toolCalls', calls: queries.map((q, i) => ({ id: ids[i], name: q.name, arguments: JSON.stringify(q.args) })) },
+    { kind: 'text', text: 'Looked.' },
+  ]);
+  const outputs = toolOutputs(lab.fake.requests);
+  return ids.map((id) => outputs.get(id) ?? '(no output)');
+}
+
 describe('adversarial: the warm file index answers as a cold search does', function () {
   this.timeout(240_000);
   const figures: Record<string, unknown> = {};
-  let calls = 0;
 
   after(() => recordFigures('warmIndex', figures));
 
@@ -79,16 +93,7 @@ describe('adversarial: the warm file index answers as a cold search does', funct
         warm.discussion = await lab.open(warm.server);
         cold.discussion = await lab.open(cold.server);
 
-        /** Runs every query in one turn; the outputs in query order. */
-        const ask = async (side: Side): Promise<string[]> => {
-          const ids = QUERIES.map(() => `${config.tag}-q${++calls}`);
-          await runTurn(side.server, lab.fake, side.discussion, `search ${ids[0]}`, [
-            { kind: 'toolCalls', calls: QUERIES.map((q, i) => ({ id: ids[i], name: q.name, arguments: JSON.stringify(q.args) })) },
-            { kind: 'text', text: 'Looked.' },
-          ]);
-          const outputs = toolOutputs(lab.fake.requests);
-          return ids.map((id) => outputs.get(id) ?? '(no output)');
-        };
+        const ask = (side: Side): Promise<string[]> => askAll(lab, side, QUERIES, config.tag);
 
         // The first searches run cold while the index builds; the server logs when one is answered warm.
         let warmingSearches = 0;
@@ -188,15 +193,7 @@ describe('adversarial: the warm file index answers as a cold search does', funct
           { name: 'grep_files', args: { pattern: '[Z]QXJ.sentinel' } },
           { name: 'find_files', args: { pattern: 'kept/**' } },
         ];
-        const ask = async (side: Side): Promise<string[]> => {
-          const ids = queries.map(() => `${config.tag}-k${++calls}`);
-          await runTurn(side.server, lab.fake, side.discussion, `search ${ids[0]}`, [
-            { kind: 'toolCalls', calls: queries.map((q, i) => ({ id: ids[i], name: q.name, arguments: JSON.stringify(q.args) })) },
-            { kind: 'text', text: 'Looked.' },
-          ]);
-          const outputs = toolOutputs(lab.fake.requests);
-          return ids.map((id) => outputs.get(id) ?? '(no output)');
-        };
+        const ask = (side: Side): Promise<string[]> => askAll(lab, side, queries, config.tag);
         const fromMemory = /from the file contents kept in memory/;
         let warmingSearches = 0;
         while (!warm.server.logged(fromMemory) && warmingSearches < MAX_ATTEMPTS) {
