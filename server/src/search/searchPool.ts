@@ -112,6 +112,13 @@ export class SearchPool {
     if (this.slots.size === 0) this.release(this.spawn());
   }
 
+  /** Bytes of file contents the threads keep now, by their own count (contentCache.ts). */
+  get contentBytesKept(): number {
+    let sum = 0;
+    for (let cell = 0; cell < this.contentCells.length; cell++) sum += Atomics.load(this.contentCells, cell);
+    return sum;
+  }
+
   /** How many jobs can run at once. */
   get parallelism(): number {
     return this.maxWorkers;

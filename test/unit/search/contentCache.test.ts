@@ -9,6 +9,8 @@ import { nowNs } from '../../../server/src/search/directoryStamps';
 import { FileIndexes, type FolderIndex } from '../../../server/src/search/fileIndex';
 import { compilePattern, Grep, READ_CHUNK_BYTES, type CompiledPattern } from '../../../server/src/search/grepCore';
 import { runSearchJob, type GrepJob, type GrepJobResult } from '../../../server/src/search/searchJobs';
+import { SearchEngine } from '../../../server/src/search/searchEngine';
+import { SearchPool } from '../../../server/src/search/searchPool';
 import { untilPastRacyWindow } from '../../support/racyWindow';
 import { ripgrepOnPath, writeTree } from '../../support/toolFixture';
 
@@ -214,6 +216,21 @@ describe('the kept contents of a warm folder', function () {
       assert.deepEqual([...cells], [600, 400]);
       first.give(600);
       assert.equal(second.usedBytes, 400);
+    });
+  });
+
+  describe('the search threads (searchPool.ts)', () => {
+    it("count what a thread keeps in the shared allowance, and give a thread's share back when it exits", async () => {
+      await untilPastRacyWindow(['src/a.ts', 'src/b.ts', 'empty.txt', 'logo.png'].map(at));
+      const pool = new SearchPool();
+      const engine = new SearchEngine({ pool, fileIndex: true, ripgrepPath: null });
+      try {
+        assert.equal(await engine.prepareIndex(root, [], { waitForContents: true }), true);
+        assert.ok(pool.contentBytesKept >= 4 * CONTENT_CACHE_LIMITS.entryOverheadBytes, 'the four files are counted');
+      } finally {
+        await pool.close();
+      }
+      assert.equal(pool.contentBytesKept, 0, 'a terminated thread frees nothing itself: the pool zeroes its cell');
     });
   });
 
