@@ -25,9 +25,10 @@ import { looksBinary, READ_CHUNK_BYTES } from './grepCore';
  * they were inside. A file last changed within RACY_WINDOW_NS of being read
  * is not kept: a second write in the same clock tick would leave its times
  * as they were (directoryStamps.ts); times in whole seconds are a coarse
- * file system's, and get two seconds more. Nothing is kept from a network
- * or FUSE file system, whose lstat may answer from a cache of attributes
- * the open would have refreshed. A write through a shared memory map that
+ * file system's, and get two seconds more. On Linux nothing is kept from
+ * a network, FUSE or virtual machine share, whose lstat may answer from a
+ * cache of attributes the open would have refreshed, and a folder with
+ * files there is not kept whole (statfs; elsewhere it is not recognised). A write through a shared memory map that
  * does not move the modification time is not seen, as by git.
  *
  * Memory is bounded for all search threads together (ContentBudget). A
@@ -61,18 +62,31 @@ export const CONTENT_CACHE_LIMITS = Object.freeze({
 const COARSE_CLOCK_EXTRA_NS = 2_000_000_000n;
 
 /**
- * statfs types whose stat may come from a client's cache of attributes
- * (NFS, SMB/CIFS, FUSE, 9P, AFS, Ceph, Lustre, GlusterFS through FUSE).
+ * statfs types whose stat may come from a client's cache of attributes:
+ * NFS, SMB, CIFS, SMB2, FUSE (sshfs, fuseblk and virtiofs among them), 9P,
+ * AFS, kAFS, Ceph, Lustre, GPFS, BeeGFS, PanFS, Coda, and the shares of
+ * VirtualBox, VMware, Parallels and Docker Desktop (fakeowner).
  */
-const REMOTE_FILE_SYSTEMS = new Set([0x6969, 0x517b, 0xff534d42, 0xfe534d42, 0x65735546, 0x01021997, 0x5346414f, 0x00c36400, 0x0bd00bd0]);
+const REMOTE_FILE_SYSTEMS = new Set([
+  0x6969, 0x517b, 0xff534d42, 0xfe534d42, 0x65735546, 0x01021997, 0x5346414f, 0x6b414653, 0x00c36400, 0x0bd00bd0, 0x47504653, 0x19830326, 0xaad7aaea, 0x73757245,
+  0x786f4256, 0xbacbacbc, 0x7c7c6673, 0x6a656a63,
+]);
 
-function isLocalFileSystem(realPath: string): boolean {
-  if (process.platform !== 'linux') return process.platform === 'darwin' || process.platform === 'win32';
+/** Whether the file system holding `realPath` is local; undefined when that could not be told. */
+export function isLocalFileSystem(realPath: string): boolean | undefined {
+  if (process.platform !== 'linux') return true; // not recognised elsewhere (docs/performance.md)
   try {
     return !REMOTE_FILE_SYSTEMS.has(fs.statfsSync(realPath).type);
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+export interface FileContentsOptions {
+  /** RACY_WINDOW_NS unless a test needs another. */
+  racyWindowNs?: bigint;
+  /** isLocalFileSystem unless a test stands in for a network file system. */
+  isLocal?: (realPath: string) => boolean | undefined;
 }
 
 /**
@@ -142,7 +156,7 @@ interface Entry {
  * kept, and a search may keep what it reads. tooLarge: the folder's small
  * files did not fit the budget. cleared: the folder's index is gone.
  */
-export type ContentsState = 'off' | 'filling' | 'filled' | 'tooLarge' | 'cleared';
+export type ContentsState = 'off' | 'filling' | 'filled' | 'tooLarge' | 'notLocal' | 'cleared';
 
 /** The files the filler offers: the index's, in walk order. */
 export interface FillableFile {
@@ -162,11 +176,18 @@ export class FileContents {
   private readonly localDevices = new Map<bigint, boolean>();
   private charged = 0;
   private current: ContentsState = 'off';
+  /** A file was passed over for its file system: the folder cannot be kept whole. */
+  private passedNonLocal = false;
+  private readonly racyWindowNs: bigint;
+  private readonly isLocal: (realPath: string) => boolean | undefined;
 
   constructor(
     private readonly budget: ContentBudget,
-    private readonly racyWindowNs: bigint = RACY_WINDOW_NS,
-  ) {}
+    options: FileContentsOptions = {},
+  ) {
+    this.racyWindowNs = options.racyWindowNs ?? RACY_WINDOW_NS;
+    this.isLocal = options.isLocal ?? isLocalFileSystem;
+  }
 
   get state(): ContentsState {
     return this.current;
@@ -217,9 +238,10 @@ export class FileContents {
     const coarse = stats.mtimeNs % 1_000_000_000n === 0n && stats.ctimeNs % 1_000_000_000n === 0n;
     const window = coarse ? this.racyWindowNs + COARSE_CLOCK_EXTRA_NS : this.racyWindowNs;
     if (isRacy({ ino: stats.ino, mtimeNs: stats.mtimeNs, ctimeNs: stats.ctimeNs, size: stats.size, directory: false }, takenAtNs, window)) return 'passed';
-    let local = this.localDevices.get(stats.dev);
-    if (local === undefined) this.localDevices.set(stats.dev, (local = isLocalFileSystem(realPath)));
-    if (!local) return 'passed';
+    if (!this.onLocalFileSystem(realPath, stats.dev)) {
+      this.passedNonLocal = true;
+      return 'passed';
+    }
     const previous = this.entries.get(realPath);
     if (previous) this.drop(realPath, previous);
     const charge = (read === 'binary' ? 0 : read.length) + CONTENT_CACHE_LIMITS.entryOverheadBytes;
@@ -233,6 +255,26 @@ export class FileContents {
     this.charged += charge;
     this.entries.set(realPath, { dev: stats.dev, ino: stats.ino, size: stats.size, mtimeNs: stats.mtimeNs, ctimeNs: stats.ctimeNs, kept, charge });
     return 'kept';
+  }
+
+  /**
+   * Whether `dev` is a local file system, asked once per device. An answer
+   * is kept only while an lstat still gives that device: statfs follows a
+   * link swapped in meanwhile. A failed statfs is not kept.
+   */
+  private onLocalFileSystem(realPath: string, dev: bigint): boolean {
+    const known = this.localDevices.get(dev);
+    if (known !== undefined) return known;
+    const local = this.isLocal(realPath);
+    if (local === undefined) return false;
+    let still: fs.BigIntStats | undefined;
+    try {
+      still = fs.lstatSync(realPath, { bigint: true, throwIfNoEntry: false });
+    } catch {
+      still = undefined;
+    }
+    if (still?.dev === dev) this.localDevices.set(dev, local);
+    return local;
   }
 
   /** Drops a file's kept copy (it left the index). */
@@ -277,7 +319,14 @@ export class FileContents {
       } while (next < files.length && performance.now() < sliceEnd);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    if (!isGone() && this.current === 'filling') this.current = 'filled';
+    if (isGone() || this.current !== 'filling') return;
+    if (this.passedNonLocal) {
+      // Those files would be read from the disk, each over the network, by every grep read to the end.
+      this.release();
+      this.current = 'notLocal';
+      return;
+    }
+    this.current = 'filled';
   }
 
   /** Whether the files' projected charge fits what is left of the budget, summed from one stat each (in slices, like the fill). */

@@ -115,7 +115,7 @@ class FolderIndex {
     private readonly racyWindowNs: bigint,
     budget: ContentBudget,
   ) {
-    this.contents = new FileContents(budget, racyWindowNs);
+    this.contents = new FileContents(budget, { racyWindowNs });
     this.built = this.build();
   }
 
@@ -409,9 +409,17 @@ class FolderIndex {
     }
     this.files = mergeInWalkOrder(kept, added);
     // A file that left the index is never looked up again: its kept copy would hold the shared allowance for good.
+    // One that was a link may leave a target still indexed at its own path, whose copy stays.
     const staying = new Set(added.map((file) => file.realPath));
-    for (const file of leaving) if (!staying.has(file.realPath)) this.contents.forget(file.realPath);
+    for (const file of leaving) if (!staying.has(file.realPath) && !this.indexesAtItsOwnPath(file.realPath)) this.contents.forget(file.realPath);
     return this.state === 'ready';
+  }
+
+  /** Whether the index lists the file at `realPath` under its own path (not through a link). */
+  private indexesAtItsOwnPath(realPath: string): boolean {
+    const relativePath = path.relative(this.boundary.root, realPath).split(path.sep).join('/');
+    const at = lowerBound(this.files, walkOrderKey(relativePath), (file) => file.key);
+    return this.files[at]?.relativePath === relativePath;
   }
 
   /**
@@ -571,7 +579,14 @@ export class FileIndexes {
     const index = new FolderIndex(boundary, racyWindowNs, this.budget);
     const fill = this.options.fillContents;
     if (fill) {
-      index.contentsSettled = index.built.then(() => (index.state === 'ready' ? index.contents.fill(index.files, fill, () => index.gone) : undefined)).catch(() => undefined);
+      index.contentsSettled = index.built
+        .then(async () => {
+          if (index.state !== 'ready') return;
+          await index.contents.fill(index.files, fill, () => index.gone);
+          // The fill read the files listed when it began: those that left the index meanwhile go now.
+          index.contents.retainOnly(new Set(index.files.map((file) => file.realPath)));
+        })
+        .catch(() => undefined);
     }
     this.folders.set(key, index);
     this.trim();

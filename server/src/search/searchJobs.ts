@@ -611,7 +611,9 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
         ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart)
         : undefined;
     if (quick) return quick;
-    const searcher = new Grep(pattern, index?.contents);
+    // Without the kept contents: ripgrep names files the index may not hold (one made and gone in a moment), whose
+    // copies nothing would ever drop.
+    const searcher = new Grep(pattern);
     let candidateCount = 0;
     const cut: CutIgnoreFiles = new Set();
     const includeGlobs = ripgrepNameFilter(job.glob);
@@ -692,9 +694,11 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
       handedOut += 1;
       // Secret and policy-denied files are skipped silently: their contents never reach the model.
       if (file.denied || (globTest && !globTest(file.relativePath))) continue;
-      if (readToTheEnd && searcher.bytesFromDisk > CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd) readToTheEnd = false;
-      // Every 16 files: 64 small files took 3 ms, past the 2 ms after which a full scan gives way to ripgrep.
-      if ((++read & 15) === 0 && (control.shouldStop() || (!readToTheEnd && !worthReadingOn(performance.now() - started, headStartMs, handedOut / inScope, searcher.result.matchCount / GREP_LIMITS.maxMatches)))) {
+      // Asked at once when the reads from the disk pass the limit: each file may be megabytes.
+      const crossed = readToTheEnd && searcher.bytesFromDisk > CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd;
+      if (crossed) readToTheEnd = false;
+      // Else every 16 files: 64 small files took 3 ms, past the 2 ms after which a full scan gives way to ripgrep.
+      if ((crossed || (++read & 15) === 0) && (control.shouldStop() || (!readToTheEnd && !worthReadingOn(performance.now() - started, headStartMs, handedOut / inScope, searcher.result.matchCount / GREP_LIMITS.maxMatches)))) {
         return control.shouldStop() ? result() : undefined;
       }
       if (searcher.searchFile(file.realPath, file.relativePath) === 'capped') return result();

@@ -67,7 +67,7 @@ describe('the kept contents of a warm folder', function () {
 
     it('does not keep a file changed so recently that a second write in the same clock tick would leave its times as they were', async () => {
       // A window of a minute stands in for "just changed", however slow the machine is to reach the fill.
-      const contents = new FileContents(new ContentBudget(), 60_000_000_000n);
+      const contents = new FileContents(new ContentBudget(), { racyWindowNs: 60_000_000_000n });
       fs.writeFileSync(at('src/a.ts'), 'export const alpha = 2;\n');
       await contents.fill(files('src/a.ts', 'src/b.ts'), IDLE, () => false);
       assert.equal(contents.lookup(at('src/a.ts')), undefined);
@@ -198,6 +198,34 @@ describe('the kept contents of a warm folder', function () {
       assert.equal(contents.size, 2);
     });
 
+    it('keeps nothing of a folder with files on a network file system, and says it is not kept whole', async () => {
+      const budget = new ContentBudget();
+      const contents = new FileContents(budget, { isLocal: () => false });
+      await contents.fill(files('src/a.ts', 'src/b.ts'), IDLE, () => false);
+      assert.equal(contents.state, 'notLocal');
+      assert.equal(contents.size, 0);
+      assert.equal(budget.usedBytes, 0);
+    });
+
+    it('gives a file whose times are in whole seconds two seconds more before keeping it: a coarse clock ticks that slowly', async () => {
+      const contents = new FileContents(new ContentBudget(), { isLocal: () => true });
+      await contents.fill([], IDLE, () => false);
+      const second = 1_000_000_000n;
+      const changedAt = 1_700_000_000n * second;
+      const coarse = { dev: 1n, ino: 2n, size: 3n, mtimeNs: changedAt, ctimeNs: changedAt } as fs.BigIntStats;
+      assert.equal(contents.keep(at('src/a.ts'), coarse, changedAt + second, Buffer.from('abc')), 'passed');
+      assert.equal(contents.keep(at('src/a.ts'), coarse, changedAt + 3n * second, Buffer.from('abc')), 'kept');
+      const fine = { ...coarse, mtimeNs: changedAt + 1n, ctimeNs: changedAt + 1n } as fs.BigIntStats;
+      assert.equal(contents.keep(at('src/b.ts'), fine, changedAt + second, Buffer.from('abc')), 'kept');
+    });
+
+    it('keeps each copy in a buffer of its own, not a slice of a shared pool it would hold whole', async () => {
+      const contents = new FileContents(new ContentBudget());
+      await contents.fill(files('src/a.ts'), IDLE, () => false);
+      const kept = contents.lookup(at('src/a.ts')) as Buffer;
+      assert.equal(kept.buffer.byteLength, kept.length);
+    });
+
     it('never keeps a denied file', async () => {
       const contents = new FileContents(new ContentBudget());
       await contents.fill([{ realPath: at('src/a.ts'), denied: true }], IDLE, () => false);
@@ -297,6 +325,14 @@ describe('the kept contents of a warm folder', function () {
       await grep('m0');
       assert.equal((await index()).contents.size, 23);
       assert.ok(budget.usedBytes < before);
+    });
+
+    it("keeps the copy of a link's target still indexed at its own path when the link goes", async () => {
+      fs.symlinkSync('m1.ts', at('lib/link.ts'));
+      assert.equal((await grep("lib/m1\\.ts'")).result.lines.length, 2, 'the link and its target');
+      fs.rmSync(at('lib/link.ts'));
+      const { result } = await grep('m1');
+      assert.equal(result.filesFromMemory, (await index()).files.length, 'every file, the target among them, read from memory');
     });
 
     it('hands over to ripgrep once the files it must read from the disk pass the limit, though the folder is kept whole', async function () {
