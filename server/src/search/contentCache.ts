@@ -28,8 +28,9 @@ import { looksBinary, READ_CHUNK_BYTES } from './grepCore';
  * file system's, and get two seconds more. On Linux nothing is kept from
  * a network, FUSE or virtual machine share, whose lstat may answer from a
  * cache of attributes the open would have refreshed, and a folder with
- * files there is not kept whole (statfs; elsewhere it is not recognised). A write through a shared memory map that
- * does not move the modification time is not seen, as by git.
+ * files there is not kept whole (statfs; elsewhere it is not recognised).
+ * A write through a shared memory map that does not move the modification
+ * time is not seen, as by git.
  *
  * Memory is bounded for all search threads together (ContentBudget). A
  * folder whose small files do not all fit keeps none: a partial cache cannot
@@ -102,6 +103,13 @@ export interface SharedCells {
   own: number;
 }
 
+/** What every thread counts together (the budget, and the pool reading it). */
+export function sumOfCells(cells: Int32Array): number {
+  let sum = 0;
+  for (let cell = 0; cell < cells.length; cell++) sum += Atomics.load(cells, cell);
+  return sum;
+}
+
 /** The allowance for kept contents: one thread's (tests), or the search threads' together (searchPool.ts). */
 export class ContentBudget {
   private readonly shared: SharedCells;
@@ -115,9 +123,7 @@ export class ContentBudget {
 
   /** Bytes kept by every thread sharing the allowance. */
   get usedBytes(): number {
-    let sum = 0;
-    for (let cell = 0; cell < this.shared.cells.length; cell++) sum += Atomics.load(this.shared.cells, cell);
-    return sum;
+    return sumOfCells(this.shared.cells);
   }
 
   take(bytes: number): boolean {
@@ -141,6 +147,15 @@ function statQuietly(realPath: string): fs.Stats | undefined {
   }
 }
 
+/** The entry itself (links not followed), or undefined when it is gone or cannot be looked at. */
+function lstatQuietly(realPath: string): fs.BigIntStats | undefined {
+  try {
+    return fs.lstatSync(realPath, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+}
+
 interface Entry {
   dev: bigint;
   ino: bigint;
@@ -154,7 +169,8 @@ interface Entry {
 /**
  * off: nothing is kept (the thread does not fill caches). filling, filled:
  * kept, and a search may keep what it reads. tooLarge: the folder's small
- * files did not fit the budget. cleared: the folder's index is gone.
+ * files did not fit the budget. notLocal: some are on a network file
+ * system. cleared: the folder's index is gone.
  */
 export type ContentsState = 'off' | 'filling' | 'filled' | 'tooLarge' | 'notLocal' | 'cleared';
 
@@ -206,12 +222,7 @@ export class FileContents {
   lookup(realPath: string): Kept | undefined {
     const entry = this.entries.get(realPath);
     if (!entry) return undefined;
-    let stats: fs.BigIntStats | undefined;
-    try {
-      stats = fs.lstatSync(realPath, { bigint: true, throwIfNoEntry: false });
-    } catch {
-      stats = undefined;
-    }
+    const stats = lstatQuietly(realPath);
     if (stats && stats.isFile() && stats.ino === entry.ino && stats.dev === entry.dev && stats.size === entry.size && stats.mtimeNs === entry.mtimeNs && stats.ctimeNs === entry.ctimeNs) {
       return entry.kept;
     }
@@ -267,13 +278,7 @@ export class FileContents {
     if (known !== undefined) return known;
     const local = this.isLocal(realPath);
     if (local === undefined) return false;
-    let still: fs.BigIntStats | undefined;
-    try {
-      still = fs.lstatSync(realPath, { bigint: true, throwIfNoEntry: false });
-    } catch {
-      still = undefined;
-    }
-    if (still?.dev === dev) this.localDevices.set(dev, local);
+    if (lstatQuietly(realPath)?.dev === dev) this.localDevices.set(dev, local);
     return local;
   }
 

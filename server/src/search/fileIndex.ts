@@ -371,8 +371,9 @@ class FolderIndex {
     if (directories.includes('')) return this.rebuild();
     const removed = (relativePath: string): boolean =>
       directories.some((directory) => relativePath.startsWith(`${directory}/`)) || single.some((changedPath) => relativePath === changedPath || relativePath.startsWith(`${changedPath}/`));
-    const kept = this.files.filter((file) => !removed(file.relativePath));
-    const leaving = this.files.filter((file) => removed(file.relativePath));
+    const kept: IndexedFile[] = [];
+    const leaving: IndexedFile[] = [];
+    for (const file of this.files) (removed(file.relativePath) ? leaving : kept).push(file);
     // Records of what was walked again or is gone go with it; the walks below bring their own.
     const goes = (relativePath: string): boolean => directories.some((walked) => isWithin(relativePath, walked)) || single.some((changedPath) => isWithin(relativePath, changedPath));
     for (const directory of [...this.directories.keys()]) if (goes(directory)) this.directories.delete(directory);

@@ -1,6 +1,7 @@
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { sumOfCells } from './contentCache';
 import type { SearchJob, SearchJobResult } from './searchJobs';
 import type { WorkerOptions, WorkerReply, WorkerRequest } from './searchWorker';
 
@@ -114,9 +115,7 @@ export class SearchPool {
 
   /** Bytes of file contents the threads keep now, by their own count (contentCache.ts). */
   get contentBytesKept(): number {
-    let sum = 0;
-    for (let cell = 0; cell < this.contentCells.length; cell++) sum += Atomics.load(this.contentCells, cell);
-    return sum;
+    return sumOfCells(this.contentCells);
   }
 
   /** How many jobs can run at once. */
