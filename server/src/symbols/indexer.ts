@@ -110,7 +110,11 @@ export interface ReferenceJob {
   /** Indexed files to search, in the order to search them. */
   files: string[];
   timeMs: number;
-  /** Stop collecting after this many (the count goes on). */
+  /**
+   * Stop collecting after this many. The count goes on: past them, a file
+   * the index counted (`indexed`) is not read, and its count is taken instead
+   * (ReferenceJobResult.counted); the others are still read.
+   */
   maxReferences: number;
   /**
    * Per file, what the index counted when it parsed it: its stamp then, and
@@ -142,6 +146,13 @@ export interface ReferenceJobResult {
   /** Of the files searched, those parsed (the others held no whole-word match, were answered from the index's counts, or could not be parsed). */
   filesParsed: number;
   complete: boolean;
+  /**
+   * The files not read because enough references were collected, and the
+   * uses the index counted in them (identifiers, not lines, as of the index's
+   * last parse of each); included in `total`. `from` is where in `files`
+   * they start: every later file the index counted is among them.
+   */
+  counted?: { from: number; files: number; uses: number };
 }
 
 /**
@@ -725,16 +736,25 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
   // Whole words only, where a word is what identifiers are made of in these languages ($ included for JS); wholeWordAt is the same rule.
   const wordPattern = new RegExp(`(?<!${WORD_CHARACTER})${escapeRegExp(job.symbol)}(?!${WORD_CHARACTER})`, 'gu');
   // The index is a snapshot: a file may have become a link out of the folder since, so each is resolved again before it is read.
-  const searchable = job.files.filter((relativePath) => languageOf(relativePath) !== undefined);
-  for (const relativePath of searchable) {
+  for (const [position, relativePath] of job.files.entries()) {
+    const spec = languageOf(relativePath);
+    if (spec === undefined) continue;
     if (control.shouldStop() || performance.now() > deadline) {
       result.complete = false;
       break;
     }
-    const spec = languageOf(relativePath) as LanguageSpec;
     // The candidates come from the index, which never holds a denied file: checked again all the same, by name, before anything is opened.
     if (boundary.denialOf(relativePath)) {
       result.leftOut += 1;
+      continue;
+    }
+    const indexedUses = job.indexed?.[relativePath];
+    if (indexedUses && result.references.length >= job.maxReferences) {
+      // Only the total is left to learn, and a common name ("options") has thousands of candidates: read one by one, they ran into the time limit.
+      result.counted ??= { from: position, files: 0, uses: 0 };
+      result.counted.files += 1;
+      result.counted.uses += indexedUses.uses;
+      result.total += indexedUses.uses;
       continue;
     }
     const read = await readCandidate(boundary, relativePath);
@@ -751,8 +771,7 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
     if (offsets.length === 0) continue;
 
     let referenceLines: number[];
-    const indexed = job.indexed?.[relativePath];
-    if (indexed && indexed.stamp === source.stamp && indexed.uses === offsets.length) {
+    if (indexedUses && indexedUses.stamp === source.stamp && indexedUses.uses === offsets.length) {
       // Unchanged since the index parsed it, and every whole-word match is one of the identifiers it counted there.
       referenceLines = lineNumbersOf(text, offsets);
     } else {

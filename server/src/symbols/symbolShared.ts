@@ -20,8 +20,6 @@ export const SYMBOL_LIMITS = Object.freeze({
   definitionMaxResults: 10,
   definitionSignatureLines: 5,
   referencesMax: 200,
-  /** The worker collects this many before the main thread drops declarations and caps. */
-  referencesCollected: 5000,
   outlineMax: 500,
   diagnosticsMax: 100,
   /** A query longer than this is not a symbol name. */

@@ -276,19 +276,27 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
       files = [fromFile.relativePath, ...files.filter((candidate) => candidate !== fromFile?.relativePath && languageFamily(candidate) === family)];
     }
 
-    const outcome = await searchReferences(boundary, index, name, files, SYMBOL_LIMITS.referencesCollected, signal);
+    const definitions = index.byName.get(name) ?? [];
+    // Enough to show referencesMax once the definitions are dropped; past them the search only counts.
+    const outcome = await searchReferences(boundary, index, name, files, SYMBOL_LIMITS.referencesMax + definitions.length, signal);
     if (signal?.aborted) return failed('Cancelled.');
     if (!outcome.ok) return failed(outcome.message);
     const result = outcome.result;
 
     const declarationLines = new Set<string>();
-    for (const ref of index.byName.get(name) ?? []) declarationLines.add(`${ref.file.relativePath}:${ref.symbol.line}`);
+    for (const ref of definitions) declarationLines.add(`${ref.file.relativePath}:${ref.symbol.line}`);
     let total = result.total;
     const kept = result.references.filter((reference) => {
       if (includeDeclaration || !declarationLines.has(`${reference.relativePath}:${reference.line}`)) return true;
       total -= 1;
       return false;
     });
+    const counted = result.counted;
+    if (counted && !includeDeclaration) {
+      // The index's counts include each definition's own name.
+      const countedFiles = new Set(files.slice(counted.from));
+      total -= definitions.filter((ref) => countedFiles.has(ref.file.relativePath)).length;
+    }
     const shown = kept.slice(0, SYMBOL_LIMITS.referencesMax);
     const notes = statusNotes(index.status, result.leftOut);
     if (!result.complete) notes.unshift(`[Search incomplete: stopped by the time limit after ${result.filesSearched} of ${files.length} files.]`);
@@ -302,9 +310,14 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
       group.push(`${reference.relativePath}:${reference.line}: ${reference.text}${mark}`);
       byFile.set(reference.relativePath, group);
     }
-    const out = [`${total} reference(s) to ${JSON.stringify(name)} in ${byFile.size}${shown.length < kept.length ? '+' : ''} file(s) (${BY_NAME_NOTE}: identifiers with this name, not strings or comments; one entry per line):`];
+    const out = [`${total} reference(s) to ${JSON.stringify(name)} in ${byFile.size}${shown.length < kept.length || counted ? '+' : ''} file(s) (${BY_NAME_NOTE}: identifiers with this name, not strings or comments; one entry per line):`];
     for (const [relativePath, group] of byFile) out.push('', `${relativePath} (${group.length})`, ...group);
-    if (total > shown.length) notes.unshift(`[Showing ${shown.length} of ${total}; ${total - shown.length} more left out. Pass path to start from one file's language, or use grep_files with a glob.]`);
+    const narrow = "Pass path to start from one file's language, or use grep_files with a glob.";
+    if (counted) {
+      notes.unshift(
+        `[Showing ${shown.length} of about ${total}: ${counted.files} more file(s) use the name and were not read for this answer; their ${counted.uses} use(s) are the index's count from when it last parsed them (identifiers, not lines). ${narrow}]`,
+      );
+    } else if (total > shown.length) notes.unshift(`[Showing ${shown.length} of ${total}; ${total - shown.length} more left out. ${narrow}]`);
     return ok([...out, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n'));
   } catch {
     return failed('The find_references call failed. Try again with other arguments.');

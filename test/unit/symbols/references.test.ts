@@ -46,9 +46,9 @@ describe('find_references from the index', () => {
     return index;
   }
 
-  async function search(index: FolderIndex, symbol: string, fromIndex: boolean): Promise<ReferenceJobResult> {
+  async function search(index: FolderIndex, symbol: string, fromIndex: boolean, maxReferences = 100): Promise<ReferenceJobResult> {
     const files = index.referenceCandidates(symbol).sort();
-    const job: ReferenceJob = { kind: 'references', root: repo, denyRead: [], symbol, files, timeMs: 30_000, maxReferences: 100, ...(fromIndex ? { indexed: index.usesOf(symbol, files) } : {}) };
+    const job: ReferenceJob = { kind: 'references', root: repo, denyRead: [], symbol, files, timeMs: 30_000, maxReferences, ...(fromIndex ? { indexed: index.usesOf(symbol, files) } : {}) };
     return (await runSymbolJob(job, neverStop)) as ReferenceJobResult;
   }
 
@@ -187,6 +187,28 @@ describe('find_references from the index', () => {
     assert.deepEqual(again.updated, [], 'an entry no longer racy is kept while its stamp holds');
     const result = await search(index, 'loadConfig', true);
     assert.equal(result.filesParsed, 1, 'now answered from the counts but for the file with the name in a comment or a string');
+  });
+
+  it('once it has collected enough, takes each further file\'s uses from the index\'s count and opens none of them', async () => {
+    const index = await indexed();
+    // Gone since it was indexed: opened, it would count nothing.
+    fs.rmSync(path.join(repo, 'src', 'uses.ts'));
+    const result = await search(index, 'loadConfig', true, 1);
+    assert.deepEqual(result.references, [{ relativePath: 'src/config.ts', line: 1, text: 'export function loadConfig(): number {' }]);
+    assert.equal(result.filesSearched, 1);
+    assert.deepEqual(result.counted, { from: 1, files: 3, uses: 2 + 2 + 5 }, 'src/crlf.ts, src/mentions.ts (the identifiers only) and src/uses.ts (two on one line)');
+    assert.equal(result.total, 1 + 9);
+    assert.equal(result.complete, true);
+  });
+
+  it('still reads every file the index holds no count for once it has collected enough, so the total leaves none out', async () => {
+    setIndexerWallClock(); // every file read within the racy window: none has a count to go by
+    const index = await indexed();
+    const result = await search(index, 'loadConfig', true, 1);
+    assert.equal(result.counted, undefined);
+    assert.equal(result.filesSearched, 4);
+    assert.equal(result.total, 9);
+    assert.equal(result.references.length, 1);
   });
 
   it('finds a C# name that is also a contextual keyword, from the index and by a parse', async () => {

@@ -228,9 +228,13 @@ describe('symbol tools (tree-sitter index)', function () {
       fs.writeFileSync(path.join(repo, 'src', 'uses.ts'), `import { DEFAULT_PORT } from './util';\n${uses}\n`);
       try {
         const output = await expectOk(toolbox, 'find_references', { symbol: 'DEFAULT_PORT' });
-        assert.match(output, /^262 reference\(s\) to "DEFAULT_PORT"/);
+        assert.match(output, /^262 reference\(s\) to "DEFAULT_PORT" in 1\+ file\(s\)/);
         assert.equal(output.split('\n').filter((line) => /^src\/[a-z]+\.ts:\d+: /.test(line)).length, SYMBOL_LIMITS.referencesMax);
-        assert.match(output, /Showing 200 of 262; 62 more left out/);
+        // src/util.ts comes after src/uses.ts and is not read: its one use, the definition, is the index's count.
+        assert.match(output, /Showing 200 of about 262: 1 more file\(s\) use the name and were not read for this answer; their 1 use\(s\) are the index's count/);
+        const withoutDefinitions = await expectOk(toolbox, 'find_references', { symbol: 'DEFAULT_PORT', include_declaration: false });
+        assert.match(withoutDefinitions, /^261 reference\(s\) to "DEFAULT_PORT"/, 'the definition the index counted is not a reference here');
+        assert.match(withoutDefinitions, /Showing 200 of about 261: /);
       } finally {
         fs.rmSync(path.join(repo, 'src', 'uses.ts'));
       }
