@@ -239,16 +239,14 @@ export class FolderIndex {
     return [...new Set([...(this.usedBy.get(name) ?? []), ...this.unlisted])];
   }
 
-  /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at. */
-  usesOf(name: string, files: readonly string[]): Record<string, IndexedUses> {
-    const indexed: Record<string, IndexedUses> = {};
-    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return indexed; // never listed
-    for (const relativePath of files) {
+  /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at (undefined for the others), in the order of `files`. */
+  usesOf(name: string, files: readonly string[]): Array<IndexedUses | undefined> {
+    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return []; // never listed
+    return files.map((relativePath) => {
       const file = this.files.get(relativePath);
       const uses = file && !file.racy ? usesIn(file, name) : undefined;
-      if (file && uses !== undefined) indexed[relativePath] = { stamp: file.stamp, uses };
-    }
-    return indexed;
+      return file && uses !== undefined ? { stamp: file.stamp, uses } : undefined;
+    });
   }
 
   /** Takes note of a change a watcher reported at `realPath` (see fileChanges.ts). */

@@ -78,7 +78,7 @@ describe('find_references from the index', () => {
     // Broken code: the parser reads `12loadConfig` as a number and the identifier loadConfig, which is no whole word.
     fs.writeFileSync(path.join(repo, 'src', 'glued.ts'), 'export const n = 12loadConfig;\n// loadConfig, mentioned\nexport const m = loadConfig();\n');
     const index = await indexed();
-    assert.deepEqual(index.usesOf('loadConfig', ['src/glued.ts']), { 'src/glued.ts': { stamp: index.files.get('src/glued.ts')?.stamp, uses: 1 } });
+    assert.deepEqual(index.usesOf('loadConfig', ['src/glued.ts']), [{ stamp: index.files.get('src/glued.ts')?.stamp, uses: 1 }]);
     const result = await search(index, 'loadConfig', true);
     assert.deepEqual(
       result.references.filter((reference) => reference.relativePath === 'src/glued.ts').map((reference) => reference.line),
