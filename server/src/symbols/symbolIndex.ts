@@ -144,7 +144,14 @@ export class FolderIndex {
   ) {}
 
   apply(result: IndexJobResult): void {
+    const building = !this.status.complete;
+    const hadBefore = building ? new Set(this.files.keys()) : undefined;
     this.applyChanges(result);
+    if (hadBefore) {
+      // A walk that finished building the index added every file, which says nothing of edits going on: only a change to a file
+      // it already had, or one gone, does. Counted as a change, it made the first query after the build walk the folder again.
+      this.lastRefreshChanged = result.removed.length > 0 || result.updated.some((file) => hadBefore.has(file.relativePath));
+    }
     this.status = {
       complete: result.walkComplete && result.indexedFiles === result.sourceFiles && !result.fileCapReached,
       indexedFiles: result.indexedFiles,
@@ -379,9 +386,19 @@ function keyOf(boundary: ReadBoundary): string {
   return [boundary.root, ...boundary.denyRules.policyGlobs].join('\0');
 }
 
-/** A refresh would almost surely find nothing: the index is complete, and the last refresh, a moment ago, changed nothing. */
+/**
+ * A refresh would almost surely find nothing: the index is complete, the last refresh, a moment ago, changed nothing, and no
+ * watcher has reported a change since (without that last check, a deleted directory reported within the interval went unseen).
+ */
 function isFresh(index: FolderIndex): boolean {
-  return index.status.complete && !index.lastRefreshChanged && index.refreshedAt !== undefined && clock() - index.refreshedAt < SYMBOL_INDEX_LIMITS.freshForMs;
+  return (
+    index.status.complete &&
+    !index.lastRefreshChanged &&
+    !index.walkNeeded &&
+    !index.hasReported() &&
+    index.refreshedAt !== undefined &&
+    clock() - index.refreshedAt < SYMBOL_INDEX_LIMITS.freshForMs
+  );
 }
 
 /** The folders a client's watcher covers, and which watch this is (each watchFolders call starts a new one); undefined without one. */

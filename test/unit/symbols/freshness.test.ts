@@ -2,12 +2,13 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ReadBoundary } from '../../../server/src/access/boundary';
 import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
 import type { FileIndex, IndexJobResult } from '../../../server/src/symbols/indexer';
 import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 import { matchScore, mayMatch } from '../../../server/src/symbols/matching';
-import { closeSymbolPool, FolderIndex, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { expectOk, writeTree } from '../../support/toolFixture';
 import { untilPastRacyWindow } from '../../support/racyWindow';
 
@@ -93,6 +94,40 @@ describe('symbol index freshness and reference candidates', function () {
     // The clock has not moved: only the change just found makes this walk again.
     fs.writeFileSync(path.join(repo, 'src', 'second.ts'), 'export function secondAdded() {}\n');
     assert.match(await expectOk(toolbox, 'find_symbol', { query: 'secondAdded' }), /src\/second\.ts:1:/);
+  });
+
+  it('answers the query right after the walk that built the index without walking again, within the interval', async () => {
+    await resetSymbolIndexes();
+    const boundary = await ReadBoundary.create(repo);
+    const built = await currentIndex(boundary);
+    assert.ok(built.ok && built.result.status.complete);
+    const walks = built.result.walks;
+    const next = await currentIndex(boundary);
+    assert.ok(next.ok);
+    assert.equal(next.result.walks, walks, 'the files the build added are no sign of edits going on');
+    afterTheInterval();
+    const later = await currentIndex(boundary);
+    assert.ok(later.ok);
+    assert.equal(later.result.walks, walks + 1);
+  });
+
+  it('counts as a change only what a walk changed of the files an index it was building already had, or removed', () => {
+    const index = new FolderIndex('/r', []);
+    index.apply({ ...result([fileIndex('a.ts', 'x\t1')]), walkComplete: false, sourceFiles: 2 });
+    assert.equal(index.lastRefreshChanged, false, 'a first walk stopped at its time limit');
+    index.apply(result([fileIndex('b.ts', 'x\t1')]));
+    assert.equal(index.lastRefreshChanged, false, 'the walk that finished the build');
+    index.apply(result([fileIndex('c.ts', 'x\t1')]));
+    assert.equal(index.lastRefreshChanged, true, 'a file added to a complete index');
+
+    const building = new FolderIndex('/r', []);
+    building.apply({ ...result([fileIndex('a.ts', 'x\t1')]), walkComplete: false, sourceFiles: 2 });
+    building.apply(result([fileIndex('a.ts', 'x\t2', { stamp: '2:2' }), fileIndex('b.ts', 'x\t1')]));
+    assert.equal(building.lastRefreshChanged, true, 'a file it had, changed while the build went on');
+    const removing = new FolderIndex('/r', []);
+    removing.apply({ ...result([fileIndex('a.ts', 'x\t1')]), walkComplete: false, sourceFiles: 2 });
+    removing.apply(result([fileIndex('b.ts', 'x\t1')], ['a.ts']));
+    assert.equal(removing.lastRefreshChanged, true, 'a file it had, gone');
   });
 
   it('finds a use in a file whose identifier list was cut at the cap, and one inside a syntax error', async () => {

@@ -7,6 +7,7 @@ import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
 import { effectOfChange, type FileChangeKind, watcherReportsEverything } from '../../../server/src/symbols/fileChanges';
 import { currentIndex, FolderIndex, noteFileChanges, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS, watchFolders } from '../../../server/src/symbols/symbolIndex';
+import { untilPastRacyWindow } from '../../support/racyWindow';
 import { closeSymbolIndexes, stopWatching } from '../../support/watchedFolder';
 import { expectOk, NO_POLICY, OUTSIDE_MARKER, writeTree } from '../../support/toolFixture';
 
@@ -95,6 +96,26 @@ describe('symbol index of a watched folder', function () {
     assert.equal(folder.walks, walks + 1);
   });
 
+  it('walks for a report only a walk settles even within the interval after a walk that changed nothing', async () => {
+    await untilPastRacyWindow(['src/core.ts', 'src/use.ts', 'lib/shared.ts'].map((file) => path.join(repo, file)));
+    await currentIndex(boundary, undefined, { refresh: true }); // parses again what the first walk read as racy
+    await currentIndex(boundary, undefined, { refresh: true });
+    assert.equal(folder.lastRefreshChanged, false, 'the last walk changed nothing, so the index counts as fresh for the interval');
+    const walks = folder.walks;
+    fs.rmSync(path.join(repo, 'src'), { recursive: true });
+    report('src', 'deleted');
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'coreThing' }), /^No symbols match/);
+    assert.equal(folder.walks, walks + 1);
+  });
+
+  it('sees an edit reported before the first walk under a new watch, within the interval', async () => {
+    watchFolders([]);
+    watchFolders([{ path: repo, realPath: repo, complete: true }]);
+    fs.writeFileSync(path.join(repo, 'src', 'core.ts'), 'export function coreRenamed(): number {\n  return 1;\n}\n');
+    report('src/core.ts', 'changed');
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'coreRenamed' }), /src\/core\.ts:1: function coreRenamed/);
+  });
+
   it('walks when a directory holding indexed files is reported deleted', async () => {
     const walks = folder.walks;
     fs.rmSync(path.join(repo, 'src'), { recursive: true });
@@ -153,8 +174,9 @@ describe('symbol index of a watched folder', function () {
     watchFolders([]);
     watchFolders([{ path: repo, realPath: repo, complete: true }]);
     const walks = folder.walks;
+    later();
     await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
-    assert.equal(folder.walks, walks + 1);
+    assert.equal(folder.walks, walks + 1, 'past the interval, and no walk yet under this watch: walked as an unwatched folder');
     later();
     await expectOk(toolbox, 'find_symbol', { query: 'coreThing' });
     assert.equal(folder.walks, walks + 1);
