@@ -262,6 +262,37 @@ describe('the kept contents of a warm folder', function () {
     });
   });
 
+  describe('the filler of a folder index (FileIndexes)', () => {
+    it('drops what it read of a file that left the index while it ran', async () => {
+      await untilPastRacyWindow(['src/a.ts', 'src/b.ts', 'empty.txt', 'logo.png'].map(at));
+      // The filler waits here before it reads anything, as behind a running search, until the test lets it go.
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let waiting: () => void = () => undefined;
+      const filling = new Promise<void>((resolve) => (waiting = resolve));
+      const idle = async (): Promise<void> => {
+        waiting();
+        await released;
+      };
+      const indexes = new FileIndexes({ fillContents: { idle }, contentBudget: new ContentBudget() });
+      const boundary = await ReadBoundary.create(root, []);
+      assert.equal(await indexes.prepare(root, boundary), true);
+      await filling;
+      // Ignored from now on, so out of the index, but still on the disk, and in the list the filler began with.
+      fs.writeFileSync(at('.gitignore'), 'src/b.ts\n');
+      const index = (await indexes.current(root, boundary)) as FolderIndex;
+      // As a search does: checked against the disk on the way.
+      const listed: string[] = [];
+      for await (const batch of index.freshFiles('.')) listed.push(...batch.map((file) => file.relativePath));
+      assert.equal(listed.includes('src/b.ts'), false);
+      assert.equal(listed.includes('src/a.ts'), true);
+      release();
+      await indexes.prepare(root, boundary, true);
+      assert.equal(index.contents.lookup(at('src/b.ts')), undefined);
+      assert.ok(index.contents.lookup(at('src/a.ts')), 'the files still indexed are kept');
+    });
+  });
+
   describe('a warm grep (searchJobs.ts with FileIndexes)', () => {
     let budget: ContentBudget;
     let indexes: FileIndexes;
@@ -345,6 +376,25 @@ describe('the kept contents of a warm folder', function () {
       const { result, spawned } = await grep('beta', ripgrep);
       assert.deepEqual(result.lines, ['src/b.ts:1: export const beta = 2;']);
       assert.equal(spawned, 1, 'ripgrep read the rest');
+    });
+
+    it('keeps nothing of the files ripgrep named, which a search read from the disk', async function () {
+      const ripgrep = ripgrepOnPath();
+      if (!ripgrep) this.skip();
+      // Read first in walk order and too large to keep: past them the search hands the rest (lib/, src/) to ripgrep.
+      const large = ['big/one.txt', 'big/two.txt'];
+      for (const relativePath of large) fs.mkdirSync(path.dirname(at(relativePath)), { recursive: true });
+      for (const relativePath of large) fs.writeFileSync(at(relativePath), 'filler line\n'.repeat(Math.ceil((CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd * 0.6) / 12)));
+      // Its kept copy is no longer the file: read again, it would be kept again by a search that keeps what it reads.
+      fs.writeFileSync(at('src/a.ts'), 'export const gamma = 1;\n');
+      fs.writeFileSync(at('src/new.ts'), 'export const gamma = 2;\n');
+      await untilPastRacyWindow([at('src/a.ts'), at('src/new.ts')]);
+      const { result, spawned } = await grep('gamma', ripgrep);
+      assert.equal(spawned, 1);
+      assert.deepEqual(result.lines, ['src/a.ts:1: export const gamma = 1;', 'src/new.ts:1: export const gamma = 2;']);
+      const contents = (await index()).contents;
+      assert.equal(contents.lookup(at('src/a.ts')), undefined);
+      assert.equal(contents.lookup(at('src/new.ts')), undefined);
     });
 
     it("gives its memory back when the folder's index is dropped", async () => {
