@@ -40,6 +40,8 @@ export interface CodeServerOptions {
   port?: number;
   /** Where code-server's own output goes; default: kept in memory for error messages. */
   log?: (line: string) => void;
+  /** Set in code-server's environment, which its extension hosts, and the servers they start, inherit. */
+  env?: Record<string, string>;
 }
 
 export interface RunningCodeServer {
@@ -124,7 +126,7 @@ export async function startCodeServer(options: CodeServerOptions): Promise<Runni
     options.folder,
   ];
   // detached: a new process group, so stop() can kill everything it started.
-  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
+  const child = spawn(process.execPath, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnv(), ...options.env } });
   const output: string[] = [];
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
 

@@ -30,6 +30,8 @@ async function main(): Promise<void> {
       // The second is the suite's VS Code language model (a proposed API, allowed below).
       extensionDevelopmentPath: [REPO_ROOT, FAKE_LM_EXTENSION_DIR],
       extensionTestsPath: path.join(REPO_ROOT, 'out', 'test', 'vscode', 'suite', 'index.js'),
+      // As runInCodeServer.ts: a change to the symbol index shows only through VS Code's file watcher (symbols.test.ts).
+      extensionTestsEnv: { REPO_DISCUSS_SYMBOL_FRESH_MS: String(10 * 60_000) },
       launchArgs: [
         workspace,
         '--user-data-dir', userDataDir,

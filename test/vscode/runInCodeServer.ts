@@ -60,6 +60,8 @@ async function main(): Promise<number> {
       // The fake language model's extension uses the proposed provider API.
       enableProposedApi: [FAKE_LM_EXTENSION_ID],
       log: process.env.VERBOSE ? (line) => console.log(`[code-server] ${line}`) : undefined,
+      // A symbol index stays fresh for 10 minutes instead of 2 s: a change then shows only through VS Code's file watcher (symbols.test.ts).
+      env: { REPO_DISCUSS_SYMBOL_FRESH_MS: String(10 * 60_000) },
     });
     browser = await chromium.launchPersistentContext(path.join(tmp, 'profile'), {
       executablePath: CHROMIUM,

@@ -5,7 +5,7 @@ import { readInstructionFiles } from '../context/instructions';
 import { RepoSummaries } from '../context/repoSummary';
 import type { RipgrepOption } from '../search/ripgrep';
 import { RepoMaps } from '../symbols/repoMap';
-import { noteFileChanges, watchFolders } from '../symbols/symbolIndex';
+import { freshnessSetting, noteFileChanges, setSymbolFreshness, watchFolders } from '../symbols/symbolIndex';
 import { SearchEngine } from '../search/searchEngine';
 import { IdeQueries, type IdeSource } from '../symbols/ideSource';
 import { createToolbox } from './toolbox';
@@ -31,6 +31,9 @@ export interface RepoAccessOptions {
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
   // REPO_DISCUSS_FILE_INDEX=off searches every time cold: for comparing the two, and a way out should the index misbehave.
   const fileIndex = process.env.REPO_DISCUSS_FILE_INDEX !== 'off';
+  // REPO_DISCUSS_SYMBOL_FRESH_MS: how long a symbol index that last found nothing changed is used without a walk (default 2 s).
+  const freshForMs = freshnessSetting(process.env.REPO_DISCUSS_SYMBOL_FRESH_MS);
+  if (freshForMs !== undefined) setSymbolFreshness(freshForMs);
   const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex });
   const summaries = new RepoSummaries(search);
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;

@@ -40,6 +40,20 @@ export const SYMBOL_INDEX_LIMITS = Object.freeze({
 });
 
 let clock: () => number = () => performance.now();
+let freshForMs: number = SYMBOL_INDEX_LIMITS.freshForMs;
+
+/**
+ * Replaces the freshness interval (SYMBOL_INDEX_LIMITS.freshForMs); without an argument, the default again. A workbench test
+ * makes it long, so that only the editor's file watcher can show a change: at 2 s the interval alone would show it as well.
+ */
+export function setSymbolFreshness(ms?: number): void {
+  freshForMs = ms ?? SYMBOL_INDEX_LIMITS.freshForMs;
+}
+
+/** The interval a REPO_DISCUSS_SYMBOL_FRESH_MS value asks for (whole milliseconds), or undefined for the default. */
+export function freshnessSetting(value: string | undefined): number | undefined {
+  return value !== undefined && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
+}
 
 /** Replaces the clock the freshness interval is measured with (tests); without an argument, the real one again. */
 export function setSymbolIndexClock(now?: () => number): void {
@@ -397,7 +411,7 @@ function isFresh(index: FolderIndex): boolean {
     !index.walkNeeded &&
     !index.hasReported() &&
     index.refreshedAt !== undefined &&
-    clock() - index.refreshedAt < SYMBOL_INDEX_LIMITS.freshForMs
+    clock() - index.refreshedAt < freshForMs
   );
 }
 

@@ -8,7 +8,7 @@ import type { Toolbox } from '../../../server/src/read/types';
 import type { FileIndex, IndexJobResult } from '../../../server/src/symbols/indexer';
 import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 import { matchScore, mayMatch } from '../../../server/src/symbols/matching';
-import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolPool, currentIndex, FolderIndex, freshnessSetting, resetSymbolIndexes, setSymbolFreshness, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { expectOk, writeTree } from '../../support/toolFixture';
 import { untilPastRacyWindow } from '../../support/racyWindow';
 
@@ -109,6 +109,31 @@ describe('symbol index freshness and reference candidates', function () {
     const later = await currentIndex(boundary);
     assert.ok(later.ok);
     assert.equal(later.result.walks, walks + 1);
+  });
+
+  it('keeps an index fresh for as long as the interval it is given, and walks once that has passed', async () => {
+    const boundary = await ReadBoundary.create(repo);
+    // Files the tests before wrote a moment ago are read again by the next walk, which would count as a change.
+    await untilPastRacyWindow(fs.readdirSync(path.join(repo, 'src')).map((name) => path.join(repo, 'src', name)));
+    let walked = await currentIndex(boundary, undefined, { refresh: true });
+    if (walked.ok && walked.result.lastRefreshChanged) walked = await currentIndex(boundary, undefined, { refresh: true });
+    assert.ok(walked.ok && !walked.result.lastRefreshChanged);
+    const walks = walked.result.walks;
+    setSymbolFreshness(10 * SYMBOL_INDEX_LIMITS.freshForMs);
+    try {
+      now += 9 * SYMBOL_INDEX_LIMITS.freshForMs;
+      assert.equal(((await currentIndex(boundary)) as { result: FolderIndex }).result.walks, walks, 'past the default interval, within the one given');
+      now += 2 * SYMBOL_INDEX_LIMITS.freshForMs;
+      assert.equal(((await currentIndex(boundary)) as { result: FolderIndex }).result.walks, walks + 1);
+    } finally {
+      setSymbolFreshness();
+    }
+  });
+
+  it('takes the interval REPO_DISCUSS_SYMBOL_FRESH_MS gives in whole milliseconds, and the default for anything else', () => {
+    assert.equal(freshnessSetting('600000'), 600_000);
+    assert.equal(freshnessSetting('0'), 0);
+    for (const value of [undefined, '', ' 5', '5s', '-1', '1.5', '1e9', '9999999999']) assert.equal(freshnessSetting(value), undefined, String(value));
   });
 
   it('counts as a change only what a walk changed of the files an index it was building already had, or removed', () => {

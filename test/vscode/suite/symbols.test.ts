@@ -1,8 +1,9 @@
 import { strict as assert } from 'node:assert';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import type { ClientDiscussion } from '../../../client/src/common/discussionHub';
 import { LEDGER_USE } from '../fixture';
-import { activeDiscussion, sendAndWait, setUp, type Harness } from './harness';
+import { activeDiscussion, once, sendAndWait, setUp, type Harness } from './harness';
 
 /**
  * The symbol tools against VS Code's own TypeScript service: the server asks
@@ -138,5 +139,49 @@ describe("the symbol tools answered by the editor's TypeScript service", () => {
     assert.ok(answer.includes(FROM_IDE), `answered by the editor, not by name:\n${answer}`);
     assert.deepEqual([...definitionEntries(answer)].sort(), [...new Set(definitions.map((l) => cited(h.folder, l)))].sort(), answer);
     assert.match(answer, /export class Ledger \{/, 'the cited lines are read by the server');
+  });
+});
+
+describe("the symbol index, told of changes by VS Code's file watcher", () => {
+  /** A Python file: no language service in this workbench answers for it, so the server's own index does. */
+  const CREATED = 'src/zebra_watch.py';
+  /** Long enough for the watcher's report to arrive (the language client sends file events in batches), short of the index's one-minute safety walk. */
+  const REPORT_DEADLINE_MS = 30_000;
+  let h: Harness;
+
+  before(async () => {
+    h = await setUp();
+  });
+  after(async () => {
+    await vscode.workspace.fs.delete(vscode.Uri.joinPath(h.folder.uri, CREATED)).then(undefined, () => undefined);
+  });
+
+  async function findSymbol(discussion: ClientDiscussion, callId: string, query: string): Promise<string> {
+    h.fake.push({ kind: 'toolCalls', calls: [{ id: callId, name: 'find_symbol', arguments: JSON.stringify({ query }) }] }, { kind: 'text', text: 'Looked.' });
+    await sendAndWait(h.ext, discussion, `Where is ${query}?`);
+    return toolMessage(h, callId);
+  }
+
+  it('shows a definition in a file made after the index was built, which only the watcher reported', async () => {
+    // The suite's server keeps an index fresh for 10 minutes (REPO_DISCUSS_SYMBOL_FRESH_MS in runInCodeServer.ts): no walk of
+    // its own would look before then, so the new file can only come through the watcher's report.
+    const discussion = await activeDiscussion(h.ext);
+    assert.match(await findSymbol(discussion, 'call_zebra_before', 'watched_zebra_thing'), /^No symbols match/);
+    // Again, so that a walk the first query started in the background is over before the file exists.
+    assert.match(await findSymbol(discussion, 'call_zebra_settled', 'watched_zebra_thing'), /^No symbols match/);
+
+    const seen = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(h.folder, CREATED));
+    const created = once(seen.onDidCreate);
+    await vscode.workspace.fs.writeFile(vscode.Uri.joinPath(h.folder.uri, CREATED), Buffer.from('def watched_zebra_thing():\n    return 1\n'));
+    await created; // VS Code's watcher has seen it; the server hears of it through the language client, a moment later
+    seen.dispose();
+
+    const deadline = Date.now() + REPORT_DEADLINE_MS;
+    let answer = '';
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      answer = await findSymbol(discussion, `call_zebra_${attempt}`, 'watched_zebra_thing');
+      if (!/^No symbols match/.test(answer)) break;
+    }
+    assert.match(answer, /^src\/zebra_watch\.py:1: function watched_zebra_thing/m, `the report never reached the server's index:\n${answer}`);
   });
 });
