@@ -329,6 +329,12 @@ describe('the kept contents of a warm folder', function () {
       return { result, spawned };
     };
 
+    /** Two files, first in walk order (big/), that together pass what a folder kept whole reads from the disk before ripgrep. */
+    const writeFilesPastTheDiskLimit = (): void => {
+      fs.mkdirSync(at('big'), { recursive: true });
+      for (const name of ['one.txt', 'two.txt']) fs.writeFileSync(at(`big/${name}`), 'filler line\n'.repeat(Math.ceil((CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd * 0.6) / 12)));
+    };
+
     it('is answered from the kept files, and an in-place edit of the same size is in the very next answer', async () => {
       assert.equal((await index()).contents.state, 'filled');
       assert.equal((await index()).contents.size, 24);
@@ -370,9 +376,7 @@ describe('the kept contents of a warm folder', function () {
       const ripgrep = ripgrepOnPath();
       if (!ripgrep) this.skip();
       // Files too large to keep: in a folder kept whole, reading them all in the thread is what ripgrep's pre-filter saves.
-      const large = ['big/one.txt', 'big/two.txt'];
-      for (const relativePath of large) fs.mkdirSync(path.dirname(at(relativePath)), { recursive: true });
-      for (const relativePath of large) fs.writeFileSync(at(relativePath), 'filler line\n'.repeat(Math.ceil((CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd * 0.6) / 12)));
+      writeFilesPastTheDiskLimit();
       const { result, spawned } = await grep('beta', ripgrep);
       assert.deepEqual(result.lines, ['src/b.ts:1: export const beta = 2;']);
       assert.equal(spawned, 1, 'ripgrep read the rest');
@@ -382,9 +386,7 @@ describe('the kept contents of a warm folder', function () {
       const ripgrep = ripgrepOnPath();
       if (!ripgrep) this.skip();
       // Read first in walk order and too large to keep: past them the search hands the rest (lib/, src/) to ripgrep.
-      const large = ['big/one.txt', 'big/two.txt'];
-      for (const relativePath of large) fs.mkdirSync(path.dirname(at(relativePath)), { recursive: true });
-      for (const relativePath of large) fs.writeFileSync(at(relativePath), 'filler line\n'.repeat(Math.ceil((CONTENT_CACHE_LIMITS.maxDiskBytesReadToTheEnd * 0.6) / 12)));
+      writeFilesPastTheDiskLimit();
       // Its kept copy is no longer the file: read again, it would be kept again by a search that keeps what it reads.
       fs.writeFileSync(at('src/a.ts'), 'export const gamma = 1;\n');
       fs.writeFileSync(at('src/new.ts'), 'export const gamma = 2;\n');
