@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
-import { FolderIndex } from '../../../server/src/symbols/symbolIndex';
+import { FolderIndex, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
 
 /**
@@ -209,6 +209,18 @@ describe('find_references from the index', () => {
     assert.equal(result.filesSearched, 4);
     assert.equal(result.total, 9);
     assert.equal(result.references.length, 1);
+  });
+
+  it('looks the counts up a slice at a time, letting the event loop run between slices, and gives what one look-up gives', async () => {
+    const index = await indexed();
+    const files = index.referenceCandidates('loadConfig').sort();
+    assert.equal(files.length, 4);
+    let ranBetween = false;
+    setImmediate(() => (ranBetween = true));
+    const sliced = await usesInSlices(index, 'loadConfig', files, 3);
+    assert.equal(ranBetween, true);
+    assert.deepEqual(sliced, index.usesOf('loadConfig', files));
+    assert.equal(sliced.length, 4);
   });
 
   it('finds a C# name that is also a contextual keyword, from the index and by a parse', async () => {
