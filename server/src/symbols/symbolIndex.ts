@@ -262,8 +262,9 @@ export class FolderIndex {
 
   /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at (undefined for the others), in the order of `files`. */
   usesOf(name: string, files: readonly string[]): Array<IndexedUses | undefined> {
-    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return []; // never listed
+    const listed = name.length <= INDEX_LIMITS.maxReferenceNameChars; // a longer name is never listed
     return files.map((relativePath) => {
+      if (!listed) return undefined;
       const file = this.files.get(relativePath);
       const uses = file && !file.racy ? usesIn(file, name) : undefined;
       return file && uses !== undefined ? { stamp: file.stamp, uses } : undefined;
@@ -539,8 +540,7 @@ export async function usesInSlices(index: FolderIndex, symbol: string, files: re
   for (let start = 0; start < files.length; start += sliceSize) {
     // Before the first slice too: the caller gathered and sorted the candidates in this same turn of the loop.
     if (files.length > sliceSize) await new Promise<void>((resolve) => setImmediate(resolve));
-    const slice = index.usesOf(symbol, files.slice(start, start + sliceSize));
-    for (let i = 0; i < Math.min(sliceSize, files.length - start); i++) indexed.push(slice[i]);
+    indexed.push(...index.usesOf(symbol, files.slice(start, start + sliceSize)));
   }
   return indexed;
 }

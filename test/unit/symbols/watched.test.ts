@@ -96,16 +96,21 @@ describe('symbol index of a watched folder', function () {
     assert.equal(folder.walks, walks + 1);
   });
 
-  it('walks for a report only a walk settles even within the interval after a walk that changed nothing', async () => {
-    await untilPastRacyWindow(['src/core.ts', 'src/use.ts', 'lib/shared.ts'].map((file) => path.join(repo, file)));
-    await currentIndex(boundary, undefined, { refresh: true }); // parses again what the first walk read as racy
-    await currentIndex(boundary, undefined, { refresh: true });
-    assert.equal(folder.lastRefreshChanged, false, 'the last walk changed nothing, so the index counts as fresh for the interval');
+  /** Deletes src/ and reports it: only a walk settles a deleted directory that held indexed files, and the next query makes it. */
+  async function deletingSrcWalksOnce(): Promise<void> {
     const walks = folder.walks;
     fs.rmSync(path.join(repo, 'src'), { recursive: true });
     report('src', 'deleted');
     assert.match(await expectOk(toolbox, 'find_symbol', { query: 'coreThing' }), /^No symbols match/);
     assert.equal(folder.walks, walks + 1);
+  }
+
+  it('walks for a report only a walk settles even within the interval after a walk that changed nothing', async () => {
+    await untilPastRacyWindow(['src/core.ts', 'src/use.ts', 'lib/shared.ts'].map((file) => path.join(repo, file)));
+    await currentIndex(boundary, undefined, { refresh: true }); // parses again what the first walk read as racy
+    await currentIndex(boundary, undefined, { refresh: true });
+    assert.equal(folder.lastRefreshChanged, false, 'the last walk changed nothing, so the index counts as fresh for the interval');
+    await deletingSrcWalksOnce();
   });
 
   it('sees an edit reported before the first walk under a new watch, within the interval', async () => {
@@ -117,11 +122,7 @@ describe('symbol index of a watched folder', function () {
   });
 
   it('walks when a directory holding indexed files is reported deleted', async () => {
-    const walks = folder.walks;
-    fs.rmSync(path.join(repo, 'src'), { recursive: true });
-    report('src', 'deleted');
-    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'coreThing' }), /^No symbols match/);
-    assert.equal(folder.walks, walks + 1);
+    await deletingSrcWalksOnce();
   });
 
   it('does not walk for a file reported in an ignored directory, nor for a file no index holds', async () => {
