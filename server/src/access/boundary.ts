@@ -407,6 +407,31 @@ export function listVerifiedDirectorySync(checkedPath: string): VerifiedListing 
   }
 }
 
+export type VerifiedEntry = { ok: true; stats: fs.Stats } | { ok: false; refusal: OpenRefusal | 'missing' };
+
+/**
+ * lstat of one entry of a checked directory, proving the entry is that
+ * directory's: checked on its own and then stated by its path, an entry of a
+ * directory swapped for a link to an outside one in between was an outside
+ * file under an inside name (the warm file index listed its name). On Linux
+ * the name is looked up in the open, verified descriptor through
+ * /proc/self/fd; elsewhere the path is stated between two checks, as
+ * listVerifiedDirectorySync lists it.
+ */
+export function lstatVerifiedEntrySync(checkedDirectory: string, name: string): VerifiedEntry {
+  const opened = openVerifiedSync(checkedDirectory, 'directory');
+  if (!opened.ok) return opened;
+  try {
+    if (PROC_FD) return { ok: true, stats: fs.lstatSync(`${PROC_FD}/${opened.fd}/${name}`) };
+    const stats = fs.lstatSync(path.join(checkedDirectory, name));
+    return verifyOpenedSync(opened.fd, opened.stats, checkedDirectory) ? { ok: true, stats } : { ok: false, refusal: 'changed' };
+  } catch {
+    return { ok: false, refusal: 'missing' };
+  } finally {
+    fs.closeSync(opened.fd);
+  }
+}
+
 /** A directory held open and listed, for opening the directories inside it (`openListedChildSync`). */
 export type OpenListing = { ok: true; fd: number; entries: fs.Dirent[] } | { ok: false; refusal: OpenRefusal };
 

@@ -107,12 +107,21 @@ export function kindAt(absolutePath: string): EntryKind | undefined {
 }
 
 /**
+ * The kind a listing gives an entry the index could not settle: no entry of
+ * a real listing has it, so the next listing reports the entry changed
+ * whether it is there then or gone. Taken out of the listing instead, an
+ * entry that went away before the next listing was reported by neither, and
+ * the index kept its file.
+ */
+export const LOOK_AGAIN = '?';
+
+/**
  * The listing with one entry as it was found when it was looked at on its
  * own (undefined: gone). The entry may have changed between the listing and
  * that look: the listing kept must say what the index acted on, so that the
  * next listing differs from it if the entry is not that any more.
  */
-export function withEntryKind(listing: string, name: string, kind: EntryKind | undefined): string {
+export function withEntryKind(listing: string, name: string, kind: EntryKind | typeof LOOK_AGAIN | undefined): string {
   const lines = listing === '' ? [] : listing.split('\n').filter((line) => line.slice(1) !== name);
   if (kind !== undefined) lines.push(`${kind}${name}`);
   lines.sort();

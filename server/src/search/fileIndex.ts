@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ReadBoundary } from '../access/boundary';
-import { changedNames, EntryKind, isRacy, RACY_WINDOW_NS, kindAt, listingText, nowNs, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
+import { listVerifiedDirectorySync, type ReadBoundary } from '../access/boundary';
+import { changedNames, EntryKind, isRacy, kindAt, listingText, LOOK_AGAIN, nowNs, RACY_WINDOW_NS, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
 import type { CrawlResult } from './linkCrawl';
 import { ContentBudget, FileContents, FillOptions } from './contentCache';
 import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, joinRelative, walkFiles, walkOrderKey, walkVerdict } from './walk';
@@ -214,20 +214,16 @@ class FolderIndex {
       }
       const stamp = stampOf(absolutePath);
       if (!record.racy && sameStamp(stamp, record.stamp)) continue;
-      let entries: fs.Dirent[] | undefined;
-      try {
-        entries = stamp?.directory ? fs.readdirSync(absolutePath, { withFileTypes: true }) : undefined;
-      } catch {
-        entries = undefined;
-      }
+      // Proved to be the directory's own: listed by its path, a directory swapped for a link listed outside names.
+      const listing = stamp?.directory ? listVerifiedDirectorySync(absolutePath) : undefined;
+      const entries = listing?.ok ? listing.entries : undefined;
       if (!entries) {
-        // Gone or no longer a directory: its parent's listing says so too, but the root has none.
+        // Gone, no longer a directory, or swapped while listed (walked again): its parent's listing says so too, but the root has none.
         if (directory === '') return 'everything';
         changed.add(directory);
         continue;
       }
-      const listing = listingText(entries);
-      const { changed: names, links } = changedNames(record.listing, listing);
+      const { changed: names, links } = changedNames(record.listing, listingText(entries));
       // A link may point elsewhere now (replaced under the same name): its verdict is taken again.
       for (const name of [...names, ...links]) changed.add(joinRelative(directory, name));
       this.directories.set(directory, this.recordOf(directory, absolutePath, entries, { stamp, at: takenAt }));
@@ -305,7 +301,8 @@ class FolderIndex {
         const name = line.slice(1);
         const relativePath = joinRelative(directory, name);
         if (name === '.git' || (IGNORE_FILE_NAMES as readonly string[]).includes(name)) result.ruleEntries.push(relativePath);
-        if (line[0] === 'l' && this.holdsFile(relativePath)) result.symlinks.push(relativePath);
+        const isLink = line[0] === 'l' || (line[0] === LOOK_AGAIN && kindAt(path.join(this.boundary.root, relativePath)) === 'l');
+        if (isLink && this.holdsFile(relativePath)) result.symlinks.push(relativePath);
       }
     }
     return result;
@@ -342,8 +339,9 @@ class FolderIndex {
     const rewalk = new Set<string>();
     const single: string[] = [];
     const before = new Map<string, Stamp | undefined>();
-    /** Parents found walkable or not in this pass (a burst of new files shares a few). */
-    const walkable = new Map<string, boolean>();
+    const above = new DirectoriesAbove(this.boundary.root, this.racyWindowNs);
+    /** Entries acted on, settled once every one has been (settle). */
+    const acted: Array<{ relativePath: string; judgedNoFile: boolean }> = [];
     for (const relative of changed) {
       const segments = relative.split('/');
       const gitAt = segments.indexOf('.git');
@@ -359,7 +357,8 @@ class FolderIndex {
         continue;
       }
       const absolute = path.join(this.boundary.root, relative);
-      // Stamped before it is acted on, to tell afterwards whether it changed meanwhile (actedOn).
+      // Stamped before it is acted on, with the directories above it, to tell afterwards whether they changed meanwhile (settle).
+      above.stamp(parentOf(relative));
       before.set(relative, stampOf(absolute));
       const kind = kindAt(absolute);
       this.noteEntryKind(relative, kind);
@@ -383,7 +382,7 @@ class FolderIndex {
     for (const directory of directories) {
       if (!isWalkedDirectory(this.boundary, directory)) {
         // Ignored (kept as listed), unless it or a directory above it changed in the moment.
-        this.actedOn(directory, before.get(directory), walkable);
+        acted.push({ relativePath: directory, judgedNoFile: false });
         continue;
       }
       const walked = await this.walk(directory);
@@ -394,16 +393,15 @@ class FolderIndex {
       added.push(...walked.files);
       for (const [walkedDirectory, record] of walked.directories) this.directories.set(walkedDirectory, record);
       for (const link of walked.danglingLinks) this.danglingLinks.add(link);
-      this.actedOn(directory, before.get(directory), walkable);
+      acted.push({ relativePath: directory, judgedNoFile: false });
     }
     for (const relativePath of single) {
       if (directories.some((directory) => relativePath.startsWith(`${directory}/`))) continue;
       const file = await walkVerdict(this.boundary, relativePath, cut);
       if (file) added.push({ relativePath, realPath: file.realPath, denied: file.denial !== undefined, key: walkOrderKey(relativePath) });
-      if (this.actedOn(relativePath, before.get(relativePath), walkable) && !file && kindAt(path.join(this.boundary.root, relativePath)) === 'l' && this.isDangling(relativePath)) {
-        this.danglingLinks.add(relativePath);
-      }
+      acted.push({ relativePath, judgedNoFile: !file });
     }
+    this.settle(acted, before, above);
     for (const filePath of cut) {
       const relative = this.boundary.relativeOf(filePath);
       if (!this.cutIgnoreFiles.includes(relative)) this.cutIgnoreFiles.push(relative);
@@ -429,37 +427,41 @@ class FolderIndex {
    * found a link a moment later: kept as listed, the next listing matched
    * and the directory, back for good, was never walked.
    */
-  private noteEntryKind(relativePath: string, kind: EntryKind | undefined): void {
+  private noteEntryKind(relativePath: string, kind: EntryKind | typeof LOOK_AGAIN | undefined): void {
     const parent = this.directories.get(parentOf(relativePath));
     if (parent) parent.listing = withEntryKind(parent.listing, relativePath.slice(relativePath.lastIndexOf('/') + 1), kind);
   }
 
   /**
-   * After an entry was walked again or judged: true when it and the
-   * directories above it stayed as they were while that was done, so the
-   * parent's listing may say what it is. Otherwise it is looked at again.
-   * A directory swapped for a link and back within that moment was found not
-   * walkable, then a directory again, and kept as listed: the index then held
-   * none of its files and no later listing showed a change.
+   * Once every entry of a pass was walked again or judged: an entry whose
+   * own stamp and the directories above it stayed as they were throughout
+   * keeps in its parent's listing what it was found to be; any other is
+   * looked at again. A directory swapped for a link and back within that
+   * moment was found not walkable, then a directory again, and kept as
+   * listed: the index then held none of its files and no later listing
+   * showed a change. A file judged while a directory above it was a link for
+   * a moment was left out, and its own stamp, taken before and after, showed
+   * nothing: so the directories above are stamped too.
    */
-  private actedOn(relativePath: string, before: Stamp | undefined, walkable: Map<string, boolean>): boolean {
-    const parent = parentOf(relativePath);
-    let parentWalkable = walkable.get(parent);
-    if (parentWalkable === undefined) walkable.set(parent, (parentWalkable = isWalkedDirectory(this.boundary, parent)));
-    const steady = parentWalkable && sameStamp(before, stampOf(path.join(this.boundary.root, relativePath)));
-    if (!steady) this.lookAgain(relativePath);
-    return steady;
+  private settle(acted: ReadonlyArray<{ relativePath: string; judgedNoFile: boolean }>, before: ReadonlyMap<string, Stamp | undefined>, above: DirectoriesAbove): void {
+    for (const { relativePath, judgedNoFile } of acted) {
+      const absolute = path.join(this.boundary.root, relativePath);
+      const steady = above.steady(parentOf(relativePath), this.boundary) && sameStamp(before.get(relativePath), stampOf(absolute));
+      if (!steady) this.lookAgain(relativePath);
+      // A link to nothing yet: one made at its target later changes no directory the index stamps.
+      else if (judgedNoFile && kindAt(absolute) === 'l' && this.isDangling(relativePath)) this.danglingLinks.add(relativePath);
+    }
   }
 
   /**
-   * An entry the index could not act on (a directory above it changed in
-   * the moment): taken out of its parent's listing and the parent marked to
-   * be listed again, so the next search finds it "added" and tries again.
-   * Kept as listed, the entry matched every later listing and was never
-   * indexed: a swapped directory, back for good, showed no files.
+   * An entry the index could not settle (it or a directory above it changed
+   * in the moment): marked in its parent's listing (LOOK_AGAIN) and the
+   * parent marked to be listed again, so the next search finds it changed
+   * and tries again. Kept as listed, the entry matched every later listing
+   * and was never indexed: a swapped directory, back for good, showed no files.
    */
   private lookAgain(relativePath: string): void {
-    this.noteEntryKind(relativePath, undefined);
+    this.noteEntryKind(relativePath, LOOK_AGAIN);
     const parent = this.directories.get(parentOf(relativePath));
     if (parent) parent.racy = true;
   }
@@ -481,6 +483,52 @@ class FolderIndex {
   dispose(): void {
     this.disposed = true;
     this.contents.clear();
+  }
+}
+
+/**
+ * The directories above the entries one pass acts on (fileIndex.ts apply),
+ * from the root down: stamped before the pass acts and once more after it,
+ * per directory, so a burst of new files in one directory costs one check.
+ */
+class DirectoriesAbove {
+  private readonly taken = new Map<string, { stamps: Array<Stamp | undefined>; at: bigint }>();
+  private readonly found = new Map<string, boolean>();
+
+  constructor(
+    private readonly root: string,
+    private readonly racyWindowNs: bigint,
+  ) {}
+
+  private chainOf(relativeDirectory: string): Array<Stamp | undefined> {
+    const stamps = [stampOf(this.root)];
+    if (relativeDirectory === '') return stamps;
+    let absolute = this.root;
+    for (const segment of relativeDirectory.split('/')) stamps.push(stampOf((absolute = path.join(absolute, segment))));
+    return stamps;
+  }
+
+  /** Before acting on an entry of `relativeDirectory`. */
+  stamp(relativeDirectory: string): void {
+    if (!this.taken.has(relativeDirectory)) this.taken.set(relativeDirectory, { at: nowNs(), stamps: this.chainOf(relativeDirectory) });
+  }
+
+  /**
+   * After the pass: whether `relativeDirectory` is one the walk enters and it
+   * and every directory above it is as it was when stamped, with stamps too
+   * old to hide a change made in the same clock tick (directoryStamps.ts isRacy).
+   */
+  steady(relativeDirectory: string, boundary: ReadBoundary): boolean {
+    const known = this.found.get(relativeDirectory);
+    if (known !== undefined) return known;
+    const taken = this.taken.get(relativeDirectory);
+    const now = this.chainOf(relativeDirectory);
+    const steady =
+      taken !== undefined &&
+      taken.stamps.every((stamp, i) => stamp?.directory === true && !isRacy(stamp, taken.at, this.racyWindowNs) && sameStamp(stamp, now[i])) &&
+      isWalkedDirectory(boundary, relativeDirectory);
+    this.found.set(relativeDirectory, steady);
+    return steady;
   }
 }
 

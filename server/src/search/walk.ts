@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import ignore from 'ignore';
-import { CAN_OPEN_INSIDE_OPEN_DIRECTORY, listVerifiedDirectorySync, openListedChildSync, openListedDirectorySync, openVerifiedSync, readHeadSync, ReadBoundary } from '../access/boundary';
+import { CAN_OPEN_INSIDE_OPEN_DIRECTORY, listVerifiedDirectorySync, lstatVerifiedEntrySync, openListedChildSync, openListedDirectorySync, openVerifiedSync, readHeadSync, ReadBoundary } from '../access/boundary';
 import { ReadDenial } from '../access/secrets';
 
 /**
@@ -711,12 +711,11 @@ export async function walkVerdict(boundary: ReadBoundary, relativePath: string, 
   const stacks = stacksInside(boundary, segments.slice(0, -1), cut);
   if (!stacks || !validSegments(segments)) return undefined;
   const absolutePath = path.join(boundary.root, ...segments);
-  let stats: fs.Stats;
-  try {
-    stats = fs.lstatSync(absolutePath);
-  } catch {
-    return undefined;
-  }
+  // Looked up in its directory proved inside: its ancestors were checked by path a moment ago, and a directory
+  // swapped for a link since made an outside file look like this one.
+  const entry = lstatVerifiedEntrySync(path.join(boundary.root, ...segments.slice(0, -1)), segments[segments.length - 1]);
+  if (!entry.ok) return undefined;
+  const stats = entry.stats;
   if (!stats.isFile() && !stats.isSymbolicLink()) return undefined;
   if (isIgnored(stacks, relativePath, false)) return undefined;
   if (stats.isSymbolicLink()) {

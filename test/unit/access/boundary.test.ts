@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { isSameOrInside, listVerifiedDirectorySync, openVerified, openVerifiedSync, ReadBoundary, RefusedPath } from '../../../server/src/access/boundary';
+import { isSameOrInside, listVerifiedDirectorySync, lstatVerifiedEntrySync, openVerified, openVerifiedSync, ReadBoundary, RefusedPath } from '../../../server/src/access/boundary';
 import { boundIgnoreRules, IGNORE_FILE_LIMITS } from '../../../server/src/search/walk';
 import { ReadDenyRules } from '../../../server/src/access/secrets';
 import { loadPolicy, mergePolicies, parsePolicy, PolicyError, POLICY_FILE } from '../../../server/src/access/policy';
@@ -387,6 +387,16 @@ describe('verified open', () => {
     fs.rmSync(path.join(sandbox.repo, 'config'), { recursive: true });
     fs.symlinkSync(sandbox.outside, path.join(sandbox.repo, 'config'));
     assert.deepEqual(listVerifiedDirectorySync(path.join(sandbox.repo, 'config')), { ok: false, refusal: 'changed' });
+  });
+
+  it('states an entry of a checked directory, and refuses, as changed, an entry of one that is now a symlink to an outside directory', () => {
+    const config = path.join(sandbox.repo, 'config');
+    const found = lstatVerifiedEntrySync(config, '.env.production');
+    assert.ok(found.ok && found.stats.isFile());
+    assert.deepEqual(lstatVerifiedEntrySync(config, 'absent'), { ok: false, refusal: 'missing' });
+    fs.rmSync(config, { recursive: true });
+    fs.symlinkSync(sandbox.outside, config);
+    assert.deepEqual(lstatVerifiedEntrySync(config, 'secret.txt'), { ok: false, refusal: 'changed' });
   });
 
   it('keeps the first rules of an oversized ignore file and says it was cut', () => {

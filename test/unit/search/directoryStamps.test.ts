@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { changedNames, isRacy, listingText, RACY_WINDOW_NS, sameStamp, stampOf } from '../../../server/src/search/directoryStamps';
+import { changedNames, isRacy, listingText, LOOK_AGAIN, RACY_WINDOW_NS, sameStamp, stampOf, withEntryKind } from '../../../server/src/search/directoryStamps';
 
 /**
  * The stamps the warm file index trusts (server/src/search/directoryStamps.ts):
@@ -54,5 +54,12 @@ describe('directory stamps', function () {
     assert.deepEqual(changed.sort(), ['fresh', 'gone', 'swapped']);
     assert.deepEqual(links.sort(), ['pointer', 'swapped']);
     assert.deepEqual(changedNames(after, after).changed, [], 'an unchanged listing names nothing');
+  });
+
+  it('names an entry marked to be looked at again as changed, whether the next listing has it or not', () => {
+    const entries = (names: string[]): fs.Dirent[] => names.map((name) => ({ name, isFile: () => true, isDirectory: () => false, isSymbolicLink: () => false }) as fs.Dirent);
+    const marked = withEntryKind(listingText(entries(['kept.ts', 'unsettled.ts'])), 'unsettled.ts', LOOK_AGAIN);
+    assert.deepEqual(changedNames(marked, listingText(entries(['kept.ts', 'unsettled.ts']))).changed, ['unsettled.ts'], 'still there');
+    assert.deepEqual(changedNames(marked, listingText(entries(['kept.ts']))).changed, ['unsettled.ts'], 'gone since');
   });
 });

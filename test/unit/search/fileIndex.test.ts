@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -419,5 +420,58 @@ describe('a warm index whose stamps are trusted at once', function () {
     assert.deepEqual(await listed(), ['docs/readme.md'], 'a link to nothing is left out');
     writeTree(base, { 'generated/api.md': 'api\n' });
     assert.deepEqual(await listed(), ['docs/api.md', 'docs/readme.md', 'generated/api.md']);
+  });
+});
+
+describe('a warm index judging a new file while the directory above it is swapped for a link and back', function () {
+  // Only the search thread's own timing makes this race; here it is made at
+  // the one moment that matters, by wrapping the fs function the code calls.
+  const nodeFs = createRequire(__filename)('node:fs') as Record<string, unknown>;
+  const realLstat = fs.lstatSync;
+  let base: string;
+  let repo: string;
+  afterEach(() => {
+    nodeFs.lstatSync = realLstat;
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  it('finds the file at the next search, though its listing and its own stamp show no change since', async () => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-swapped-above-')));
+    repo = path.join(base, 'repo');
+    writeTree(repo, { 'swap/d/old.txt': 'old\n' });
+    writeTree(base, { 'outside/other.txt': 'outside\n' });
+    const indexes = new FileIndexes();
+    const boundary = await ReadBoundary.create(repo, []);
+    assert.equal(await indexes.prepare('swapped', boundary), true);
+    const index = (await indexes.current('swapped', boundary)) as FolderIndex;
+    const listed = async (): Promise<string[]> => {
+      const files: string[] = [];
+      for await (const chunk of index.freshFiles('.')) files.push(...chunk.map((file) => file.relativePath));
+      return files;
+    };
+    writeTree(repo, { 'swap/d/new.txt': 'new\n' });
+    const directory = path.join(repo, 'swap/d');
+    const parked = path.join(base, 'parked');
+    let state: 'armed' | 'swapped' | 'back' = 'armed';
+    nodeFs.lstatSync = function (...args: Parameters<typeof fs.lstatSync>) {
+      // Back as soon as anything stamps a path (an lstat with options), after the verdict's one-argument check of the directory.
+      if (state === 'swapped' && args.length > 1) {
+        fs.unlinkSync(directory);
+        fs.renameSync(parked, directory);
+        state = 'back';
+      }
+      const stats = (realLstat as (...a: unknown[]) => unknown).apply(fs, args);
+      if (state === 'armed' && args.length === 1 && args[0] === directory) {
+        fs.renameSync(directory, parked);
+        fs.symlinkSync(path.join(base, 'outside'), directory);
+        state = 'swapped';
+      }
+      return stats;
+    };
+    const during = await listed();
+    assert.equal(state, 'back', 'the directory was swapped while the new file was judged, and back');
+    assert.ok(!during.includes('swap/d/other.txt'), 'no outside name');
+    nodeFs.lstatSync = realLstat;
+    assert.deepEqual(await listed(), ['swap/d/new.txt', 'swap/d/old.txt']);
   });
 });
