@@ -6,6 +6,7 @@ import { PoolOutcome, SearchPool } from '../search/searchPool';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
+import { sortInWalkOrder, walkOrderKey } from '../search/walk';
 import type { MapFileInput } from './mapRanking';
 
 /**
@@ -117,6 +118,11 @@ function usesIn(file: FileIndex, name: string): number | undefined {
   return Number.isInteger(count) ? count : undefined;
 }
 
+/** Changes past which the walk-ordered paths are sorted again when next asked for. */
+const WALK_ORDER_PLACED_ONE_BY_ONE = 256;
+/** Candidates past a sixteenth of the files are picked from the ordered paths: a set look-up each beats sorting that many. */
+const PICKED_RATHER_THAN_SORTED = 16;
+
 export class FolderIndex {
   readonly files = new Map<string, FileIndex>();
   /** Definitions by exact name, kept in step with `files`, so a query looks at each distinct name once. */
@@ -125,6 +131,8 @@ export class FolderIndex {
   private readonly usedBy = new Map<string, Set<string>>();
   /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
   private readonly unlisted = new Set<string>();
+  /** The paths of `files` in walk order, kept in step with it once asked for: sorting 17,830 candidates took about 15 ms a query. */
+  private walkOrdered: string[] | undefined;
   status: IndexStatus = { complete: false, indexedFiles: 0, sourceFiles: 0, walkStopped: true, fileCapReached: false, leftOut: 0, tooLarge: 0 };
   /** The distinct definition names with their lower case, for find_symbol's scan; rebuilt after a change. */
   private lowerNames: Array<[name: string, lower: string]> | undefined;
@@ -185,8 +193,14 @@ export class FolderIndex {
   }
 
   private applyChanges(result: { removed: readonly string[]; updated: readonly FileIndex[] }): void {
-    for (const relativePath of result.removed) this.forget(relativePath);
+    // A building walk brings thousands of paths: sorted again when next asked for, rather than placed one by one.
+    if (result.removed.length + result.updated.length > WALK_ORDER_PLACED_ONE_BY_ONE) this.walkOrdered = undefined;
+    for (const relativePath of result.removed) {
+      if (this.files.has(relativePath)) this.placeInWalkOrder(relativePath, false);
+      this.forget(relativePath);
+    }
     for (const file of result.updated) {
+      if (!this.files.has(file.relativePath)) this.placeInWalkOrder(file.relativePath, true);
       this.forget(file.relativePath);
       this.files.set(file.relativePath, file);
       const target = this.linkTargetOf(file);
@@ -250,14 +264,40 @@ export class FolderIndex {
     return this.lowerNames;
   }
 
+  /** Every indexed path, in walk order. */
+  filesInWalkOrder(): readonly string[] {
+    this.walkOrdered ??= sortInWalkOrder([...this.files.keys()]);
+    return this.walkOrdered;
+  }
+
+  private placeInWalkOrder(relativePath: string, present: boolean): void {
+    const ordered = this.walkOrdered;
+    if (!ordered) return;
+    const key = walkOrderKey(relativePath);
+    let low = 0;
+    let high = ordered.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (walkOrderKey(ordered[middle]) < key) low = middle + 1;
+      else high = middle;
+    }
+    if (present) ordered.splice(low, 0, relativePath);
+    else if (ordered[low] === relativePath) ordered.splice(low, 1);
+  }
+
   /**
-   * The indexed files a reference search for `name` must read: those whose
-   * identifier list names it, plus those whose list may be incomplete. Every
-   * file when the name is longer than the indexer records.
+   * The indexed files a reference search for `name` must read, in walk
+   * order: those whose identifier list names it, plus those whose list may
+   * be incomplete. Every file when the name is longer than the indexer
+   * records. A name most files use is picked out of the ordered paths
+   * rather than sorted.
    */
   referenceCandidates(name: string): string[] {
-    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return [...this.files.keys()];
-    return [...new Set([...(this.usedBy.get(name) ?? []), ...this.unlisted])];
+    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return [...this.filesInWalkOrder()];
+    const users = this.usedBy.get(name);
+    const count = (users?.size ?? 0) + this.unlisted.size;
+    if (count * PICKED_RATHER_THAN_SORTED > this.files.size) return this.filesInWalkOrder().filter((relativePath) => users?.has(relativePath) || this.unlisted.has(relativePath));
+    return sortInWalkOrder([...new Set([...(users ?? []), ...this.unlisted])]);
   }
 
   /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at (undefined for the others), in the order of `files`. */

@@ -2,7 +2,6 @@ import * as path from 'node:path';
 import type { ReadBoundary } from '../access/boundary';
 import type { ReadToolDefinition } from '../read/toolbox';
 import type { ToolOutcome } from '../read/types';
-import { sortInWalkOrder } from '../search/walk';
 import type { FileIndex, IndexedSymbol } from './indexer';
 import { INDEX_LIMITS } from './limits';
 import { KIND_ALIASES, languageOf, SymbolKind } from './languages';
@@ -40,8 +39,8 @@ function describe(symbol: IndexedSymbol): string {
 
 
 
-function walkOrder(index: FolderIndex): string[] {
-  return sortInWalkOrder([...index.files.keys()]);
+function walkOrder(index: FolderIndex): readonly string[] {
+  return index.filesInWalkOrder();
 }
 
 /** Resolves a path argument to a file in the index, or the model-facing refusal. */
@@ -265,7 +264,7 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
     if (isOutcome(index)) return index;
 
     // Only files that use the name (or may, see referenceCandidates) are read: reading all of them took seconds at 20,000 files.
-    let files = sortInWalkOrder(index.referenceCandidates(name));
+    let files = index.referenceCandidates(name);
     const requestedPath = stringArgument(args, 'path');
     let fromFile: FileIndex | undefined;
     if (requestedPath !== undefined && requestedPath !== '') {

@@ -5,11 +5,12 @@ import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { createToolbox } from '../../../server/src/read/toolbox';
 import type { Toolbox } from '../../../server/src/read/types';
-import type { FileIndex, IndexJobResult } from '../../../server/src/symbols/indexer';
+import type { FileIndex, IndexJobResult, RecheckJobResult } from '../../../server/src/symbols/indexer';
 import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 import { matchScore, mayMatch } from '../../../server/src/symbols/matching';
 import { closeSymbolPool, currentIndex, FolderIndex, freshnessSetting, resetSymbolIndexes, setSymbolFreshness, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { expectOk, writeTree } from '../../support/toolFixture';
+import { sortInWalkOrder } from '../../../server/src/search/walk';
 import { untilPastRacyWindow } from '../../support/racyWindow';
 
 /**
@@ -189,6 +190,31 @@ describe('symbol index freshness and reference candidates', function () {
     index.apply(result([fileIndex('a.ts', 'alpha\t1'), fileIndex('c.ts', 'gamma\t1\nbeta\t1')], ['b.ts']));
     assert.deepEqual(index.referenceCandidates('beta'), ['c.ts']);
     assert.deepEqual(index.referenceCandidates('alpha'), ['a.ts']);
+  });
+
+  it('hands out the candidates of a rare and of a common name in walk order, kept in step as files come and go one by one and in bulk', () => {
+    const index = new FolderIndex('/r', []);
+    const paths = (count: number, prefix: string): string[] => Array.from({ length: count }, (_, i) => `${prefix}/f${(i * 7919) % count}.ts`);
+    const many = paths(400, 'lib');
+    const usesOf = (relativePath: string): string => (relativePath === 'a.b.ts' ? 'rare\t1' : relativePath === 'lib/deep/x.ts' ? 'common\t1\nrare\t1' : 'common\t1');
+    index.apply(result([...many, 'lib.ts', 'lib/deep/x.ts', 'a/b.ts', 'a.b.ts'].map((relativePath) => fileIndex(relativePath, usesOf(relativePath)))));
+    const walkOrder = (): string[] => sortInWalkOrder([...index.files.keys()]);
+    const users = (name: string): string[] => walkOrder().filter((relativePath) => (index.files.get(relativePath)?.references ?? '').split('\n').some((line) => line.startsWith(`${name}\t`)));
+    assert.deepEqual(index.referenceCandidates('common'), users('common'), 'picked out of the ordered paths');
+    assert.deepEqual(index.referenceCandidates('rare'), ['a.b.ts', 'lib/deep/x.ts'], 'sorted');
+    assert.deepEqual(index.filesInWalkOrder(), walkOrder());
+    // One by one: a file added between two others, one gone, one added at the very end.
+    index.apply(result([fileIndex('lib/deep/w.ts', 'common\t1'), fileIndex('zzz.ts', 'common\t1')], ['lib/f7.ts']));
+    assert.deepEqual(index.filesInWalkOrder(), walkOrder());
+    assert.deepEqual(index.referenceCandidates('common'), users('common'));
+    const recheck: RecheckJobResult = { kind: 'recheck', updated: [], removed: ['a/b.ts', 'not-indexed.ts'], walkNeeded: false };
+    index.applyRecheck(recheck);
+    assert.deepEqual(index.filesInWalkOrder(), walkOrder());
+    // In bulk: past the number placed one by one.
+    index.apply(result(paths(300, 'more').map((relativePath) => fileIndex(relativePath, 'common\t1')), many.slice(0, 100)));
+    assert.deepEqual(index.filesInWalkOrder(), walkOrder());
+    assert.deepEqual(index.referenceCandidates('common'), users('common'));
+    assert.deepEqual(index.referenceCandidates('rare'), ['a.b.ts', 'lib/deep/x.ts']);
   });
 
   it('always reads files whose identifier list may be incomplete, and every file for a name longer than the lists hold', () => {
