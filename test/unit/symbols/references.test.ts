@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
-import { FolderIndex, usesInSlices } from '../../../server/src/symbols/symbolIndex';
+import { ReadBoundary } from '../../../server/src/access/boundary';
+import { closeSymbolPool, findReferences, FolderIndex, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
 
 /**
@@ -38,6 +39,7 @@ describe('find_references from the index', () => {
     setIndexerWallClock();
     fs.rmSync(base, { recursive: true, force: true });
   });
+  after(() => closeSymbolPool());
 
   async function indexed(): Promise<FolderIndex> {
     const index = new FolderIndex(repo, []);
@@ -209,6 +211,22 @@ describe('find_references from the index', () => {
     assert.equal(result.filesSearched, 4);
     assert.equal(result.total, 9);
     assert.equal(result.references.length, 1);
+  });
+
+  it('takes the counts of the files past the first ones while the thread reads, and answers as a job handed every count does', async () => {
+    writeTree(repo, Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig();\nexport const again${i} = loadConfig();\n`])));
+    const index = await indexed();
+    const files = index.referenceCandidates('loadConfig');
+    // Gone since it was indexed: a file the thread counts without reading still counts.
+    fs.rmSync(path.join(repo, files[files.length - 1]));
+    const handedEveryCount = (await runSymbolJob(
+      { kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: 30_000, maxReferences: 10, indexed: index.usesOf('loadConfig', files) },
+      neverStop,
+    )) as ReferenceJobResult;
+    const outcome = await findReferences(await ReadBoundary.create(repo, []), index, 'loadConfig', files, 10);
+    assert.ok(outcome.ok);
+    assert.deepEqual(outcome.result, handedEveryCount);
+    assert.ok((handedEveryCount.counted?.files ?? 0) > 100, 'most files counted, not read');
   });
 
   it('looks the counts up a slice at a time, letting the event loop run between slices, and gives what one look-up gives', async () => {
