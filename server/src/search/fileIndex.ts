@@ -5,7 +5,7 @@ import { listVerifiedDirectorySync, type ReadBoundary } from '../access/boundary
 import { changedNames, EntryKind, isRacy, kindAt, listingText, LOOK_AGAIN, nowNs, RACY_WINDOW_NS, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
 import type { CrawlResult } from './linkCrawl';
 import { ContentBudget, FileContents, FillOptions } from './contentCache';
-import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, joinRelative, walkFiles, walkOrderKey, walkVerdict } from './walk';
+import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, joinRelative, lowerBound, walkFiles, walkOrderKey, walkVerdict } from './walk';
 
 /**
  * A warm per-folder file index, kept in the search thread that owns the
@@ -537,18 +537,6 @@ export class IndexUnavailable extends Error {
   constructor() {
     super('the warm file index is unavailable');
   }
-}
-
-/** The first position whose key is at least `key`. */
-function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
-  let low = 0;
-  let high = items.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (keyOf(items[middle]) < key) low = middle + 1;
-    else high = middle;
-  }
-  return low;
 }
 
 /** The first position whose key is past `key`. */

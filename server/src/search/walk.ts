@@ -690,6 +690,18 @@ export function walkOrderKey(relativePath: string): string {
   return relativePath.replaceAll('/', '\u0000');
 }
 
+/** The first position in `items`, sorted by `keyOf`, whose key is at least `key`. */
+export function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keyOf(items[middle]) < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 /** Sorts root-relative paths into walk order, in place. */
 export function sortInWalkOrder(paths: string[]): string[] {
   const keyed = paths.map((relativePath) => ({ relativePath, key: walkOrderKey(relativePath) }));

@@ -6,7 +6,7 @@ import { PoolOutcome, SearchPool } from '../search/searchPool';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
-import { sortInWalkOrder, walkOrderKey } from '../search/walk';
+import { lowerBound, sortInWalkOrder, walkOrderKey } from '../search/walk';
 import type { MapFileInput } from './mapRanking';
 
 /**
@@ -273,14 +273,7 @@ export class FolderIndex {
   private placeInWalkOrder(relativePath: string, present: boolean): void {
     const ordered = this.walkOrdered;
     if (!ordered) return;
-    const key = walkOrderKey(relativePath);
-    let low = 0;
-    let high = ordered.length;
-    while (low < high) {
-      const middle = (low + high) >>> 1;
-      if (walkOrderKey(ordered[middle]) < key) low = middle + 1;
-      else high = middle;
-    }
+    const low = lowerBound(ordered, walkOrderKey(relativePath), walkOrderKey);
     if (present) ordered.splice(low, 0, relativePath);
     else if (ordered[low] === relativePath) ordered.splice(low, 1);
   }
