@@ -339,7 +339,7 @@ class FolderIndex {
     const rewalk = new Set<string>();
     const single: string[] = [];
     const before = new Map<string, Stamp | undefined>();
-    const above = new DirectoriesAbove(this.boundary.root, this.racyWindowNs);
+    const above = new DirectoriesAbove(this.boundary, this.racyWindowNs);
     /** Entries acted on, settled once every one has been (settle). */
     const acted: Array<{ relativePath: string; judgedNoFile: boolean }> = [];
     for (const relative of changed) {
@@ -446,7 +446,7 @@ class FolderIndex {
   private settle(acted: ReadonlyArray<{ relativePath: string; judgedNoFile: boolean }>, before: ReadonlyMap<string, Stamp | undefined>, above: DirectoriesAbove): void {
     for (const { relativePath, judgedNoFile } of acted) {
       const absolute = path.join(this.boundary.root, relativePath);
-      const steady = above.steady(parentOf(relativePath), this.boundary) && sameStamp(before.get(relativePath), stampOf(absolute));
+      const steady = above.steady(parentOf(relativePath)) && sameStamp(before.get(relativePath), stampOf(absolute));
       if (!steady) this.lookAgain(relativePath);
       // A link to nothing yet: one made at its target later changes no directory the index stamps.
       else if (judgedNoFile && kindAt(absolute) === 'l' && this.isDangling(relativePath)) this.danglingLinks.add(relativePath);
@@ -496,14 +496,14 @@ class DirectoriesAbove {
   private readonly found = new Map<string, boolean>();
 
   constructor(
-    private readonly root: string,
+    private readonly boundary: ReadBoundary,
     private readonly racyWindowNs: bigint,
   ) {}
 
   private chainOf(relativeDirectory: string): Array<Stamp | undefined> {
-    const stamps = [stampOf(this.root)];
+    const stamps = [stampOf(this.boundary.root)];
     if (relativeDirectory === '') return stamps;
-    let absolute = this.root;
+    let absolute = this.boundary.root;
     for (const segment of relativeDirectory.split('/')) stamps.push(stampOf((absolute = path.join(absolute, segment))));
     return stamps;
   }
@@ -518,7 +518,7 @@ class DirectoriesAbove {
    * and every directory above it is as it was when stamped, with stamps too
    * old to hide a change made in the same clock tick (directoryStamps.ts isRacy).
    */
-  steady(relativeDirectory: string, boundary: ReadBoundary): boolean {
+  steady(relativeDirectory: string): boolean {
     const known = this.found.get(relativeDirectory);
     if (known !== undefined) return known;
     const taken = this.taken.get(relativeDirectory);
@@ -526,7 +526,7 @@ class DirectoriesAbove {
     const steady =
       taken !== undefined &&
       taken.stamps.every((stamp, i) => stamp?.directory === true && !isRacy(stamp, taken.at, this.racyWindowNs) && sameStamp(stamp, now[i])) &&
-      isWalkedDirectory(boundary, relativeDirectory);
+      isWalkedDirectory(this.boundary, relativeDirectory);
     this.found.set(relativeDirectory, steady);
     return steady;
   }

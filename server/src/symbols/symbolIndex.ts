@@ -641,7 +641,8 @@ export async function findReferences(boundary: ReadBoundary, index: FolderIndex,
   const counted = outcome.ok ? outcome.result.counted : undefined;
   if (outcome.ok && counted) {
     for (let position = Math.max(counted.from, indexed.length); position < files.length; position++) {
-      const uses = job.countsHeldLater?.[position - indexed.length] ? (laterUses[position - indexed.length]?.uses ?? 0) : 0;
+      // Undefined exactly where countsHeldLater is 0 (both ask countedIn): files the thread read, not counted.
+      const uses = laterUses[position - indexed.length]?.uses ?? 0;
       counted.uses += uses;
       outcome.result.total += uses;
     }
