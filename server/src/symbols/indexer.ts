@@ -5,6 +5,7 @@ import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as 
 import { isSameOrInside, OpenRefusal, openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
 import { RACY_WINDOW_NS } from '../search/directoryStamps';
 import { isWalkedDirectory, walkFiles, walkVerdict } from '../search/walk';
+import { offsetsInCode } from './codeWords';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
 import { MapFileInput, RankedFile, rankFiles } from './mapRanking';
@@ -740,6 +741,19 @@ async function readCandidate(boundary: ReadBoundary, relativePath: string): Prom
   return { source: source === undefined || 'notOpened' in source ? undefined : source };
 }
 
+/**
+ * The whole-word matches of a file unchanged since the index parsed it that
+ * are the identifiers it counted there, when that is certain without a parse:
+ * every match, if they number as many; else those a scan finds outside
+ * comments and strings, if they do. Undefined: the file must be parsed.
+ */
+function countedIdentifiers(text: string, offsets: readonly number[], counted: number, spec: LanguageSpec): readonly number[] | undefined {
+  if (counted === offsets.length) return offsets;
+  // A common name is also a word of comments and strings: parsing each such file to tell them apart was most of its search's time.
+  const inCode = spec.lexicon ? offsetsInCode(text, offsets, spec.lexicon) : undefined;
+  return inCode?.length === counted ? inCode : undefined;
+}
+
 async function runReferences(job: ReferenceJob, control: SymbolJobControl): Promise<ReferenceJobResult> {
   const boundary = await boundaryFor(job.root, job.denyRead);
   const deadline = performance.now() + job.timeMs;
@@ -784,9 +798,9 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
     if (offsets.length === 0) continue;
 
     let referenceLines: number[];
-    if (indexedUses && indexedUses.stamp === source.stamp && indexedUses.uses === offsets.length) {
-      // Unchanged since the index parsed it, and every whole-word match is one of the identifiers it counted there.
-      referenceLines = lineNumbersOf(text, offsets);
+    const identifierOffsets = indexedUses && indexedUses.stamp === source.stamp ? countedIdentifiers(text, offsets, indexedUses.uses, spec) : undefined;
+    if (identifierOffsets) {
+      referenceLines = lineNumbersOf(text, identifierOffsets);
     } else {
       // Parsing is most of a search's time: only here is it needed.
       const tree = parse(await parserFor(spec), text, deadline + 1000);

@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import type { Lexicon } from './codeWords';
 
 /**
  * The per-language tables of the symbol index: which grammar parses a file,
@@ -89,6 +90,8 @@ export interface LanguageSpec {
   containers?: Readonly<Record<string, (node: SyntaxNodeLike) => string | undefined>>;
   /** Leaf node types that are identifiers (for references). */
   identifiers: ReadonlySet<string>;
+  /** Its comment and string rules, for telling code from the rest without a parse (codeWords.ts); none where they are too many to scan (Ruby). */
+  lexicon?: Lexicon;
 }
 
 const parentType = (node: SyntaxNodeLike): string | undefined => node.parent?.type;
@@ -185,6 +188,7 @@ const PYTHON: LanguageSpec = {
     },
   },
   identifiers: new Set(['identifier']),
+  lexicon: 'python',
 };
 
 // ------------------------------------------------------------- Go
@@ -218,6 +222,7 @@ const GO: LanguageSpec = {
     method_spec: { kind: 'method' },
   },
   identifiers: new Set(['identifier', 'field_identifier', 'type_identifier', 'package_identifier']),
+  lexicon: 'go',
 };
 
 // ------------------------------------------------------------- Rust
@@ -246,6 +251,7 @@ const RUST: LanguageSpec = {
     impl_item: (node) => node.childForFieldName('type')?.text,
   },
   identifiers: new Set(['identifier', 'field_identifier', 'type_identifier']),
+  lexicon: 'rust',
 };
 
 // ------------------------------------------------------------- Java
@@ -268,6 +274,7 @@ const JAVA: LanguageSpec = {
     field_declaration: { kind: (node) => (/\bfinal\b/.test(node.firstNamedChild?.type === 'modifiers' ? node.firstNamedChild.text : '') ? 'constant' : 'property'), name: firstDeclaratorName },
   },
   identifiers: new Set(['identifier', 'type_identifier']),
+  lexicon: 'java',
 };
 
 // ------------------------------------------------------------- C / C++
@@ -320,6 +327,7 @@ const CPP: LanguageSpec = {
     preproc_function_def: { kind: 'macro' },
   },
   identifiers: new Set(['identifier', 'field_identifier', 'type_identifier', 'namespace_identifier']),
+  lexicon: 'c',
 };
 
 // ------------------------------------------------------------- C#
@@ -347,6 +355,7 @@ const CSHARP: LanguageSpec = {
     },
   },
   identifiers: new Set(['identifier']),
+  lexicon: 'csharp',
 };
 
 // ------------------------------------------------------------- Ruby
@@ -375,7 +384,7 @@ const RUBY: LanguageSpec = {
 
 // ------------------------------------------------------------- by extension
 
-const TYPESCRIPT: LanguageSpec = { grammar: 'tree-sitter-typescript.wasm', definitions: JS_DEFINITIONS, identifiers: JS_IDENTIFIERS };
+const TYPESCRIPT: LanguageSpec = { grammar: 'tree-sitter-typescript.wasm', definitions: JS_DEFINITIONS, identifiers: JS_IDENTIFIERS, lexicon: 'javascript' };
 const TSX: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-tsx.wasm' };
 const JAVASCRIPT: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-javascript.wasm' };
 

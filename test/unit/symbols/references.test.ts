@@ -16,6 +16,49 @@ import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixt
  * written (a file read just after it changed is never answered from the
  * index, see FileIndex.racy), except where a test says otherwise.
  */
+/** The name `target` in the code, comments and strings of each language the scan reads; two files hold a form it leaves to the parser. */
+const MIXED_LANGUAGES: Record<string, string> = {
+  'mixed/a.ts': [
+    '// target, in a comment',
+    'const target = 1;',
+    'const label = `target ${target + `${ { target }.target }`} target`;',
+    "const found = /target['/]/.test('target') && target / 2 > 0;",
+    '',
+  ].join('\n'),
+  'mixed/b.js': ['#!/usr/bin/env target', 'function f() { return /target/.exec(target); } /* target */', ''].join('\n'),
+  'mixed/c.py': ['# target', 'target = rb"target\\" target"', '"""target', 'target"""', "print(f'target', target)", ''].join('\n'),
+  'mixed/d.rs': [
+    "fn pick<'a>(c: char) -> bool { c == '\\'' || c == 't' } // target",
+    '/* outer /* target */ target */ fn target() -> &\'static [u8] { b"target" }',
+    'const S: &str = "multi',
+    'line target";',
+    '',
+  ].join('\n'),
+  'mixed/e.go': ['package main', '', '// target', 'var target = `target', "target` + string('\"') + target", ''].join('\n'),
+  'mixed/f.java': ['class F {', '  // target', "  char q = '\"'; String target = \"target\";", '  int g() { return target.length(); }', '}', ''].join('\n'),
+  'mixed/g.cs': ['class G {', '  // target', '  string target = @"target";', '  int H() => target.Length;', '}', ''].join('\n'),
+  'mixed/h.cpp': ['// target', 'auto target = R"(target)";', "char q = '\"'; int g() { return target[0]; }", ''].join('\n'),
+};
+
+/**
+ * Words the index counted in a file of `root` that also stand in that file's
+ * comments or strings: the files a reference search must tell apart.
+ */
+function wordsAlsoOutsideCode(root: string, index: FolderIndex): string[] {
+  const words = new Set<string>();
+  for (const relativePath of index.files.keys()) {
+    const text = fs.readFileSync(path.join(root, relativePath), 'utf8');
+    for (const word of new Set(text.match(/[A-Za-z_][A-Za-z0-9_]{3,}/g) ?? [])) {
+      const uses = index.usesOf(word, [relativePath])[0]?.uses ?? 0;
+      const matches = text.match(new RegExp(`(?<![\\p{L}\\p{N}_$])${word}(?![\\p{L}\\p{N}_$])`, 'gu'))?.length ?? 0;
+      if (uses > 0 && matches > uses) words.add(word);
+    }
+  }
+  // Spread over the alphabet, the same words every run.
+  const sorted = [...words].sort();
+  return sorted.filter((_, position) => position % Math.max(1, Math.floor(sorted.length / 40)) === 0);
+}
+
 describe('find_references from the index', () => {
   let base: string;
   let repo: string;
@@ -54,7 +97,7 @@ describe('find_references from the index', () => {
     return (await runSymbolJob(job, neverStop)) as ReferenceJobResult;
   }
 
-  it('answers exactly as a parse would, parsing only the file where the name is also in a comment or a string', async () => {
+  it('answers exactly as a parse would, and parses none of the files: the comment and the string of src/mentions.ts are set aside by a scan', async () => {
     const index = await indexed();
     const fromIndex = await search(index, 'loadConfig', true);
     const parsed = await search(index, 'loadConfig', false);
@@ -73,7 +116,50 @@ describe('find_references from the index', () => {
       'the comment (line 1) and the string (line 3) are not references',
     );
     assert.equal(parsed.filesParsed, 4);
-    assert.equal(fromIndex.filesParsed, 1, 'only src/mentions.ts, where matches outnumber the identifiers counted');
+    assert.equal(fromIndex.filesParsed, 0, 'src/mentions.ts, where matches outnumber the identifiers counted, has its two in code');
+  });
+
+  it('parses a file whose comments and strings the scan cannot tell from its code, and answers as a parse would', async () => {
+    // A slash after a closing brace may start a regular expression or a division: only the parser knows.
+    fs.writeFileSync(path.join(repo, 'src', 'unsure.ts'), 'if (ready) {} /loadConfig/.test(name);\nexport const fifth = loadConfig();\n');
+    const index = await indexed();
+    const fromIndex = await search(index, 'loadConfig', true);
+    assert.deepEqual(fromIndex.references, (await search(index, 'loadConfig', false)).references);
+    assert.deepEqual(
+      fromIndex.references.filter((reference) => reference.relativePath === 'src/unsure.ts').map((reference) => reference.line),
+      [2],
+    );
+    assert.equal(fromIndex.filesParsed, 1);
+  });
+
+  it('answers as a parse would in every language it scans, across the forms of comment and string each one has', async () => {
+    writeTree(repo, MIXED_LANGUAGES);
+    const index = await indexed();
+    const fromIndex = await search(index, 'target', true);
+    const parsed = await search(index, 'target', false);
+    assert.deepEqual(fromIndex.references, parsed.references);
+    assert.equal(parsed.filesParsed, Object.keys(MIXED_LANGUAGES).length);
+    assert.equal(fromIndex.filesParsed, 2, 'the C# verbatim string and the C++ raw string are left to the parser');
+  });
+
+  it('answers as a parse would for the words of the project\'s own sources that are also in their comments and strings', async function () {
+    this.timeout(120_000);
+    const root = path.resolve(__dirname, '..', '..', '..', '..', 'server', 'src', 'symbols');
+    const index = new FolderIndex(root, []);
+    index.apply((await runSymbolJob({ kind: 'index', root, denyRead: [], known: {}, timeMs: 60_000 }, neverStop)) as IndexJobResult);
+    const words = wordsAlsoOutsideCode(root, index).slice(0, 40);
+    assert.ok(words.length >= 20, `enough words to go by (${words.length})`);
+    let answeredWithoutParse = 0;
+    for (const word of words) {
+      const files = index.referenceCandidates(word).sort();
+      const run = (indexed: boolean): Promise<ReferenceJobResult> =>
+        runSymbolJob({ kind: 'references', root, denyRead: [], symbol: word, files, timeMs: 60_000, maxReferences: 10_000, ...(indexed ? { indexed: index.usesOf(word, files) } : {}) }, neverStop) as Promise<ReferenceJobResult>;
+      const fromIndex = await run(true);
+      const parsed = await run(false);
+      assert.deepEqual(fromIndex.references, parsed.references, word);
+      answeredWithoutParse += parsed.filesParsed - fromIndex.filesParsed;
+    }
+    assert.ok(answeredWithoutParse > words.length, 'the scan answered for many files');
   });
 
   it('does not count an identifier the pattern cannot match, so a match in a comment still makes the file parsed', async () => {
@@ -102,7 +188,7 @@ describe('find_references from the index', () => {
       result.references.filter((reference) => reference.relativePath === 'src/uses.ts').map((reference) => reference.line),
       [1, 3, 4],
     );
-    assert.equal(result.filesParsed, 2);
+    assert.equal(result.filesParsed, 1, 'src/uses.ts, whose stamp moved');
   });
 
   it('never answers from the index for a file that became a link out of the folder since it was indexed', async () => {
@@ -188,7 +274,7 @@ describe('find_references from the index', () => {
     const again = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
     assert.deepEqual(again.updated, [], 'an entry no longer racy is kept while its stamp holds');
     const result = await search(index, 'loadConfig', true);
-    assert.equal(result.filesParsed, 1, 'now answered from the counts but for the file with the name in a comment or a string');
+    assert.equal(result.filesParsed, 0, 'now answered from the counts, the comment and the string set aside by the scan');
   });
 
   it('once it has collected enough, takes each further file\'s uses from the index\'s count and opens none of them', async () => {

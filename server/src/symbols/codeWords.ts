@@ -1,0 +1,268 @@
+/**
+ * Which whole-word matches of a file stand in its code, outside comments and
+ * strings, told by a scan of its quotes and comment marks rather than a parse.
+ *
+ * The reference search uses it to skip parsing a file the index counted
+ * (indexer.ts runReferences): when the matches in code are exactly as many as
+ * the identifiers the index's parse counted, they are those identifiers. The
+ * scan answers only where it is sure: anything it does not model (an
+ * f-string's braces, raw and verbatim strings, JSX, an unterminated string or
+ * comment, a slash it cannot tell as a regular expression or a division)
+ * gives undefined, and the file is parsed as before. It reads each character
+ * a bounded number of times, so a hostile file costs no more than its length.
+ */
+
+/** A family of languages that share their comment and string rules. */
+export type Lexicon = 'javascript' | 'python' | 'go' | 'rust' | 'java' | 'c' | 'csharp';
+
+/** Where a comment or string may start; everything between is code. */
+const OPENERS: Readonly<Record<Lexicon, RegExp>> = {
+  javascript: /[/"'`]/g,
+  python: /[#"']/g,
+  go: /[/"'`]/g,
+  rust: /[/"']/g,
+  java: /[/"']/g,
+  c: /[/"']/g,
+  csharp: /[/"']/g,
+};
+
+const WORD = /[\p{L}\p{N}_$]/u;
+const IDENTIFIER_START = /[\p{L}_]/u;
+const PYTHON_PREFIX = /^(?:[rRuUbBfF]|[rR][bBfF]|[bBfF][rR])$/;
+/** Words after which a slash starts a regular expression rather than a division. */
+const BEFORE_EXPRESSION = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
+
+/** The end of a comment or string starting at `at`; CODE when the character there is code after all (a division, a lifetime); undefined when unsure. */
+type RegionEnd = number | typeof CODE | undefined;
+const CODE = -1;
+
+/** Inside a template literal's `${…}`, braces count too: the one that closes it resumes the template. */
+const JAVASCRIPT_IN_TEMPLATE = /[/"'`{}]/g;
+
+/**
+ * The offsets among `offsets` (sorted starts of whole-word matches) that lie
+ * in code, or undefined when the scan cannot tell for this file.
+ */
+export function offsetsInCode(text: string, offsets: readonly number[], lexicon: Lexicon): number[] | undefined {
+  // JSX text is neither a comment nor a string, and its apostrophes open nothing: left to the parser.
+  if (lexicon === 'javascript' && (text.includes('</') || text.includes('/>'))) return undefined;
+  const inCode: number[] = [];
+  let next = 0;
+  const settle = (end: number, code: boolean): void => {
+    while (next < offsets.length && offsets[next] < end) {
+      if (code) inCode.push(offsets[next]);
+      next += 1;
+    }
+  };
+  /** For each template expression open (`${`), the braces opened inside it since. */
+  const templateBraces: number[] = [];
+  // A hashbang line is a comment to the parser, and its slashes would read as regular expressions here.
+  let position = lexicon === 'javascript' && text.startsWith('#!') ? lineEnd(text, 0) : 0;
+  settle(position, false);
+  while (next < offsets.length) {
+    const opener = templateBraces.length > 0 ? JAVASCRIPT_IN_TEMPLATE : OPENERS[lexicon];
+    opener.lastIndex = position;
+    const found = opener.exec(text);
+    const at = found ? found.index : text.length;
+    settle(at, true);
+    if (!found) break;
+    const char = text[at];
+    position = at + 1;
+    if (char === '{') {
+      templateBraces[templateBraces.length - 1] += 1;
+      continue;
+    }
+    if (char === '}') {
+      if (templateBraces[templateBraces.length - 1] > 0) {
+        templateBraces[templateBraces.length - 1] -= 1;
+        continue;
+      }
+      templateBraces.pop();
+    }
+    if (char === '`' || char === '}') {
+      if (lexicon === 'go') {
+        const end = closingAt(text, position, '`');
+        if (end === undefined) return undefined;
+        settle(end, false);
+        position = end;
+        continue;
+      }
+      const rest = templateRest(text, position);
+      if (rest === undefined) return undefined;
+      settle(rest.end, false);
+      if (rest.opensExpression) templateBraces.push(0);
+      position = rest.end;
+      continue;
+    }
+    const end = regionEnd(text, at, lexicon);
+    if (end === undefined) return undefined;
+    if (end === CODE) continue;
+    settle(end, false);
+    position = end;
+  }
+  return inCode;
+}
+
+/**
+ * The rest of a template literal from `from`: where it closes, or where an
+ * expression opens (after its `${`); undefined when the text ends first.
+ */
+function templateRest(text: string, from: number): { end: number; opensExpression: boolean } | undefined {
+  for (let index = from; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '\\') index += 1;
+    else if (char === '`') return { end: index + 1, opensExpression: false };
+    else if (char === '$' && text[index + 1] === '{') return { end: index + 2, opensExpression: true };
+  }
+  return undefined;
+}
+
+function regionEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
+  const char = text[at];
+  if (char === '#') return lineEnd(text, at);
+  if (char === '/') return slashEnd(text, at, lexicon);
+  if (lexicon === 'python') return pythonStringEnd(text, at);
+  if (char === "'" && lexicon !== 'javascript') return characterEnd(text, at, lexicon);
+  return quotedStringEnd(text, at, lexicon);
+}
+
+function slashEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
+  const after = text[at + 1];
+  if (after === '/') {
+    const end = lineEnd(text, at);
+    // A C line comment ending in a backslash goes on to the next line.
+    if (lexicon === 'c' && /\\\r?$/.test(text.slice(at, end))) return undefined;
+    return end;
+  }
+  if (after === '*') return lexicon === 'rust' ? nestedCommentEnd(text, at) : endAfter(text, at + 2, '*/');
+  if (lexicon !== 'javascript') return CODE;
+  const startsExpression = slashStartsExpression(text, at);
+  if (startsExpression === undefined) return undefined;
+  return startsExpression ? regularExpressionEnd(text, at) : CODE;
+}
+
+/** Whether a slash in JavaScript opens a regular expression, by what comes before it; undefined when that does not tell. */
+function slashStartsExpression(text: string, at: number): boolean | undefined {
+  let before = at - 1;
+  while (before >= 0 && /\s/.test(text[before])) before -= 1;
+  if (before < 0) return true;
+  const char = text[before];
+  // `}` ends a block or an object, `/` a comment or another expression, `++`/`--` an operand: each reads both ways.
+  if (char === '}' || char === '/' || ((char === '+' || char === '-') && text[before - 1] === char)) return undefined;
+  if (char === ')' || char === ']' || char === '"' || char === "'" || char === '`') return false;
+  if (WORD.test(char)) {
+    let start = before;
+    while (start > 0 && WORD.test(text[start - 1])) start -= 1;
+    const word = text.slice(start, before + 1);
+    // A property named like a keyword (`x.return / 2`) is an operand.
+    return text[start - 1] !== '.' && BEFORE_EXPRESSION.has(word);
+  }
+  return true;
+}
+
+function regularExpressionEnd(text: string, at: number): RegionEnd {
+  let inClass = false;
+  for (let index = at + 1; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '\n' || char === '\r') return undefined;
+    if (char === '\\') index += 1;
+    else if (char === '[') inClass = true;
+    else if (char === ']') inClass = false;
+    else if (char === '/' && !inClass) return index + 1;
+  }
+  return undefined;
+}
+
+function quotedStringEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
+  const quote = text[at];
+  const before = text[at - 1] ?? '';
+  const tripled = quote === '"' && text.startsWith('"""', at);
+  if (lexicon === 'csharp' && (before === '@' || before === '$' || tripled)) return undefined; // verbatim, interpolated, raw
+  if (lexicon === 'java' && tripled) return undefined; // a text block
+  // A prefixed string (C++ `R"(…)"`, `u8"…"`, Rust `r#"…"#`) may be raw: left to the parser. Rust's `b"…"` is plain.
+  if (WORD.test(before) && !(lexicon === 'rust' && before === 'b' && !WORD.test(text[at - 2] ?? ''))) return undefined;
+  if (lexicon === 'rust' && before === '#') return undefined;
+  // Rust's strings may span lines; the others' may not.
+  return quotedEnd(text, at, quote, lexicon !== 'rust');
+}
+
+/** A character literal; in Rust a quote may also start a lifetime or a label, which is code. */
+function characterEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
+  if (lexicon === 'rust') {
+    if (text[at + 1] === '\\') return closingWithin(text, at + 3, "'", 12);
+    const width = (text.codePointAt(at + 1) ?? 0) > 0xffff ? 2 : 1;
+    if (text[at + 1 + width] === "'" && text[at + 1] !== '\n') return at + 2 + width;
+    return IDENTIFIER_START.test(text[at + 1] ?? '') ? CODE : undefined;
+  }
+  // C++'s digit separators (`1'000`) and prefixed characters (`L'x'`) are not plain literals.
+  if (lexicon === 'c' && WORD.test(text[at - 1] ?? '')) return undefined;
+  return quotedEnd(text, at, "'", true);
+}
+
+function pythonStringEnd(text: string, at: number): RegionEnd {
+  const quote = text[at];
+  let prefixStart = at;
+  while (prefixStart > 0 && /[A-Za-z]/.test(text[prefixStart - 1])) prefixStart -= 1;
+  const prefix = text.slice(prefixStart, at);
+  if (prefix !== '' && (!PYTHON_PREFIX.test(prefix) || WORD.test(text[prefixStart - 1] ?? ''))) return undefined;
+  const tripled = text.startsWith(quote.repeat(3), at);
+  const end = tripled ? endAfter(text, at + 3, quote.repeat(3), true) : quotedEnd(text, at, quote, true);
+  // An f-string's braces hold code.
+  if (end !== undefined && /[fF]/.test(prefix) && text.slice(at, end).includes('{')) return undefined;
+  return end;
+}
+
+/** After the quote that closes a string opened at `at`, backslash escapes skipped; undefined when a line ends first (if `oneLine`) or the text does. */
+function quotedEnd(text: string, at: number, quote: string, oneLine: boolean): RegionEnd {
+  for (let index = at + 1; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '\\') index += 1;
+    else if (char === quote) return index + 1;
+    else if (oneLine && (char === '\n' || char === '\r')) return undefined;
+  }
+  return undefined;
+}
+
+function closingWithin(text: string, from: number, quote: string, limit: number): RegionEnd {
+  const end = text.indexOf(quote, from);
+  return end === -1 || end - from > limit || text.slice(from, end).includes('\n') ? undefined : end + 1;
+}
+
+function closingAt(text: string, from: number, quote: string): RegionEnd {
+  const end = text.indexOf(quote, from);
+  return end === -1 ? undefined : end + 1;
+}
+
+/** After the first `close` from `from`; with `escapes`, a backslash hides the character after it. */
+function endAfter(text: string, from: number, close: string, escapes = false): RegionEnd {
+  if (!escapes) {
+    const end = text.indexOf(close, from);
+    return end === -1 ? undefined : end + close.length;
+  }
+  for (let index = from; index < text.length; index += 1) {
+    if (text[index] === '\\') index += 1;
+    else if (text.startsWith(close, index)) return index + close.length;
+  }
+  return undefined;
+}
+
+/** Rust's block comments nest. */
+function nestedCommentEnd(text: string, at: number): RegionEnd {
+  let depth = 0;
+  for (let index = at; index < text.length - 1; index += 1) {
+    if (text[index] === '/' && text[index + 1] === '*') {
+      depth += 1;
+      index += 1;
+    } else if (text[index] === '*' && text[index + 1] === '/') {
+      depth -= 1;
+      index += 1;
+      if (depth === 0) return index + 1;
+    }
+  }
+  return undefined;
+}
+
+function lineEnd(text: string, at: number): number {
+  const end = text.indexOf('\n', at);
+  return end === -1 ? text.length : end;
+}

@@ -1,0 +1,123 @@
+import * as assert from 'node:assert/strict';
+import { Lexicon, offsetsInCode } from '../../../server/src/symbols/codeWords';
+
+/**
+ * The scan that lets the reference search skip a parse must place a word in
+ * code or out of it as the parser would, and must say it cannot tell rather
+ * than guess wherever the language has a form it does not model.
+ */
+describe('telling code from comments and strings without a parse', () => {
+  /** The lines (1-based) of the whole-word matches of `word` that the scan puts in code; undefined when it cannot tell. */
+  function linesInCode(text: string, word: string, lexicon: Lexicon): number[] | undefined {
+    const offsets = [...text.matchAll(new RegExp(`(?<![\\p{L}\\p{N}_$])${word}(?![\\p{L}\\p{N}_$])`, 'gu'))].map((match) => match.index);
+    const inCode = offsetsInCode(text, offsets, lexicon);
+    return inCode?.map((offset) => text.slice(0, offset).split('\n').length);
+  }
+
+  const lines = (...source: string[]): string => `${source.join('\n')}\n`;
+
+  it('leaves out line and block comments and both kinds of quoted strings in JavaScript', () => {
+    const text = lines(
+      '// options come first',
+      'const a = options; /* options */ const b = "options";',
+      "const c = 'options' + options;",
+      '/* options',
+      '   options */ use(options);',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [2, 3, 5]);
+  });
+
+  it('does not end a string at an escaped quote', () => {
+    assert.deepEqual(linesInCode(lines('const a = "say \\" options"; f(options);'), 'options', 'javascript'), [1]);
+    assert.deepEqual(linesInCode(lines("const a = 'it\\'s options'; f(options);"), 'options', 'javascript'), [1]);
+  });
+
+  it('puts the expressions of a template literal in code, however deeply nested, and its text out of it', () => {
+    const text = lines(
+      'const a = `options ${options} and ${ { x: options }.x } end`;',
+      'const b = `outer ${`inner ${options} options`} options`;',
+      'const c = `multi',
+      'line options`;',
+      'f(options);',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2, 5]);
+  });
+
+  it('reads a slash after an operand as a division and elsewhere as a regular expression', () => {
+    const text = lines(
+      'const half = options / 2 / options;',
+      "const re = /options[/']/g.test(options);",
+      'return /options/.exec(x);',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2]);
+  });
+
+  it('cannot tell a slash after a closing brace or an increment, and says so', () => {
+    assert.equal(linesInCode(lines('if (x) {} /options/.test(options);'), 'options', 'javascript'), undefined);
+    assert.equal(linesInCode(lines('i++ / options;'), 'options', 'javascript'), undefined);
+  });
+
+  it('leaves JSX to the parser, whose text is neither code nor a string', () => {
+    assert.equal(linesInCode(lines("const el = <p>Don't {options} won't</p>;"), 'options', 'javascript'), undefined);
+    assert.equal(linesInCode(lines('const el = <Input value={options} />;'), 'options', 'javascript'), undefined);
+  });
+
+  it('says it cannot tell when a string, a comment or a template is never closed', () => {
+    assert.equal(linesInCode(lines('const a = "options;', 'f(options);'), 'options', 'javascript'), undefined);
+    assert.equal(linesInCode(lines('f(options); /* options'), 'options', 'javascript'), undefined);
+    assert.equal(linesInCode(lines('const a = `${options}', 'options();'), 'options', 'javascript'), undefined);
+  });
+
+  it('reads a hashbang line as a comment', () => {
+    assert.deepEqual(linesInCode(lines('#!/usr/bin/env options', 'run(options);'), 'options', 'javascript'), [2]);
+  });
+
+  it('reads Python comments, prefixed strings and triple-quoted strings, and leaves f-strings with braces to the parser', () => {
+    const text = lines(
+      '# options',
+      'x = options  # options',
+      'y = r"options\\" still" + b\'options\' + options',
+      '"""options',
+      'options"""',
+      "z = f'plain options'",
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'python'), [2, 3]);
+    assert.equal(linesInCode(lines('print(f"{options}")', 'options()'), 'options', 'python'), undefined);
+    assert.equal(linesInCode(lines('x = q"options"', 'options()'), 'options', 'python'), undefined, 'no such prefix');
+  });
+
+  it('reads Rust lifetimes as code and its characters as literals, nests its block comments, and leaves raw strings to the parser', () => {
+    const text = lines(
+      "fn pick<'options>(c: char) -> bool { c == 'o' || c == '\\'' || c == '\\u{6F}' }",
+      '/* outer /* options */ options */ let options = b"options";',
+      'let s = "multi',
+      'line options";',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'rust'), [1, 2]);
+    assert.equal(linesInCode(lines('let s = r#"options"#; options();'), 'options', 'rust'), undefined);
+    assert.equal(linesInCode(lines('let s = r"options"; options();'), 'options', 'rust'), undefined);
+  });
+
+  it('reads Go runes and raw strings', () => {
+    const text = lines('s := `options', 'options` + string(\'"\') + options // options');
+    assert.deepEqual(linesInCode(text, 'options', 'go'), [2]);
+  });
+
+  it('leaves C++ raw strings, prefixed literals and digit separators, and line comments continued by a backslash, to the parser', () => {
+    assert.deepEqual(linesInCode(lines("char q = '\"'; int options = 1; // options"), 'options', 'c'), [1]);
+    assert.equal(linesInCode(lines('auto s = R"(options)"; options();'), 'options', 'c'), undefined);
+    assert.equal(linesInCode(lines("int n = 1'000; options();"), 'options', 'c'), undefined);
+    assert.equal(linesInCode(lines('// note \\', 'options();'), 'options', 'c'), undefined);
+  });
+
+  it('leaves C# verbatim, interpolated and raw strings, and Java text blocks, to the parser', () => {
+    assert.deepEqual(linesInCode(lines("var c = '\"'; var options = \"options\";"), 'options', 'csharp'), [1]);
+    assert.equal(linesInCode(lines('var s = @"options"; options();'), 'options', 'csharp'), undefined);
+    assert.equal(linesInCode(lines('var s = $"{options}"; options();'), 'options', 'csharp'), undefined);
+    assert.equal(linesInCode(lines('String s = """', 'options""";', 'options();'), 'options', 'java'), undefined);
+  });
+
+  it('reads no further than the last match, so what comes after cannot make it give up', () => {
+    assert.deepEqual(linesInCode(lines('f(options); // options', 'const s = "never closed'), 'options', 'javascript'), [1]);
+  });
+});
