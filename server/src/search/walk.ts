@@ -711,6 +711,25 @@ export function sortInWalkOrder(paths: string[]): string[] {
 }
 
 /**
+ * `ordered` (in walk order) with `added` merged in, in one pass over both.
+ * `added` is sorted first only when it is not in walk order already, as a
+ * walk's own results are.
+ */
+export function mergeInWalkOrder(ordered: readonly string[], added: string[]): string[] {
+  let addedKeys = added.map(walkOrderKey);
+  if (addedKeys.some((key, i) => i > 0 && addedKeys[i - 1] > key)) addedKeys = sortInWalkOrder(added).map(walkOrderKey);
+  const merged: string[] = [];
+  let next = 0;
+  for (const relativePath of ordered) {
+    const key = walkOrderKey(relativePath);
+    while (next < added.length && addedKeys[next] < key) merged.push(added[next++]);
+    merged.push(relativePath);
+  }
+  while (next < added.length) merged.push(added[next++]);
+  return merged;
+}
+
+/**
  * What the walk would do with one file path, decided alone: the entry it
  * would visit, or undefined when it would leave the path out (an ancestor
  * skipped, ignored or denied; the file ignored, gone, not a file, or a link

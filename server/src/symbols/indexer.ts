@@ -762,8 +762,6 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
   const wordPattern = new RegExp(`(?<!${WORD_CHARACTER})${escapeRegExp(job.symbol)}(?!${WORD_CHARACTER})`, 'gu');
   // The index is a snapshot: a file may have become a link out of the folder since, so each is resolved again before it is read.
   for (const [position, relativePath] of job.files.entries()) {
-    const spec = languageOf(relativePath);
-    if (spec === undefined) continue;
     if (control.shouldStop() || performance.now() > deadline) {
       result.complete = false;
       break;
@@ -779,6 +777,9 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
       result.total += indexedUses?.uses ?? 0;
       continue;
     }
+    // Asked only of a file to read: a counted file is a source file of the index's, and asking each of thousands cost more than counting them.
+    const spec = languageOf(relativePath);
+    if (spec === undefined) continue;
     // The candidates come from the index, which never holds a denied file: checked again all the same, by name, before anything is opened.
     if (boundary.denialOf(relativePath)) {
       result.leftOut += 1;

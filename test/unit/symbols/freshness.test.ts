@@ -210,8 +210,11 @@ describe('symbol index freshness and reference candidates', function () {
     const recheck: RecheckJobResult = { kind: 'recheck', updated: [], removed: ['a/b.ts', 'not-indexed.ts'], walkNeeded: false };
     index.applyRecheck(recheck);
     assert.deepEqual(index.filesInWalkOrder(), walkOrder());
-    // In bulk: past the number placed one by one.
+    // In bulk: past the number placed one by one, out of walk order, then in it (as a walk brings them), with one path both removed and brought back.
     index.apply(result(paths(300, 'more').map((relativePath) => fileIndex(relativePath, 'common\t1')), many.slice(0, 100)));
+    assert.deepEqual(index.filesInWalkOrder(), walkOrder());
+    const inWalkOrder = sortInWalkOrder([...paths(300, 'm'), 'lib/f150.ts']);
+    index.apply(result(inWalkOrder.map((relativePath) => fileIndex(relativePath, 'common\t1')), ['lib/f150.ts', 'more/f1.ts']));
     assert.deepEqual(index.filesInWalkOrder(), walkOrder());
     assert.deepEqual(index.referenceCandidates('common'), users('common'));
     assert.deepEqual(index.referenceCandidates('rare'), ['a.b.ts', 'lib/deep/x.ts']);
