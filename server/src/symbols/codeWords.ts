@@ -81,7 +81,7 @@ export function offsetsInCode(text: string, offsets: readonly number[], lexicon:
     }
     if (char === '`' || char === '}') {
       if (lexicon === 'go') {
-        const end = closingAt(text, position, '`');
+        const end = endAfter(text, position, '`');
         if (end === undefined) return undefined;
         settle(end, false);
         position = end;
@@ -212,38 +212,33 @@ function pythonStringEnd(text: string, at: number): RegionEnd {
   return end;
 }
 
-/** After the quote that closes a string opened at `at`, backslash escapes skipped; undefined when a line ends first (if `oneLine`) or the text does. */
-function quotedEnd(text: string, at: number, quote: string, oneLine: boolean): RegionEnd {
-  for (let index = at + 1; index < text.length; index += 1) {
-    const char = text[index];
-    if (char === '\\') index += 1;
-    else if (char === quote) return index + 1;
-    else if (oneLine && (char === '\n' || char === '\r')) return undefined;
-  }
-  return undefined;
-}
-
 function closingWithin(text: string, from: number, quote: string, limit: number): RegionEnd {
   const end = text.indexOf(quote, from);
   return end === -1 || end - from > limit || text.slice(from, end).includes('\n') ? undefined : end + 1;
 }
 
-function closingAt(text: string, from: number, quote: string): RegionEnd {
-  const end = text.indexOf(quote, from);
-  return end === -1 ? undefined : end + 1;
-}
-
-/** After the first `close` from `from`; with `escapes`, a backslash hides the character after it. */
-function endAfter(text: string, from: number, close: string, escapes = false): RegionEnd {
-  if (!escapes) {
+/**
+ * After the first `close` from `from`; undefined when the text ends first.
+ * With `escapes`, a backslash hides the character after it; with `oneLine`,
+ * a line that ends first gives undefined too.
+ */
+function endAfter(text: string, from: number, close: string, escapes = false, oneLine = false): RegionEnd {
+  if (!escapes && !oneLine) {
     const end = text.indexOf(close, from);
     return end === -1 ? undefined : end + close.length;
   }
   for (let index = from; index < text.length; index += 1) {
-    if (text[index] === '\\') index += 1;
+    const char = text[index];
+    if (escapes && char === '\\') index += 1;
     else if (text.startsWith(close, index)) return index + close.length;
+    else if (oneLine && (char === '\n' || char === '\r')) return undefined;
   }
   return undefined;
+}
+
+/** After the quote that closes a string opened at `at`, backslash escapes skipped. */
+function quotedEnd(text: string, at: number, quote: string, oneLine: boolean): RegionEnd {
+  return endAfter(text, at + 1, quote, true, oneLine);
 }
 
 /** Rust's block comments nest. */
