@@ -64,6 +64,8 @@ describe('telling code from comments and strings without a parse', () => {
 
   it('says it cannot tell when a string, a comment or a template is never closed', () => {
     assert.equal(linesInCode(lines('const a = "options;', 'f(options);'), 'options', 'javascript'), undefined);
+    // A quote further down does not close it: a plain string ends with its line.
+    assert.equal(linesInCode(lines('const a = "options;', 'f(options); // "'), 'options', 'javascript'), undefined);
     assert.equal(linesInCode(lines('f(options); /* options'), 'options', 'javascript'), undefined);
     assert.equal(linesInCode(lines('const a = `${options}', 'options();'), 'options', 'javascript'), undefined);
   });
