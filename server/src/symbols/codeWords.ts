@@ -5,10 +5,10 @@
  * The reference search uses it to skip parsing a file the index counted
  * (indexer.ts runReferences): when the matches in code are exactly as many as
  * the identifiers the index's parse counted, they are those identifiers. The
- * scan answers only where it is sure: anything it does not model (an
- * f-string's braces, raw and verbatim strings, JSX, an unterminated string or
- * comment, a slash it cannot tell as a regular expression or a division)
- * gives undefined, and the file is parsed as before. It reads each character
+ * scan answers only where it is sure: anything it does not model (a string
+ * nested in an f-string's field in its own quotes, raw and verbatim strings,
+ * JSX, an unterminated string or comment, a slash it cannot tell as a regular
+ * expression or a division) gives undefined, and the file is parsed as before. It reads each character
  * a bounded number of times, so a hostile file costs no more than its length.
  */
 
@@ -56,6 +56,8 @@ export function offsetsInCode(text: string, offsets: readonly number[], lexicon:
   };
   /** For each template expression open (`${`), the braces opened inside it since. */
   const templateBraces: number[] = [];
+  /** The spans of code inside the last string read (an f-string's fields), as start and end pairs. */
+  const codeWithin: number[] = [];
   // A hashbang line is a comment to the parser, and its slashes would read as regular expressions here.
   let position = lexicon === 'javascript' && text.startsWith('#!') ? lineEnd(text, 0) : 0;
   settle(position, false);
@@ -64,7 +66,7 @@ export function offsetsInCode(text: string, offsets: readonly number[], lexicon:
     opener.lastIndex = position;
     const found = opener.exec(text);
     const at = found ? found.index : text.length;
-    settle(at, true);
+    settle(found ? stringStart(text, at, lexicon) : at, true);
     if (!found) break;
     const char = text[at];
     position = at + 1;
@@ -94,9 +96,14 @@ export function offsetsInCode(text: string, offsets: readonly number[], lexicon:
       position = rest.end;
       continue;
     }
-    const end = regionEnd(text, at, lexicon);
+    codeWithin.length = 0;
+    const end = regionEnd(text, at, lexicon, codeWithin);
     if (end === undefined) return undefined;
     if (end === CODE) continue;
+    for (let span = 0; span < codeWithin.length; span += 2) {
+      settle(codeWithin[span], false);
+      settle(codeWithin[span + 1], true);
+    }
     settle(end, false);
     position = end;
   }
@@ -117,11 +124,11 @@ function templateRest(text: string, from: number): { end: number; opensExpressio
   return undefined;
 }
 
-function regionEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
+function regionEnd(text: string, at: number, lexicon: Lexicon, codeWithin: number[]): RegionEnd {
   const char = text[at];
   if (char === '#') return lineEnd(text, at);
   if (char === '/') return slashEnd(text, at, lexicon);
-  if (lexicon === 'python') return pythonStringEnd(text, at);
+  if (lexicon === 'python') return pythonStringEnd(text, at, codeWithin);
   if (char === "'" && lexicon !== 'javascript') return characterEnd(text, at, lexicon);
   return quotedStringEnd(text, at, lexicon);
 }
@@ -199,17 +206,126 @@ function characterEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
   return quotedEnd(text, at, "'", true);
 }
 
-function pythonStringEnd(text: string, at: number): RegionEnd {
+/**
+ * Where the string or comment whose mark is at `at` starts. A prefix belongs
+ * to its string: counted as code, the `f` of every f-string would outnumber
+ * the identifiers `f` of a file, and the file be parsed for nothing.
+ */
+function stringStart(text: string, at: number, lexicon: Lexicon): number {
+  const char = text[at];
+  if (lexicon === 'python' && (char === '"' || char === "'")) return pythonPrefixStart(text, at);
+  if (lexicon === 'rust' && text[at - 1] === 'b' && !WORD.test(text[at - 2] ?? '')) return at - 1;
+  return at;
+}
+
+/** The start of the letters before a quote; whether they are a prefix is pythonStringEnd's to say. */
+function pythonPrefixStart(text: string, at: number): number {
+  let start = at;
+  while (start > 0 && /[A-Za-z]/.test(text[start - 1])) start -= 1;
+  return start;
+}
+
+function pythonStringEnd(text: string, at: number, codeWithin: number[]): RegionEnd {
   const quote = text[at];
-  let prefixStart = at;
-  while (prefixStart > 0 && /[A-Za-z]/.test(text[prefixStart - 1])) prefixStart -= 1;
+  const prefixStart = pythonPrefixStart(text, at);
   const prefix = text.slice(prefixStart, at);
   if (prefix !== '' && (!PYTHON_PREFIX.test(prefix) || WORD.test(text[prefixStart - 1] ?? ''))) return undefined;
-  const tripled = text.startsWith(quote.repeat(3), at);
-  const end = tripled ? endAfter(text, at + 3, quote.repeat(3), true) : quotedEnd(text, at, quote, true);
-  // An f-string's braces hold code.
-  if (end !== undefined && /[fF]/.test(prefix) && text.slice(at, end).includes('{')) return undefined;
-  return end;
+  const delimiter = text.startsWith(quote.repeat(3), at) ? quote.repeat(3) : quote;
+  if (/[fF]/.test(prefix)) return fStringEnd(text, at + delimiter.length, delimiter, codeWithin);
+  return delimiter.length === 3 ? endAfter(text, at + 3, delimiter, true) : quotedEnd(text, at, quote, true);
+}
+
+/**
+ * The end of an f-string whose text starts at `from`, each replacement
+ * field's expression pushed to `codeWithin` as code; its format
+ * specification and conversion (`!r`) are not. Undefined for the forms the
+ * scan leaves to the parser: a string in a field in the f-string's own
+ * quotes or another f-string (Python 3.12 allows both), a backslash or a
+ * comment in a field, a `\N{…}` or `\{`, a lone `}`.
+ */
+function fStringEnd(text: string, from: number, delimiter: string, codeWithin: number[]): RegionEnd {
+  for (let index = from; index < text.length; ) {
+    const char = text[index];
+    if (text.startsWith(delimiter, index)) return index + delimiter.length;
+    if (char === '\\') {
+      if (text[index + 1] === '{' || text[index + 1] === 'N') return undefined;
+      index += 2;
+    } else if ((char === '{' || char === '}') && text[index + 1] === char) {
+      index += 2;
+    } else if (char === '{') {
+      const end = fieldEnd(text, index + 1, delimiter, codeWithin, 0);
+      if (end === undefined) return undefined;
+      index = end;
+    } else if (char === '}' || (delimiter.length === 1 && (char === '\n' || char === '\r'))) {
+      return undefined;
+    } else {
+      index += 1;
+    }
+  }
+  return undefined;
+}
+
+/** Python nests format specifications two deep; a deeper one is left to the parser, so a hostile file cannot recurse the scan off its stack. */
+const MOST_NESTED_FIELDS = 2;
+
+/** After the `}` that closes a replacement field whose expression starts at `from`. */
+function fieldEnd(text: string, from: number, delimiter: string, codeWithin: number[], nesting: number): RegionEnd {
+  if (nesting >= MOST_NESTED_FIELDS) return undefined;
+  let brackets = 0;
+  let codeFrom = from;
+  const endCode = (at: number): void => {
+    if (at > codeFrom) codeWithin.push(codeFrom, at);
+  };
+  for (let index = from; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '\\' || char === '#' || (delimiter.length === 1 && (char === '\n' || char === '\r'))) return undefined;
+    if (char === '"' || char === "'") {
+      if (delimiter.includes(char) || WORD.test(text[index - 1] ?? '') || text.startsWith(char.repeat(3), index)) return undefined;
+      const end = quotedEnd(text, index, char, true);
+      if (end === undefined) return undefined;
+      endCode(index);
+      codeFrom = end;
+      index = end - 1;
+    } else if (char === '(' || char === '[' || char === '{') {
+      brackets += 1;
+    } else if (char === ')' || char === ']') {
+      brackets -= 1;
+      if (brackets < 0) return undefined;
+    } else if (char === '}' && brackets > 0) {
+      brackets -= 1;
+    } else if (brackets === 0 && (char === '}' || char === ':' || (char === '!' && text[index + 1] !== '='))) {
+      endCode(index);
+      if (char === '}') return index + 1;
+      let specFrom = index + 1;
+      if (char === '!') {
+        const conversion = /[rsa]\s*[:}]/y;
+        conversion.lastIndex = index + 1;
+        if (!conversion.test(text)) return undefined;
+        if (text[conversion.lastIndex - 1] === '}') return conversion.lastIndex;
+        specFrom = conversion.lastIndex;
+      }
+      return formatSpecificationEnd(text, specFrom, delimiter, codeWithin, nesting);
+    }
+  }
+  return undefined;
+}
+
+/** After the `}` that closes a field whose format specification starts at `from`; a field nested in it is code. */
+function formatSpecificationEnd(text: string, from: number, delimiter: string, codeWithin: number[], nesting: number): RegionEnd {
+  for (let index = from; index < text.length; ) {
+    const char = text[index];
+    if (char === '}') return index + 1;
+    // The parser reads a specification to the end of its line at most.
+    if (char === '\\' || char === '\n' || char === '\r' || text.startsWith(delimiter, index)) return undefined;
+    if (char === '{') {
+      const end = fieldEnd(text, index + 1, delimiter, codeWithin, nesting + 1);
+      if (end === undefined) return undefined;
+      index = end;
+    } else {
+      index += 1;
+    }
+  }
+  return undefined;
 }
 
 function closingWithin(text: string, from: number, quote: string, limit: number): RegionEnd {

@@ -74,7 +74,7 @@ describe('telling code from comments and strings without a parse', () => {
     assert.deepEqual(linesInCode(lines('#!/usr/bin/env options', 'run(options);'), 'options', 'javascript'), [2]);
   });
 
-  it('reads Python comments, prefixed strings and triple-quoted strings, and leaves f-strings with braces to the parser', () => {
+  it('reads Python comments, prefixed strings and triple-quoted strings', () => {
     const text = lines(
       '# options',
       'x = options  # options',
@@ -84,8 +84,45 @@ describe('telling code from comments and strings without a parse', () => {
       "z = f'plain options'",
     );
     assert.deepEqual(linesInCode(text, 'options', 'python'), [2, 3]);
-    assert.equal(linesInCode(lines('print(f"{options}")', 'options()'), 'options', 'python'), undefined);
     assert.equal(linesInCode(lines('x = q"options"', 'options()'), 'options', 'python'), undefined, 'no such prefix');
+  });
+
+  it("puts an f-string's fields in code, and its text, doubled braces, conversions and format specifications out of it", () => {
+    const text = lines(
+      'a = f"options {options} {{options}} {options!r} {x:options}"',
+      "b = f'{d[\"options\"]} {x:>{options}} {x=}'",
+      'c = F"""options {',
+      '  options',
+      '} options"""',
+      'd = rf"\\d {options!s:>10} options"',
+      'e = f"{ {1: options}[1] } {x!r:{options}}"',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'python'), [1, 1, 2, 4, 6, 7, 7]);
+  });
+
+  it("counts a string's prefix and an f-string's conversion as the string's, not as identifiers named like them", () => {
+    const text = lines('f = f"{f!r}" + rb"f" + f', 'r = r"{r}"');
+    assert.deepEqual(linesInCode(text, 'f', 'python'), [1, 1, 1]);
+    assert.deepEqual(linesInCode(text, 'r', 'python'), [2]);
+    assert.deepEqual(linesInCode(lines('let b = b"b" + b;'), 'b', 'rust'), [1, 1]);
+  });
+
+  it('leaves to the parser the f-strings Python 3.12 reads differently, and the ones that break the rules', () => {
+    const unsure = [
+      'f"{d["options"]}"', // the f-string's own quote in a field
+      'f"{f\'{options}\'}"', // an f-string in a field
+      'f"{options # no\n}"', // a comment in a field
+      'f"\\N{BULLET} options"', // a named character, not a field
+      'f"options}"', // a lone closing brace
+      'f"{options:{x:{y}}}"', // nested deeper than the scan follows
+      'f"{options',
+    ];
+    for (const source of unsure) assert.equal(linesInCode(lines(`x = ${source}`, 'options()'), 'options', 'python'), undefined, source);
+  });
+
+  it('gives up on a hostile depth of nested f-string fields rather than recursing off its stack', () => {
+    const deep = `x = f"${'{x:'.repeat(100_000)}"\noptions()\n`;
+    assert.equal(linesInCode(deep, 'options', 'python'), undefined);
   });
 
   it('reads Rust lifetimes as code and its characters as literals, nests its block comments, and leaves raw strings to the parser', () => {

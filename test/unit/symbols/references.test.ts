@@ -26,7 +26,14 @@ const MIXED_LANGUAGES: Record<string, string> = {
     '',
   ].join('\n'),
   'mixed/b.js': ['#!/usr/bin/env target', 'function f() { return /target/.exec(target); } /* target */', ''].join('\n'),
-  'mixed/c.py': ['# target', 'target = rb"target\\" target"', '"""target', 'target"""', "print(f'target', target)", ''].join('\n'),
+  'mixed/c.py': [
+    '# target',
+    'target = rb"target\\" target"',
+    '"""target',
+    'target"""',
+    "print(f'target', target, f'{target!r:>{target}} {{target}} {d[\"target\"]}')",
+    '',
+  ].join('\n'),
   'mixed/d.rs': [
     "fn pick<'a>(c: char) -> bool { c == '\\'' || c == 't' } // target",
     '/* outer /* target */ target */ fn target() -> &\'static [u8] { b"target" }',
