@@ -12,12 +12,17 @@
  * a bounded number of times, so a hostile file costs no more than its length.
  */
 
-/** A family of languages that share their comment and string rules. */
-export type Lexicon = 'javascript' | 'python' | 'go' | 'rust' | 'java' | 'c' | 'csharp';
+/**
+ * A family of languages that share their comment and string rules.
+ * 'typescript' is JavaScript's rules for a file that cannot hold JSX (`.ts`;
+ * `.tsx` and `.js` files may, and are 'javascript').
+ */
+export type Lexicon = 'javascript' | 'typescript' | 'python' | 'go' | 'rust' | 'java' | 'c' | 'csharp';
 
 /** Where a comment or string may start; everything between is code. */
 const OPENERS: Readonly<Record<Lexicon, RegExp>> = {
   javascript: /[/"'`]/g,
+  typescript: /[/"'`]/g,
   python: /[#"']/g,
   go: /[/"'`]/g,
   rust: /[/"']/g,
@@ -46,6 +51,8 @@ const JAVASCRIPT_IN_TEMPLATE = /[/"'`{}]/g;
 export function offsetsInCode(text: string, offsets: readonly number[], lexicon: Lexicon): number[] | undefined {
   // JSX text is neither a comment nor a string, and its apostrophes open nothing: left to the parser.
   if (lexicon === 'javascript' && (text.includes('</') || text.includes('/>'))) return undefined;
+  // In a .ts file the same marks stand only in strings and comments (an Angular template, a doc comment's markup).
+  if (lexicon === 'typescript') lexicon = 'javascript';
   const inCode: number[] = [];
   let next = 0;
   const settle = (end: number, code: boolean): void => {

@@ -384,9 +384,9 @@ const RUBY: LanguageSpec = {
 
 // ------------------------------------------------------------- by extension
 
-const TYPESCRIPT: LanguageSpec = { grammar: 'tree-sitter-typescript.wasm', definitions: JS_DEFINITIONS, identifiers: JS_IDENTIFIERS, lexicon: 'javascript' };
-const TSX: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-tsx.wasm' };
-const JAVASCRIPT: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-javascript.wasm' };
+const TYPESCRIPT: LanguageSpec = { grammar: 'tree-sitter-typescript.wasm', definitions: JS_DEFINITIONS, identifiers: JS_IDENTIFIERS, lexicon: 'typescript' };
+const TSX: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-tsx.wasm', lexicon: 'javascript' };
+const JAVASCRIPT: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-javascript.wasm', lexicon: 'javascript' };
 
 const BY_EXTENSION: Readonly<Record<string, LanguageSpec>> = {
   '.ts': TYPESCRIPT,

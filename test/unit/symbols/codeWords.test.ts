@@ -62,6 +62,15 @@ describe('telling code from comments and strings without a parse', () => {
     assert.equal(linesInCode(lines('const el = <Input value={options} />;'), 'options', 'javascript'), undefined);
   });
 
+  it('reads the marks of markup in the strings and comments of a TypeScript file, which cannot hold JSX', () => {
+    const text = lines(
+      "const template = '<p>options</p>'; /** <br/> options */",
+      'const html = `<input value="${options}" />`; f(options);',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'typescript'), [2, 2]);
+    assert.equal(linesInCode(text, 'options', 'javascript'), undefined, 'a .js or .tsx file may hold JSX');
+  });
+
   it('says it cannot tell when a string, a comment or a template is never closed', () => {
     assert.equal(linesInCode(lines('const a = "options;', 'f(options);'), 'options', 'javascript'), undefined);
     // A quote further down does not close it: a plain string ends with its line.

@@ -19,7 +19,7 @@ import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixt
 /** The name `target` in the code, comments and strings of each language the scan reads; two files hold a form it leaves to the parser. */
 const MIXED_LANGUAGES: Record<string, string> = {
   'mixed/a.ts': [
-    '// target, in a comment',
+    '// target, in a comment, with <b>markup</b>',
     'const target = 1;',
     'const label = `target ${target + `${ { target }.target }`} target`;',
     "const found = /target['/]/.test('target') && target / 2 > 0;",
