@@ -1,15 +1,17 @@
 /**
- * Which whole-word matches of a file stand in its code, outside comments and
- * strings, told by a scan of its quotes and comment marks rather than a parse.
+ * Which whole-word matches of a file stand in its code, outside comments,
+ * strings and the text of JSX markup, told by a scan of its quotes, comment
+ * marks and tags rather than a parse.
  *
  * The reference search uses it to skip parsing a file the index counted
  * (indexer.ts runReferences): when the matches in code are exactly as many as
  * the identifiers the index's parse counted, they are those identifiers. The
  * scan answers only where it is sure: anything it does not model (a string
  * nested in an f-string's field in its own quotes, raw and verbatim strings,
- * JSX, an unterminated string or comment, a slash it cannot tell as a regular
- * expression or a division) gives undefined, and the file is parsed as before. It reads each character
- * a bounded number of times, so a hostile file costs no more than its length.
+ * JSX type arguments, an unterminated string, comment or element, a slash or
+ * a `<` it cannot tell the meaning of) gives undefined, and the file is parsed
+ * as before. It reads each character a bounded number of times, and nests
+ * no deeper than a bound, so a hostile file costs no more than its length.
  */
 
 /**
@@ -43,78 +45,273 @@ const CODE = -1;
 
 /** Inside a template literal's `${…}`, braces count too: the one that closes it resumes the template. */
 const JAVASCRIPT_IN_TEMPLATE = /[/"'`{}]/g;
+/** In a file that may hold JSX, every brace counts (an expression in markup ends at its `}`), and a `<` may open an element. */
+const JAVASCRIPT_WITH_JSX = /[/"'`{}<]/g;
+
+/** The scan reached the last offset: nothing after it can change the answer. */
+const SETTLED = -2;
+/** Where a scan of a part of the file ends; SETTLED; or undefined when unsure. */
+type Scanned = number | typeof SETTLED | undefined;
+
+/** JSX elements and their expressions nest this deep at most before the scan gives up, so a hostile file cannot recurse it off its stack. */
+const MOST_NESTED_MARKUP = 200;
 
 /**
  * The offsets among `offsets` (sorted starts of whole-word matches) that lie
  * in code, or undefined when the scan cannot tell for this file.
  */
 export function offsetsInCode(text: string, offsets: readonly number[], lexicon: Lexicon): number[] | undefined {
-  // JSX text is neither a comment nor a string, and its apostrophes open nothing: left to the parser.
-  if (lexicon === 'javascript' && (text.includes('</') || text.includes('/>'))) return undefined;
-  // In a .ts file the same marks stand only in strings and comments (an Angular template, a doc comment's markup).
-  if (lexicon === 'typescript') lexicon = 'javascript';
-  const inCode: number[] = [];
-  let next = 0;
-  const settle = (end: number, code: boolean): void => {
-    while (next < offsets.length && offsets[next] < end) {
-      if (code) inCode.push(offsets[next]);
-      next += 1;
-    }
-  };
-  /** For each template expression open (`${`), the braces opened inside it since. */
-  const templateBraces: number[] = [];
-  /** The spans of code inside the last string read (an f-string's fields), as start and end pairs. */
-  const codeWithin: number[] = [];
+  // Every JSX element ends in `</` or `/>`; a file with neither holds none. A .ts file cannot hold JSX at all.
+  const markup = lexicon === 'javascript' && (text.includes('</') || text.includes('/>'));
+  const family = lexicon === 'typescript' ? 'javascript' : lexicon;
+  const scan = new CodeScan(text, offsets, family, markup);
   // A hashbang line is a comment to the parser, and its slashes would read as regular expressions here.
-  let position = lexicon === 'javascript' && text.startsWith('#!') ? lineEnd(text, 0) : 0;
-  settle(position, false);
-  while (next < offsets.length) {
-    const opener = templateBraces.length > 0 ? JAVASCRIPT_IN_TEMPLATE : OPENERS[lexicon];
-    opener.lastIndex = position;
-    const found = opener.exec(text);
-    const at = found ? found.index : text.length;
-    settle(found ? stringStart(text, at, lexicon) : at, true);
-    if (!found) break;
-    const char = text[at];
-    position = at + 1;
-    if (char === '{') {
-      templateBraces[templateBraces.length - 1] += 1;
-      continue;
+  const position = family === 'javascript' && text.startsWith('#!') ? lineEnd(text, 0) : 0;
+  scan.settle(position, false);
+  return scan.code(position, false, 0) === undefined ? undefined : scan.inCode;
+}
+
+class CodeScan {
+  readonly inCode: number[] = [];
+  private next = 0;
+  /** The spans of code inside the last string read (an f-string's fields), as start and end pairs. */
+  private readonly codeWithin: number[] = [];
+
+  constructor(
+    private readonly text: string,
+    private readonly offsets: readonly number[],
+    private readonly lexicon: Lexicon,
+    private readonly markup: boolean,
+  ) {}
+
+  /** Files the offsets before `end` as in code or not. */
+  settle(end: number, code: boolean): void {
+    while (this.next < this.offsets.length && this.offsets[this.next] < end) {
+      if (code) this.inCode.push(this.offsets[this.next]);
+      this.next += 1;
     }
-    if (char === '}') {
-      if (templateBraces[templateBraces.length - 1] > 0) {
-        templateBraces[templateBraces.length - 1] -= 1;
+  }
+
+  private get settled(): boolean {
+    return this.next >= this.offsets.length;
+  }
+
+  /**
+   * Code from `from`: to the end of the text, or with `closesAtBrace` to the
+   * `}` that closes an expression in markup (the position after it).
+   */
+  code(from: number, closesAtBrace: boolean, depth: number): Scanned {
+    const { text, lexicon } = this;
+    /** For each template expression open (`${`), the braces opened inside it since. */
+    const templateBraces: number[] = [];
+    /** Braces opened in this code since `from`, outside template expressions. */
+    let braces = 0;
+    let position = from;
+    while (!this.settled) {
+      const opener = this.markup ? JAVASCRIPT_WITH_JSX : templateBraces.length > 0 ? JAVASCRIPT_IN_TEMPLATE : OPENERS[lexicon];
+      opener.lastIndex = position;
+      const found = opener.exec(text);
+      const at = found ? found.index : text.length;
+      this.settle(found ? stringStart(text, at, lexicon) : at, true);
+      // The text ended inside an expression: unclosed, whatever was read.
+      if (!found) return closesAtBrace || templateBraces.length > 0 ? undefined : SETTLED;
+      const char = text[at];
+      position = at + 1;
+      if (char === '{') {
+        if (templateBraces.length > 0) templateBraces[templateBraces.length - 1] += 1;
+        else braces += 1;
         continue;
       }
-      templateBraces.pop();
-    }
-    if (char === '`' || char === '}') {
-      if (lexicon === 'go') {
-        const end = endAfter(text, position, '`');
-        if (end === undefined) return undefined;
-        settle(end, false);
+      if (char === '}') {
+        if (templateBraces.length === 0) {
+          if (braces > 0) braces -= 1;
+          else if (closesAtBrace) return position;
+          continue;
+        }
+        if (templateBraces[templateBraces.length - 1] > 0) {
+          templateBraces[templateBraces.length - 1] -= 1;
+          continue;
+        }
+        templateBraces.pop();
+      }
+      if (char === '`' || char === '}') {
+        if (lexicon === 'go') {
+          const end = endAfter(text, position, '`');
+          if (end === undefined) return undefined;
+          this.settle(end, false);
+          position = end;
+          continue;
+        }
+        const rest = templateRest(text, position);
+        if (rest === undefined) return undefined;
+        this.settle(rest.end, false);
+        if (rest.opensExpression) templateBraces.push(0);
+        position = rest.end;
+        continue;
+      }
+      if (char === '<') {
+        const opensElement = markupStarts(text, at);
+        if (opensElement === undefined) return undefined;
+        // A generic arrow function in a .tsx file (`<T,>(…) =>`, `<T extends U>(…) =>`): its type parameters are code.
+        TYPE_PARAMETERS.lastIndex = at;
+        if (!opensElement || TYPE_PARAMETERS.test(text)) continue;
+        const end = this.element(at, depth + 1);
+        if (end === undefined || end === SETTLED) return end;
         position = end;
         continue;
       }
-      const rest = templateRest(text, position);
-      if (rest === undefined) return undefined;
-      settle(rest.end, false);
-      if (rest.opensExpression) templateBraces.push(0);
-      position = rest.end;
-      continue;
+      this.codeWithin.length = 0;
+      const end = regionEnd(text, at, lexicon, this.codeWithin);
+      if (end === undefined) return undefined;
+      if (end === CODE) continue;
+      for (let span = 0; span < this.codeWithin.length; span += 2) {
+        this.settle(this.codeWithin[span], false);
+        this.settle(this.codeWithin[span + 1], true);
+      }
+      this.settle(end, false);
+      position = end;
     }
-    codeWithin.length = 0;
-    const end = regionEnd(text, at, lexicon, codeWithin);
-    if (end === undefined) return undefined;
-    if (end === CODE) continue;
-    for (let span = 0; span < codeWithin.length; span += 2) {
-      settle(codeWithin[span], false);
-      settle(codeWithin[span + 1], true);
-    }
-    settle(end, false);
-    position = end;
+    return SETTLED;
   }
-  return inCode;
+
+  /**
+   * A JSX element or fragment whose `<` is at `at`, to the position after
+   * its end. Its tag's and attributes' names are code, as the parser reads
+   * them (a hyphenated name is one name, no word of it an identifier); its
+   * attributes' strings and its text are not; its expressions are code.
+   * Undefined for what the scan does not model: a comment in a tag, type
+   * arguments, an element as an attribute's value, a `>` or `}` in text, a
+   * closing tag that names another element.
+   */
+  private element(at: number, depth: number): Scanned {
+    const { text } = this;
+    if (depth > MOST_NESTED_MARKUP) return undefined;
+    let index = skipSpaces(text, at + 1);
+    let name = '';
+    if (text[index] === '>') {
+      index += 1;
+    } else {
+      const tag = this.markupName(index, true);
+      if (tag === undefined) return undefined;
+      name = text.slice(index, tag);
+      index = tag;
+      while (!this.settled) {
+        index = skipSpaces(text, index);
+        const char = text[index];
+        if (char === '/') return text[index + 1] === '>' ? index + 2 : undefined;
+        if (char === '>') {
+          index += 1;
+          break;
+        }
+        if (char === '{') {
+          const end = this.code(index + 1, true, depth + 1);
+          if (end === undefined || end === SETTLED) return end;
+          index = end;
+          continue;
+        }
+        const attribute = this.markupName(index, false);
+        if (attribute === undefined) return undefined;
+        index = skipSpaces(text, attribute);
+        if (text[index] !== '=') continue;
+        index = skipSpaces(text, index + 1);
+        const quote = text[index];
+        if (quote === '"' || quote === "'") {
+          // JSX strings have no escapes; a backslash reads differently across tools, so it is left to the parser.
+          const close = text.indexOf(quote, index + 1);
+          if (close === -1 || text.slice(index, close).includes('\\')) return undefined;
+          this.settle(close + 1, false);
+          index = close + 1;
+        } else if (quote === '{') {
+          const end = this.code(index + 1, true, depth + 1);
+          if (end === undefined || end === SETTLED) return end;
+          index = end;
+        } else {
+          return undefined;
+        }
+      }
+    }
+    const child = /[<>{}]/g;
+    while (!this.settled) {
+      child.lastIndex = index;
+      const found = child.exec(text);
+      if (!found) return undefined;
+      this.settle(found.index, false);
+      const char = text[found.index];
+      if (char === '{') {
+        const end = this.code(found.index + 1, true, depth + 1);
+        if (end === undefined || end === SETTLED) return end;
+        index = end;
+      } else if (char === '<' && text[found.index + 1] === '/') {
+        return this.closingTag(found.index + 2, name);
+      } else if (char === '<') {
+        const end = this.element(found.index, depth + 1);
+        if (end === undefined || end === SETTLED) return end;
+        index = end;
+      } else {
+        return undefined;
+      }
+    }
+    return SETTLED;
+  }
+
+  /** After the `>` of a closing tag whose name starts at or after `from`, if it names the element it closes. */
+  private closingTag(from: number, name: string): Scanned {
+    const start = skipSpaces(this.text, from);
+    let end = start;
+    if (name !== '') {
+      const tag = this.markupName(start, true);
+      if (tag === undefined || this.text.slice(start, tag) !== name) return undefined;
+      end = tag;
+    }
+    end = skipSpaces(this.text, end);
+    return this.text[end] === '>' ? end + 1 : undefined;
+  }
+
+  /**
+   * The end of a tag's name (`a`, `a.b.c`, `a:b`, `my-element`) or an
+   * attribute's (`a`, `a:b`, `aria-label`) starting at `from`, its words
+   * settled; undefined when none starts there.
+   */
+  private markupName(from: number, tag: boolean): number | undefined {
+    const name = tag ? TAG_NAME : ATTRIBUTE_NAME;
+    name.lastIndex = from;
+    const found = name.exec(this.text);
+    if (!found) return undefined;
+    const end = from + found[0].length;
+    this.settle(end, !found[0].includes('-'));
+    return end;
+  }
+}
+
+const TYPE_PARAMETERS = /<\s*[\p{L}_$][\p{L}\p{N}_$]*\s*(?:,|extends(?![\p{L}\p{N}_$-]))/uy;
+const MARKUP_WORD = String.raw`[\p{L}_$][\p{L}\p{N}_$-]*`;
+const TAG_NAME = new RegExp(String.raw`${MARKUP_WORD}(?:(?:\.${MARKUP_WORD})+|:${MARKUP_WORD})?`, 'uy');
+const ATTRIBUTE_NAME = new RegExp(String.raw`${MARKUP_WORD}(?::${MARKUP_WORD})?`, 'uy');
+
+function skipSpaces(text: string, from: number): number {
+  let index = from;
+  while (index < text.length && /\s/.test(text[index])) index += 1;
+  return index;
+}
+
+/**
+ * Whether a `<` in code opens a JSX element, by what comes before it, as a
+ * slash's meaning is told: after an operand it is a comparison or type
+ * arguments. Undefined after a `}`, which ends a block or an object.
+ */
+function markupStarts(text: string, at: number): boolean | undefined {
+  let before = at - 1;
+  while (before >= 0 && /\s/.test(text[before])) before -= 1;
+  if (before < 0) return true;
+  const char = text[before];
+  if (char === '}') return undefined;
+  if ('([{,;=:?&|!>'.includes(char)) return true;
+  if (WORD.test(char)) {
+    let start = before;
+    while (start > 0 && WORD.test(text[start - 1])) start -= 1;
+    return text[start - 1] !== '.' && BEFORE_EXPRESSION.has(text.slice(start, before + 1));
+  }
+  return false;
 }
 
 /**
@@ -182,9 +379,16 @@ function regularExpressionEnd(text: string, at: number): RegionEnd {
     if (char === '\\') index += 1;
     else if (char === '[') inClass = true;
     else if (char === ']') inClass = false;
-    else if (char === '/' && !inClass) return index + 1;
+    else if (char === '/' && !inClass) return flagsEnd(text, index + 1);
   }
   return undefined;
+}
+
+/** A regular expression's flags (`/x/g`) are part of it, not identifiers named like them. */
+function flagsEnd(text: string, from: number): number {
+  let end = from;
+  while (end < text.length && /[a-z]/.test(text[end])) end += 1;
+  return end;
 }
 
 function quotedStringEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {

@@ -50,6 +50,7 @@ describe('telling code from comments and strings without a parse', () => {
       'return /options/.exec(x);',
     );
     assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2]);
+    assert.deepEqual(linesInCode(lines('const g = /x/g.test(s) || /y/gi;', 'f(g);'), 'g', 'javascript'), [1, 2], "a regular expression's flags are its own");
   });
 
   it('cannot tell a slash after a closing brace or an increment, and says so', () => {
@@ -57,18 +58,50 @@ describe('telling code from comments and strings without a parse', () => {
     assert.equal(linesInCode(lines('i++ / options;'), 'options', 'javascript'), undefined);
   });
 
-  it('leaves JSX to the parser, whose text is neither code nor a string', () => {
-    assert.equal(linesInCode(lines("const el = <p>Don't {options} won't</p>;"), 'options', 'javascript'), undefined);
-    assert.equal(linesInCode(lines('const el = <Input value={options} />;'), 'options', 'javascript'), undefined);
+  it("reads JSX: its tags' and attributes' names and its expressions are code, its text and attribute strings are not", () => {
+    const text = lines(
+      'const el = (',
+      '  <Panel title="options" options={options} data-options="x" {...options}>',
+      "    Don't pass options here, it's text {options.length}",
+      '    <Item.Row key={options} />',
+      '    <>{/* options */}{`options ${options}`}</>',
+      '  </Panel>',
+      ');',
+      'const less = a < options && <options.Provider />;',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [2, 2, 2, 3, 4, 5, 8, 8]);
   });
 
-  it('reads the marks of markup in the strings and comments of a TypeScript file, which cannot hold JSX', () => {
+  it("reads a generic arrow function's type parameters in a .tsx file as code, not as an element", () => {
+    const text = lines('const f = <T extends Options>(options: T) => <p>{options}</p>;', 'const g = <T,>(options: T) => options;');
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2, 2]);
+  });
+
+  it('leaves to the parser the JSX forms it does not model, and markup that does not close', () => {
+    const unsure = [
+      'x = <List<Item> options={options} />;', // type arguments
+      'x = <a>options</b>;', // a closing tag naming another element
+      'x = <p>a > options</p>;', // a `>` in text
+      'x = <div // options\n>text</div>;', // a comment in a tag
+      'x = <p title="a\\"b" >options</p>;', // a backslash in an attribute's string
+      'x = () => {}\n<p>options</p>;', // a `<` after a brace
+      'x = <div>options <br/>', // never closed
+    ];
+    for (const source of unsure) assert.equal(linesInCode(lines(source, 'options()'), 'options', 'javascript'), undefined, source);
+  });
+
+  it('gives up on a hostile depth of nested JSX rather than recursing off its stack', () => {
+    const deep = `x = ${'<a>{'.repeat(50_000)}\n</a>\noptions()\n`;
+    assert.equal(linesInCode(deep, 'options', 'javascript'), undefined);
+  });
+
+  it('reads a .ts file, which cannot hold JSX, without looking for it: markup in its strings and comments, and a type assertion', () => {
     const text = lines(
       "const template = '<p>options</p>'; /** <br/> options */",
-      'const html = `<input value="${options}" />`; f(options);',
+      'const html = `<input value="${options}" />`; f(<Options>options);',
     );
     assert.deepEqual(linesInCode(text, 'options', 'typescript'), [2, 2]);
-    assert.equal(linesInCode(text, 'options', 'javascript'), undefined, 'a .js or .tsx file may hold JSX');
+    assert.equal(linesInCode(text, 'options', 'javascript'), undefined, 'in a .tsx or .js file `(<Options>` opens an element');
   });
 
   it('says it cannot tell when a string, a comment or a template is never closed', () => {
@@ -79,8 +112,9 @@ describe('telling code from comments and strings without a parse', () => {
     assert.equal(linesInCode(lines('const a = `${options}', 'options();'), 'options', 'javascript'), undefined);
   });
 
-  it('reads a hashbang line as a comment', () => {
+  it('reads a hashbang line as a comment, in JavaScript and TypeScript', () => {
     assert.deepEqual(linesInCode(lines('#!/usr/bin/env options', 'run(options);'), 'options', 'javascript'), [2]);
+    assert.deepEqual(linesInCode(lines('#!/usr/bin/env -S npx tsx options', 'run(options);'), 'options', 'typescript'), [2]);
   });
 
   it('reads Python comments, prefixed strings and triple-quoted strings', () => {

@@ -16,7 +16,7 @@ import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixt
  * written (a file read just after it changed is never answered from the
  * index, see FileIndex.racy), except where a test says otherwise.
  */
-/** The name `target` in the code, comments and strings of each language the scan reads; two files hold a form it leaves to the parser. */
+/** The name `target` in the code, comments, strings and markup of each language the scan reads; two files hold a form it leaves to the parser. */
 const MIXED_LANGUAGES: Record<string, string> = {
   'mixed/a.ts': [
     '// target, in a comment, with <b>markup</b>',
@@ -45,6 +45,14 @@ const MIXED_LANGUAGES: Record<string, string> = {
   'mixed/f.java': ['class F {', '  // target', "  char q = '\"'; String target = \"target\";", '  int g() { return target.length(); }', '}', ''].join('\n'),
   'mixed/g.cs': ['class G {', '  // target', '  string target = @"target";', '  int H() => target.Length;', '}', ''].join('\n'),
   'mixed/h.cpp': ['// target', 'auto target = R"(target)";', "char q = '\"'; int g() { return target[0]; }", ''].join('\n'),
+  'mixed/i.tsx': [
+    'export const Pick = <T extends object>(target: T) => (',
+    '  <Panel title="target" target={target} data-target="x">',
+    "    it's the target {target.name} <Row.Cell key={`target ${target}`} />",
+    '  </Panel>',
+    ');',
+    '',
+  ].join('\n'),
 };
 
 /**
