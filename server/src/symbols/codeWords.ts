@@ -179,8 +179,8 @@ class CodeScan {
    * its end. Its tag's and attributes' names are code, as the parser reads
    * them (a hyphenated name is one name, no word of it an identifier); its
    * attributes' strings and its text are not; its expressions are code.
-   * Undefined for what the scan does not model: a comment in a tag, type
-   * arguments, an element as an attribute's value, a `>` or `}` in text, a
+   * Undefined for what the scan does not model: type arguments, an
+   * element as an attribute's value, a `>` or `}` in text, a
    * closing tag that names another element.
    */
   private element(at: number, depth: number): Scanned {
@@ -198,6 +198,14 @@ class CodeScan {
       while (!this.settled) {
         index = skipSpaces(text, index);
         const char = text[index];
+        if (char === '/' && (text[index + 1] === '/' || text[index + 1] === '*')) {
+          // A comment between attributes (`// @ts-expect-error` over one, in tests).
+          const end = text[index + 1] === '/' ? lineEnd(text, index) : endAfter(text, index + 2, '*/');
+          if (end === undefined) return undefined;
+          this.settle(end, false);
+          index = end;
+          continue;
+        }
         if (char === '/') return text[index + 1] === '>' ? index + 2 : undefined;
         if (char === '>') {
           index += 1;

@@ -70,6 +70,8 @@ describe('telling code from comments and strings without a parse', () => {
       'const less = a < options && <options.Provider />;',
     );
     assert.deepEqual(linesInCode(text, 'options', 'javascript'), [2, 2, 2, 3, 4, 5, 8, 8]);
+    const commented = lines('x = <B', '  // @ts-expect-error options', '  options={options} /* options */', '/>;');
+    assert.deepEqual(linesInCode(commented, 'options', 'javascript'), [3, 3], 'comments between attributes');
   });
 
   it("reads a generic arrow function's type parameters in a .tsx file as code, not as an element", () => {
@@ -82,7 +84,7 @@ describe('telling code from comments and strings without a parse', () => {
       'x = <List<Item> options={options} />;', // type arguments
       'x = <a>options</b>;', // a closing tag naming another element
       'x = <p>a > options</p>;', // a `>` in text
-      'x = <div // options\n>text</div>;', // a comment in a tag
+      'x = <div /* options >text</div>;', // a comment in a tag that does not close
       'x = <p title="a\\"b" >options</p>;', // a backslash in an attribute's string
       'x = () => {}\n<p>options</p>;', // a `<` after a brace
       'x = <div>options <br/>', // never closed
