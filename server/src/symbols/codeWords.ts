@@ -37,9 +37,8 @@ const OPENERS: Readonly<Record<Lexicon, RegExp>> = {
 };
 
 const IDENTIFIER_START = /[\p{L}_]/u;
-/** Words after which a slash starts a regular expression rather than a division. */
+/** Words after which an expression starts: a slash there opens a regular expression rather than a division, a `<` an element. */
 const BEFORE_EXPRESSION = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
-
 
 /** Inside a template literal's `${…}`, braces count too: the one that closes it resumes the template. */
 const JAVASCRIPT_IN_TEMPLATE = /[/"'`{}]/g;
