@@ -38,7 +38,7 @@ const OPENERS: Readonly<Record<Lexicon, RegExp>> = {
 
 const IDENTIFIER_START = /[\p{L}_]/u;
 /** Words after which an expression starts: a slash there opens a regular expression rather than a division, a `<` an element. */
-const BEFORE_EXPRESSION = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
+const BEFORE_EXPRESSION = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await', 'default']);
 
 /** Inside a template literal's `${…}`, braces count too: the one that closes it resumes the template. */
 const JAVASCRIPT_IN_TEMPLATE = /[/"'`{}]/g;
@@ -104,7 +104,8 @@ class CodeScan {
     /** Braces opened in this code since `from`, outside template expressions. */
     let braces = 0;
     let position = from;
-    while (!this.settled) {
+    // An expression in markup is read to its `}` even past the last offset: an element that never closes is left to the parser.
+    while (closesAtBrace || !this.settled) {
       const opener = this.markup ? JAVASCRIPT_WITH_JSX : templateBraces.length > 0 ? JAVASCRIPT_IN_TEMPLATE : OPENERS[lexicon];
       opener.lastIndex = position;
       const found = opener.exec(text);
@@ -153,7 +154,7 @@ class CodeScan {
         TYPE_PARAMETERS.lastIndex = at;
         if (!opensElement || TYPE_PARAMETERS.test(text)) continue;
         const end = this.element(at, depth + 1);
-        if (end === undefined || end === SETTLED) return end;
+        if (end === undefined) return undefined;
         position = end;
         continue;
       }
@@ -180,7 +181,7 @@ class CodeScan {
    * element as an attribute's value, a `>` or `}` in text, a
    * closing tag that names another element.
    */
-  private element(at: number, depth: number): Scanned {
+  private element(at: number, depth: number): number | undefined {
     const { text } = this;
     if (depth > MOST_NESTED_MARKUP) return undefined;
     let index = skipSpaces(text, at + 1);
@@ -192,7 +193,7 @@ class CodeScan {
       if (tag === undefined) return undefined;
       name = text.slice(index, tag);
       index = tag;
-      while (!this.settled) {
+      for (;;) {
         index = skipSpaces(text, index);
         const char = text[index];
         if (char === '/' && (text[index + 1] === '/' || text[index + 1] === '*')) {
@@ -210,7 +211,7 @@ class CodeScan {
         }
         if (char === '{') {
           const end = this.code(index + 1, true, depth + 1);
-          if (end === undefined || end === SETTLED) return end;
+          if (end === undefined) return undefined;
           index = end;
           continue;
         }
@@ -228,7 +229,7 @@ class CodeScan {
           index = close + 1;
         } else if (quote === '{') {
           const end = this.code(index + 1, true, depth + 1);
-          if (end === undefined || end === SETTLED) return end;
+          if (end === undefined) return undefined;
           index = end;
         } else {
           return undefined;
@@ -236,7 +237,7 @@ class CodeScan {
       }
     }
     const child = /[<>{}]/g;
-    while (!this.settled) {
+    for (;;) {
       child.lastIndex = index;
       const found = child.exec(text);
       if (!found) return undefined;
@@ -244,23 +245,22 @@ class CodeScan {
       const char = text[found.index];
       if (char === '{') {
         const end = this.code(found.index + 1, true, depth + 1);
-        if (end === undefined || end === SETTLED) return end;
+        if (end === undefined) return undefined;
         index = end;
       } else if (char === '<' && text[found.index + 1] === '/') {
         return this.closingTag(found.index + 2, name);
       } else if (char === '<') {
         const end = this.element(found.index, depth + 1);
-        if (end === undefined || end === SETTLED) return end;
+        if (end === undefined) return undefined;
         index = end;
       } else {
         return undefined;
       }
     }
-    return SETTLED;
   }
 
   /** After the `>` of a closing tag whose name starts at or after `from`, if it names the element it closes. */
-  private closingTag(from: number, name: string): Scanned {
+  private closingTag(from: number, name: string): number | undefined {
     const start = skipSpaces(this.text, from);
     let end = start;
     if (name !== '') {
@@ -282,13 +282,18 @@ class CodeScan {
     name.lastIndex = from;
     const found = name.exec(this.text);
     if (!found) return undefined;
-    const end = from + found[0].length;
-    this.settle(end, !found[0].includes('-'));
-    return end;
+    // Each part of `a:b` or `a.b` is a name of its own to the parser.
+    let partEnd = from;
+    for (const part of found[0].split(/(?=[.:])/)) {
+      partEnd += part.length;
+      this.settle(partEnd, !part.includes('-'));
+    }
+    return partEnd;
   }
 }
 
-const TYPE_PARAMETERS = /<\s*[\p{L}_$][\p{L}\p{N}_$]*\s*(?:,|extends(?![\p{L}\p{N}_$-]))/uy;
+/** `<T,` or `<T extends U`; TypeScript reads `extends` before `=`, `>` or `/` as an attribute of an element. */
+const TYPE_PARAMETERS = /<\s*[\p{L}_$][\p{L}\p{N}_$]*(?![\p{L}\p{N}_$-])(?:\s*,|\s+extends(?=\s)(?!\s*[=>/]))/uy;
 const MARKUP_WORD = String.raw`[\p{L}_$][\p{L}\p{N}_$-]*`;
 const TAG_NAME = new RegExp(String.raw`${MARKUP_WORD}(?:(?:\.${MARKUP_WORD})+|:${MARKUP_WORD})?`, 'uy');
 const ATTRIBUTE_NAME = new RegExp(String.raw`${MARKUP_WORD}(?::${MARKUP_WORD})?`, 'uy');
@@ -310,7 +315,9 @@ function markupStarts(text: string, at: number): boolean | undefined {
   if (before < 0) return true;
   const char = text[before];
   if (char === '}') return undefined;
-  if ('([{,;=:?&|!>'.includes(char)) return true;
+  // After `++` or `--` an operand has ended; after any other operator an expression starts.
+  if ((char === '+' || char === '-') && text[before - 1] === char) return false;
+  if ('([{,;=:?&|!>+-*%~^'.includes(char)) return true;
   if (WORD.test(char)) {
     let start = before;
     while (start > 0 && WORD.test(text[start - 1])) start -= 1;
@@ -430,7 +437,7 @@ function characterEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
 function stringStart(text: string, at: number, lexicon: Lexicon): number {
   const char = text[at];
   if (lexicon === 'python' && (char === '"' || char === "'")) return pythonPrefixStart(text, at);
-  if (lexicon === 'rust' && text[at - 1] === 'b' && !WORD.test(text[at - 2] ?? '')) return at - 1;
+  if (lexicon === 'rust' && (char === '"' || char === "'") && text[at - 1] === 'b' && !WORD.test(text[at - 2] ?? '')) return at - 1;
   return at;
 }
 

@@ -71,12 +71,15 @@ describe('telling code from comments and strings without a parse', () => {
     );
     assert.deepEqual(linesInCode(text, 'options', 'javascript'), [2, 2, 2, 3, 4, 5, 8, 8]);
     const commented = lines('x = <B', '  // @ts-expect-error options', '  options={options} /* options */', '/>;');
-    assert.deepEqual(linesInCode(commented, 'options', 'javascript'), [3, 3], 'comments between attributes');
+    assert.deepEqual(linesInCode(commented, 'options', 'javascript'), [3, 3], 'comments between attributes');    assert.deepEqual(linesInCode(lines('x = <svg><use xlink:my-ref="a" /></svg>;'), 'xlink', 'javascript'), [1], 'each part of a namespaced name');
+    assert.deepEqual(linesInCode(lines('export default <p>options</p>; x / 2 / 3;', 'f(options);'), 'options', 'javascript'), [2]);
+    assert.deepEqual(linesInCode(lines('for (; i++ < options;) {}', 'const el = <br/>;'), 'options', 'javascript'), [1], 'a comparison after an increment');
   });
 
   it("reads a generic arrow function's type parameters in a .tsx file as code, not as an element", () => {
     const text = lines('const f = <T extends Options>(options: T) => <p>{options}</p>;', 'const g = <T,>(options: T) => options;');
-    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2, 2]);
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2, 2]);    const attributes = lines('const a = <Foo extends="x">options</Foo>; const r = n / 2;', 'const b = <Overextends>options</Overextends>; f(options);');
+    assert.deepEqual(linesInCode(attributes, 'options', 'javascript'), [2], 'an attribute named extends, and a tag ending in it, are markup');
   });
 
   it('leaves to the parser the JSX forms it does not model, and markup that does not close', () => {
@@ -90,6 +93,7 @@ describe('telling code from comments and strings without a parse', () => {
       'x = <div>options <br/>', // never closed
     ];
     for (const source of unsure) assert.equal(linesInCode(lines(source, 'options()'), 'options', 'javascript'), undefined, source);
+    assert.equal(linesInCode(lines('x = <div>options <br/>'), 'options', 'javascript'), undefined, 'an element open at the end of the text');
   });
 
   it('gives up on a hostile depth of nested JSX rather than recursing off its stack', () => {
@@ -150,6 +154,7 @@ describe('telling code from comments and strings without a parse', () => {
     assert.deepEqual(linesInCode(text, 'f', 'python'), [1, 1, 1]);
     assert.deepEqual(linesInCode(text, 'r', 'python'), [2]);
     assert.deepEqual(linesInCode(lines('let b = b"b" + b;'), 'b', 'rust'), [1, 1]);
+    assert.deepEqual(linesInCode(lines('let y = b// b', 'let z = b/* b */;'), 'b', 'rust'), [1, 2], 'a b before a comment is no prefix');
   });
 
   it('leaves to the parser the f-strings Python 3.12 reads differently, and the ones that break the rules', () => {
