@@ -150,7 +150,7 @@ class CodeScan {
       if (char === '<') {
         const opensElement = markupStarts(text, at);
         if (opensElement === undefined) return undefined;
-        // A generic arrow function in a .tsx file (`<T,>(…) =>`, `<T extends U>(…) =>`): its type parameters are code.
+        // A generic arrow function (`<T,>(…) =>`, `<T extends U>(…) =>`, as a .tsx file writes one): its type parameters are code.
         TYPE_PARAMETERS.lastIndex = at;
         if (!opensElement || TYPE_PARAMETERS.test(text)) continue;
         const end = this.element(at, depth + 1);

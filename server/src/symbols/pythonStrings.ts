@@ -1,10 +1,10 @@
-import { endAfter, quotedEnd, WORD, type RegionEnd } from './closingMarks';
-
 /**
  * Python's strings, for the scan that tells code from comments and strings
  * (codeWords.ts): prefixes, triple quotes, and the replacement fields of an
  * f-string, whose expressions are code.
  */
+
+import { endAfter, quotedEnd, WORD, type RegionEnd } from './closingMarks';
 
 const PYTHON_PREFIX = /^(?:[rRuUbBfF]|[rR][bBfF]|[bBfF][rR])$/;
 
