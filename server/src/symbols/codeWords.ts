@@ -310,20 +310,28 @@ function skipSpaces(text: string, from: number): number {
  * arguments. Undefined after a `}`, which ends a block or an object.
  */
 function markupStarts(text: string, at: number): boolean | undefined {
-  let before = at - 1;
-  while (before >= 0 && /\s/.test(text[before])) before -= 1;
+  const before = lastMarkBefore(text, at);
   if (before < 0) return true;
   const char = text[before];
   if (char === '}') return undefined;
   // After `++` or `--` an operand has ended; after any other operator an expression starts.
   if ((char === '+' || char === '-') && text[before - 1] === char) return false;
   if ('([{,;=:?&|!>+-*%~^'.includes(char)) return true;
-  if (WORD.test(char)) {
-    let start = before;
-    while (start > 0 && WORD.test(text[start - 1])) start -= 1;
-    return text[start - 1] !== '.' && BEFORE_EXPRESSION.has(text.slice(start, before + 1));
-  }
-  return false;
+  return WORD.test(char) && keywordEndsAt(text, before);
+}
+
+/** The last character before `at` that is not a space; -1 when there is none. */
+function lastMarkBefore(text: string, at: number): number {
+  let before = at - 1;
+  while (before >= 0 && /\s/.test(text[before])) before -= 1;
+  return before;
+}
+
+/** Whether the word ending at `last` is a keyword an expression follows; a property named like one (`x.return`) is an operand. */
+function keywordEndsAt(text: string, last: number): boolean {
+  let start = last;
+  while (start > 0 && WORD.test(text[start - 1])) start -= 1;
+  return text[start - 1] !== '.' && BEFORE_EXPRESSION.has(text.slice(start, last + 1));
 }
 
 /**
@@ -366,20 +374,13 @@ function slashEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
 
 /** Whether a slash in JavaScript opens a regular expression, by what comes before it; undefined when that does not tell. */
 function slashStartsExpression(text: string, at: number): boolean | undefined {
-  let before = at - 1;
-  while (before >= 0 && /\s/.test(text[before])) before -= 1;
+  const before = lastMarkBefore(text, at);
   if (before < 0) return true;
   const char = text[before];
   // `}` ends a block or an object, `/` a comment or another expression, `++`/`--` an operand: each reads both ways.
   if (char === '}' || char === '/' || ((char === '+' || char === '-') && text[before - 1] === char)) return undefined;
   if (char === ')' || char === ']' || char === '"' || char === "'" || char === '`') return false;
-  if (WORD.test(char)) {
-    let start = before;
-    while (start > 0 && WORD.test(text[start - 1])) start -= 1;
-    const word = text.slice(start, before + 1);
-    // A property named like a keyword (`x.return / 2`) is an operand.
-    return text[start - 1] !== '.' && BEFORE_EXPRESSION.has(word);
-  }
+  if (WORD.test(char)) return keywordEndsAt(text, before);
   return true;
 }
 
