@@ -3,19 +3,12 @@
  * language (codeWords.ts, pythonStrings.ts) shares.
  */
 
-/** A character of a word, as the reference search's whole-word pattern reads one. */
-export const WORD = /[\p{L}\p{N}_$]/u;
-
-/** The end of a comment or string starting at `at`; CODE when the character there is code after all (a division, a lifetime); undefined when unsure. */
-export type RegionEnd = number | typeof CODE | undefined;
-export const CODE = -1;
-
 /**
  * After the first `close` from `from`; undefined when the text ends first.
  * With `escapes`, a backslash hides the character after it; with `oneLine`,
  * a line that ends first gives undefined too.
  */
-export function endAfter(text: string, from: number, close: string, escapes = false, oneLine = false): RegionEnd {
+export function endAfter(text: string, from: number, close: string, escapes = false, oneLine = false): number | undefined {
   if (!escapes && !oneLine) {
     const end = text.indexOf(close, from);
     return end === -1 ? undefined : end + close.length;
@@ -30,7 +23,7 @@ export function endAfter(text: string, from: number, close: string, escapes = fa
 }
 
 /** After the quote that closes a string opened at `at`, backslash escapes skipped. */
-export function quotedEnd(text: string, at: number, quote: string, oneLine: boolean): RegionEnd {
+export function quotedEnd(text: string, at: number, quote: string, oneLine: boolean): number | undefined {
   return endAfter(text, at + 1, quote, true, oneLine);
 }
 

@@ -14,8 +14,9 @@
  * no deeper than a bound, so a hostile file costs no more than its length.
  */
 
-import { CODE, endAfter, lineEnd, quotedEnd, WORD, type RegionEnd } from './closingMarks';
+import { endAfter, lineEnd, quotedEnd } from './closingMarks';
 import { pythonPrefixStart, pythonStringEnd } from './pythonStrings';
+import { WORD } from './wholeWords';
 
 /**
  * A family of languages that share their comment and string rules.
@@ -23,11 +24,12 @@ import { pythonPrefixStart, pythonStringEnd } from './pythonStrings';
  * `.tsx` and `.js` files may, and are 'javascript').
  */
 export type Lexicon = 'javascript' | 'typescript' | 'python' | 'go' | 'rust' | 'java' | 'c' | 'csharp';
+/** The lexicons whose comments and strings are read alike: TypeScript's are JavaScript's. */
+type Family = Exclude<Lexicon, 'typescript'>;
 
 /** Where a comment or string may start; everything between is code. */
-const OPENERS: Readonly<Record<Lexicon, RegExp>> = {
+const OPENERS: Readonly<Record<Family, RegExp>> = {
   javascript: /[/"'`]/g,
-  typescript: /[/"'`]/g,
   python: /[#"']/g,
   go: /[/"'`]/g,
   rust: /[/"']/g,
@@ -45,10 +47,10 @@ const JAVASCRIPT_IN_TEMPLATE = /[/"'`{}]/g;
 /** In a file that may hold JSX, every brace counts (an expression in markup ends at its `}`), and a `<` may open an element. */
 const JAVASCRIPT_WITH_JSX = /[/"'`{}<]/g;
 
-/** The scan reached the last offset: nothing after it can change the answer. */
-const SETTLED = -2;
-/** Where a scan of a part of the file ends; SETTLED; or undefined when unsure. */
-type Scanned = number | typeof SETTLED | undefined;
+/** The character there is code after all (a division, a lifetime), not the start of a comment or string. A symbol, so no offset is ever taken for it. */
+const CODE = Symbol('code');
+/** The end of a comment or string starting at `at`; CODE; or undefined when unsure. */
+type RegionEnd = number | typeof CODE | undefined;
 
 /** JSX elements and their expressions nest this deep at most before the scan gives up, so a hostile file cannot recurse it off its stack. */
 const MOST_NESTED_MARKUP = 200;
@@ -60,7 +62,7 @@ const MOST_NESTED_MARKUP = 200;
 export function offsetsInCode(text: string, offsets: readonly number[], lexicon: Lexicon): number[] | undefined {
   // Every JSX element ends in `</` or `/>`; a file with neither holds none. A .ts file cannot hold JSX at all.
   const markup = lexicon === 'javascript' && (text.includes('</') || text.includes('/>'));
-  const family = lexicon === 'typescript' ? 'javascript' : lexicon;
+  const family: Family = lexicon === 'typescript' ? 'javascript' : lexicon;
   const scan = new CodeScan(text, offsets, family, markup);
   // A hashbang line is a comment to the parser, and its slashes would read as regular expressions here.
   const position = family === 'javascript' && text.startsWith('#!') ? lineEnd(text, 0) : 0;
@@ -77,7 +79,7 @@ class CodeScan {
   constructor(
     private readonly text: string,
     private readonly offsets: readonly number[],
-    private readonly lexicon: Lexicon,
+    private readonly lexicon: Family,
     private readonly markup: boolean,
   ) {}
 
@@ -94,10 +96,12 @@ class CodeScan {
   }
 
   /**
-   * Code from `from`: to the end of the text, or with `closesAtBrace` to the
-   * `}` that closes an expression in markup (the position after it).
+   * Code from `from`: with `closesAtBrace`, to the `}` that closes an
+   * expression in markup (the position after it); else until every offset
+   * is settled, where nothing after can change the answer (the position
+   * reached). Undefined when unsure.
    */
-  code(from: number, closesAtBrace: boolean, depth: number): Scanned {
+  code(from: number, closesAtBrace: boolean, depth: number): number | undefined {
     const { text, lexicon } = this;
     /** For each template expression open (`${`), the braces opened inside it since. */
     const templateBraces: number[] = [];
@@ -112,7 +116,7 @@ class CodeScan {
       const at = found ? found.index : text.length;
       this.settle(found ? stringStart(text, at, lexicon) : at, true);
       // The text ended inside an expression: unclosed, whatever was read.
-      if (!found) return closesAtBrace || templateBraces.length > 0 ? undefined : SETTLED;
+      if (!found) return closesAtBrace || templateBraces.length > 0 ? undefined : text.length;
       const char = text[at];
       position = at + 1;
       if (char === '{') {
@@ -169,7 +173,7 @@ class CodeScan {
       this.settle(end, false);
       position = end;
     }
-    return SETTLED;
+    return position;
   }
 
   /**
@@ -384,7 +388,7 @@ function slashStartsExpression(text: string, at: number): boolean | undefined {
   return true;
 }
 
-function regularExpressionEnd(text: string, at: number): RegionEnd {
+function regularExpressionEnd(text: string, at: number): number | undefined {
   let inClass = false;
   for (let index = at + 1; index < text.length; index += 1) {
     const char = text[index];
@@ -404,7 +408,7 @@ function flagsEnd(text: string, from: number): number {
   return end;
 }
 
-function quotedStringEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
+function quotedStringEnd(text: string, at: number, lexicon: Lexicon): number | undefined {
   const quote = text[at];
   const before = text[at - 1] ?? '';
   const tripled = quote === '"' && text.startsWith('"""', at);
@@ -442,13 +446,13 @@ function stringStart(text: string, at: number, lexicon: Lexicon): number {
   return at;
 }
 
-function closingWithin(text: string, from: number, quote: string, limit: number): RegionEnd {
+function closingWithin(text: string, from: number, quote: string, limit: number): number | undefined {
   const end = text.indexOf(quote, from);
   return end === -1 || end - from > limit || text.slice(from, end).includes('\n') ? undefined : end + 1;
 }
 
 /** Rust's block comments nest. */
-function nestedCommentEnd(text: string, at: number): RegionEnd {
+function nestedCommentEnd(text: string, at: number): number | undefined {
   let depth = 0;
   for (let index = at; index < text.length - 1; index += 1) {
     if (text[index] === '/' && text[index + 1] === '*') {

@@ -10,6 +10,7 @@ import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } 
 import { INDEX_LIMITS } from './limits';
 import { MapFileInput, RankedFile, rankFiles } from './mapRanking';
 import { readPackagedFile } from './packagedFile';
+import { wholeWordAt, wholeWordPattern } from './wholeWords';
 
 /**
  * The worker side of the symbol index: walks the folder, parses each source
@@ -438,21 +439,6 @@ function problemMessage(node: TreeSitterNode): string {
 }
 
 /**
- * What the reference search counts as a whole word: no identifier character
- * (a letter, digit, `_` or `$`) right before or after. Sticky, to test one
- * position of a text without slicing it.
- */
-const WORD_CHARACTER = '[\\p{L}\\p{N}_$]';
-const NO_WORD_BEFORE = new RegExp(`(?<!${WORD_CHARACTER})`, 'uy');
-const NO_WORD_AFTER = new RegExp(`(?!${WORD_CHARACTER})`, 'uy');
-
-function wholeWordAt(text: string, start: number, end: number): boolean {
-  NO_WORD_BEFORE.lastIndex = start;
-  NO_WORD_AFTER.lastIndex = end;
-  return NO_WORD_BEFORE.test(text) && NO_WORD_AFTER.test(text);
-}
-
-/**
  * Counts an identifier of the file, but only one the reference search's
  * pattern can match (a whole word, see wholeWordAt): the identifiers counted
  * are then among the pattern's matches, and where they are as many, they are
@@ -716,10 +702,6 @@ async function runRecheck(job: RecheckJob, control: SymbolJobControl): Promise<R
   return result;
 }
 
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
 /**
  * A candidate of a reference search, read at its own path when that is its
  * real path: the verified open proves there is no link anywhere on the way
@@ -758,8 +740,8 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
   const boundary = await boundaryFor(job.root, job.denyRead);
   const deadline = performance.now() + job.timeMs;
   const result: ReferenceJobResult = { kind: 'references', references: [], total: 0, filesSearched: 0, leftOut: 0, filesParsed: 0, complete: true };
-  // Whole words only, where a word is what identifiers are made of in these languages ($ included for JS); wholeWordAt is the same rule.
-  const wordPattern = new RegExp(`(?<!${WORD_CHARACTER})${escapeRegExp(job.symbol)}(?!${WORD_CHARACTER})`, 'gu');
+  // Whole words only, by the rule the counts were made with (wholeWords.ts).
+  const wordPattern = wholeWordPattern(job.symbol);
   // The index is a snapshot: a file may have become a link out of the folder since, so each is resolved again before it is read.
   for (const [position, relativePath] of job.files.entries()) {
     if (control.shouldStop() || performance.now() > deadline) {

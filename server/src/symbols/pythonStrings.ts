@@ -4,7 +4,8 @@
  * f-string, whose expressions are code.
  */
 
-import { endAfter, quotedEnd, WORD, type RegionEnd } from './closingMarks';
+import { endAfter, quotedEnd } from './closingMarks';
+import { WORD } from './wholeWords';
 
 const PYTHON_PREFIX = /^(?:[rRuUbBfF]|[rR][bBfF]|[bBfF][rR])$/;
 
@@ -15,7 +16,7 @@ export function pythonPrefixStart(text: string, at: number): number {
   return start;
 }
 
-export function pythonStringEnd(text: string, at: number, codeWithin: number[]): RegionEnd {
+export function pythonStringEnd(text: string, at: number, codeWithin: number[]): number | undefined {
   const quote = text[at];
   const prefixStart = pythonPrefixStart(text, at);
   const prefix = text.slice(prefixStart, at);
@@ -33,7 +34,7 @@ export function pythonStringEnd(text: string, at: number, codeWithin: number[]):
  * quotes or another f-string (Python 3.12 allows both), a backslash or a
  * comment in a field, a `\N{…}` or `\{`, a lone `}`.
  */
-function fStringEnd(text: string, from: number, delimiter: string, codeWithin: number[]): RegionEnd {
+function fStringEnd(text: string, from: number, delimiter: string, codeWithin: number[]): number | undefined {
   for (let index = from; index < text.length; ) {
     const char = text[index];
     if (text.startsWith(delimiter, index)) return index + delimiter.length;
@@ -59,7 +60,7 @@ function fStringEnd(text: string, from: number, delimiter: string, codeWithin: n
 const MOST_NESTED_FIELDS = 2;
 
 /** After the `}` that closes a replacement field whose expression starts at `from`. */
-function fieldEnd(text: string, from: number, delimiter: string, codeWithin: number[], nesting: number): RegionEnd {
+function fieldEnd(text: string, from: number, delimiter: string, codeWithin: number[], nesting: number): number | undefined {
   if (nesting >= MOST_NESTED_FIELDS) return undefined;
   let brackets = 0;
   let codeFrom = from;
@@ -101,7 +102,7 @@ function fieldEnd(text: string, from: number, delimiter: string, codeWithin: num
 }
 
 /** After the `}` that closes a field whose format specification starts at `from`; a field nested in it is code. */
-function formatSpecificationEnd(text: string, from: number, delimiter: string, codeWithin: number[], nesting: number): RegionEnd {
+function formatSpecificationEnd(text: string, from: number, delimiter: string, codeWithin: number[], nesting: number): number | undefined {
   for (let index = from; index < text.length; ) {
     const char = text[index];
     if (char === '}') return index + 1;

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { Lexicon, offsetsInCode } from '../../../server/src/symbols/codeWords';
+import { wholeWordPattern } from '../../../server/src/symbols/wholeWords';
 
 /**
  * The scan that lets the reference search skip a parse must place a word in
@@ -9,7 +10,7 @@ import { Lexicon, offsetsInCode } from '../../../server/src/symbols/codeWords';
 describe('telling code from comments and strings without a parse', () => {
   /** The lines (1-based) of the whole-word matches of `word` that the scan puts in code; undefined when it cannot tell. */
   function linesInCode(text: string, word: string, lexicon: Lexicon): number[] | undefined {
-    const offsets = [...text.matchAll(new RegExp(`(?<![\\p{L}\\p{N}_$])${word}(?![\\p{L}\\p{N}_$])`, 'gu'))].map((match) => match.index);
+    const offsets = [...text.matchAll(wholeWordPattern(word))].map((match) => match.index);
     const inCode = offsetsInCode(text, offsets, lexicon);
     return inCode?.map((offset) => text.slice(0, offset).split('\n').length);
   }
