@@ -91,6 +91,8 @@ describe('telling code from comments and strings without a parse', () => {
       'x = <div /* options >text</div>;', // a comment in a tag that does not close
       'x = <p title="a\\"b" >options</p>;', // a backslash in an attribute's string
       'x = () => {}\n<p>options</p>;', // a `<` after a brace
+      // A `<` after a block: taken for a comparison, the text would be code and the closing tag a regular expression.
+      'if (ready) {}\n<p>\n  options\n</p>; x = a / options;',
       'x = <div>options <br/>', // never closed
     ];
     for (const source of unsure) assert.equal(linesInCode(lines(source, 'options()'), 'options', 'javascript'), undefined, source);
