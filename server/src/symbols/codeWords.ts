@@ -8,9 +8,9 @@
  * the identifiers the index's parse counted, they are those identifiers. The
  * scan answers only where it is sure: anything it does not model (a string
  * nested in an f-string's field in its own quotes, raw and verbatim strings,
- * JSX type arguments, an unterminated string, comment or element, a slash or
- * a `<` it cannot tell the meaning of) gives undefined, and the file is parsed
- * as before. It reads each character a bounded number of times, and nests
+ * JSX type arguments beyond names, an unterminated string, comment or
+ * element, a slash or a `<` it cannot tell the meaning of) gives undefined,
+ * and the file is parsed as before. It reads each character a bounded number of times, and nests
  * no deeper than a bound, so a hostile file costs no more than its length.
  */
 
@@ -75,6 +75,8 @@ class CodeScan {
   private next = 0;
   /** The spans of code inside the last string read (an f-string's fields), as start and end pairs. */
   private readonly codeWithin: number[] = [];
+  /** The comments read in code so far, in order, as start and end pairs: what comes before a `<` or a slash is read past them. */
+  private readonly comments: number[] = [];
 
   constructor(
     private readonly text: string,
@@ -152,7 +154,7 @@ class CodeScan {
         continue;
       }
       if (char === '<') {
-        const opensElement = markupStarts(text, at);
+        const opensElement = markupStarts(text, at, this.comments);
         if (opensElement === undefined) return undefined;
         // A generic arrow function (`<T,>(…) =>`, `<T extends U>(…) =>`, as a .tsx file writes one): its type parameters are code.
         TYPE_PARAMETERS.lastIndex = at;
@@ -163,9 +165,10 @@ class CodeScan {
         continue;
       }
       this.codeWithin.length = 0;
-      const end = regionEnd(text, at, lexicon, this.codeWithin);
+      const end = regionEnd(text, at, lexicon, this.codeWithin, this.comments);
       if (end === undefined) return undefined;
       if (end === CODE) continue;
+      if (char === '/' && (text[at + 1] === '/' || text[at + 1] === '*')) this.comments.push(at, end);
       for (let span = 0; span < this.codeWithin.length; span += 2) {
         this.settle(this.codeWithin[span], false);
         this.settle(this.codeWithin[span + 1], true);
@@ -181,8 +184,8 @@ class CodeScan {
    * its end. Its tag's and attributes' names are code, as the parser reads
    * them (a hyphenated name is one name, no word of it an identifier); its
    * attributes' strings and its text are not; its expressions are code.
-   * Undefined for what the scan does not model: type arguments, an
-   * element as an attribute's value, a `>` or `}` in text, a
+   * Undefined for what the scan does not model: type arguments beyond
+   * names, an element as an attribute's value, a `>` or `}` in text, a
    * closing tag that names another element.
    */
   private element(at: number, depth: number): number | undefined {
@@ -196,7 +199,14 @@ class CodeScan {
       const tag = this.markupName(index, true);
       if (tag === undefined) return undefined;
       name = text.slice(index, tag);
-      index = tag;
+      index = skipSpaces(text, tag);
+      if (text[index] === '<') {
+        // Type arguments (`<List<Item> …>`, in a .tsx file): their names are code.
+        const end = typeArgumentsEnd(text, index);
+        if (end === undefined) return undefined;
+        this.settle(end, true);
+        index = end;
+      }
       for (;;) {
         index = skipSpaces(text, index);
         const char = text[index];
@@ -296,8 +306,12 @@ class CodeScan {
   }
 }
 
-/** `<T,` or `<T extends U`; TypeScript reads `extends` before `=`, `>` or `/` as an attribute of an element. */
-const TYPE_PARAMETERS = /<\s*[\p{L}_$][\p{L}\p{N}_$]*(?![\p{L}\p{N}_$-])(?:\s*,|\s+extends(?=\s)(?!\s*[=>/]))/uy;
+/**
+ * `<T,`, `<T = U` or `<T extends U`, `const` before any, as TypeScript tells
+ * a .tsx generic arrow from an element; it reads `extends` before `=`, `>`
+ * or `/` as an attribute of an element.
+ */
+const TYPE_PARAMETERS = /<\s*(?:const\s+)?[\p{L}_$][\p{L}\p{N}_$]*(?![\p{L}\p{N}_$-])(?:\s*,|\s*=(?![=>])|\s+extends(?=\s)(?!\s*[=>/]))/uy;
 const MARKUP_WORD = String.raw`[\p{L}_$][\p{L}\p{N}_$-]*`;
 const TAG_NAME = new RegExp(String.raw`${MARKUP_WORD}(?:(?:\.${MARKUP_WORD})+|:${MARKUP_WORD})?`, 'uy');
 const ATTRIBUTE_NAME = new RegExp(String.raw`${MARKUP_WORD}(?::${MARKUP_WORD})?`, 'uy');
@@ -313,8 +327,8 @@ function skipSpaces(text: string, from: number): number {
  * slash's meaning is told: after an operand it is a comparison or type
  * arguments. Undefined after a `}`, which ends a block or an object.
  */
-function markupStarts(text: string, at: number): boolean | undefined {
-  const before = lastMarkBefore(text, at);
+function markupStarts(text: string, at: number, comments: readonly number[]): boolean | undefined {
+  const before = lastMarkBefore(text, at, comments);
   if (before < 0) return true;
   const char = text[before];
   if (char === '}') return undefined;
@@ -324,11 +338,42 @@ function markupStarts(text: string, at: number): boolean | undefined {
   return WORD.test(char) && keywordEndsAt(text, before);
 }
 
-/** The last character before `at` that is not a space; -1 when there is none. */
-function lastMarkBefore(text: string, at: number): number {
+/**
+ * The last character before `at` that is neither a space nor in one of
+ * `comments` (start and end pairs, in order); -1 when there is none. A
+ * comment says nothing of what comes next: read as a mark, the last word of
+ * `// the form\n<Form …>` made the element a comparison, and the scan read
+ * its markup as code.
+ */
+function lastMarkBefore(text: string, at: number, comments: readonly number[]): number {
   let before = at - 1;
-  while (before >= 0 && /\s/.test(text[before])) before -= 1;
-  return before;
+  let pair = comments.length - 2;
+  for (;;) {
+    while (before >= 0 && /\s/.test(text[before])) before -= 1;
+    while (pair >= 0 && comments[pair] > before) pair -= 2;
+    if (pair < 0 || before >= comments[pair + 1]) return before;
+    before = comments[pair] - 1;
+    pair -= 2;
+  }
+}
+
+/**
+ * After the `>` that closes type arguments whose `<` is at `at`: names,
+ * commas, dots, brackets, unions, intersections and nested arguments.
+ * Undefined for anything else (an object type, a string, an arrow), which
+ * is left to the parser.
+ */
+function typeArgumentsEnd(text: string, at: number): number | undefined {
+  let depth = 0;
+  for (let index = at; index < text.length; index += 1) {
+    const char = text[index];
+    if (char === '<') depth += 1;
+    else if (char === '>') {
+      depth -= 1;
+      if (depth === 0) return index + 1;
+    } else if (!WORD.test(char) && !/[\s,.[\]|&]/.test(char)) return undefined;
+  }
+  return undefined;
 }
 
 /** Whether the word ending at `last` is a keyword an expression follows; a property named like one (`x.return`) is an operand. */
@@ -352,16 +397,16 @@ function templateRest(text: string, from: number): { end: number; opensExpressio
   return undefined;
 }
 
-function regionEnd(text: string, at: number, lexicon: Lexicon, codeWithin: number[]): RegionEnd {
+function regionEnd(text: string, at: number, lexicon: Lexicon, codeWithin: number[], comments: readonly number[]): RegionEnd {
   const char = text[at];
   if (char === '#') return lineEnd(text, at);
-  if (char === '/') return slashEnd(text, at, lexicon);
+  if (char === '/') return slashEnd(text, at, lexicon, comments);
   if (lexicon === 'python') return pythonStringEnd(text, at, codeWithin);
   if (char === "'" && lexicon !== 'javascript') return characterEnd(text, at, lexicon);
   return quotedStringEnd(text, at, lexicon);
 }
 
-function slashEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
+function slashEnd(text: string, at: number, lexicon: Lexicon, comments: readonly number[]): RegionEnd {
   const after = text[at + 1];
   if (after === '/') {
     const end = lineEnd(text, at);
@@ -371,14 +416,14 @@ function slashEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
   }
   if (after === '*') return lexicon === 'rust' ? nestedCommentEnd(text, at) : endAfter(text, at + 2, '*/');
   if (lexicon !== 'javascript') return CODE;
-  const startsExpression = slashStartsExpression(text, at);
+  const startsExpression = slashStartsExpression(text, at, comments);
   if (startsExpression === undefined) return undefined;
   return startsExpression ? regularExpressionEnd(text, at) : CODE;
 }
 
 /** Whether a slash in JavaScript opens a regular expression, by what comes before it; undefined when that does not tell. */
-function slashStartsExpression(text: string, at: number): boolean | undefined {
-  const before = lastMarkBefore(text, at);
+function slashStartsExpression(text: string, at: number, comments: readonly number[]): boolean | undefined {
+  const before = lastMarkBefore(text, at, comments);
   if (before < 0) return true;
   const char = text[before];
   // `}` ends a block or an object, `/` a comment or another expression, `++`/`--` an operand: each reads both ways.
@@ -415,7 +460,9 @@ function quotedStringEnd(text: string, at: number, lexicon: Lexicon): number | u
   if (lexicon === 'csharp' && (before === '@' || before === '$' || tripled)) return undefined; // verbatim, interpolated, raw
   if (lexicon === 'java' && tripled) return undefined; // a text block
   // A prefixed string (C++ `R"(…)"`, `u8"…"`, Rust `r#"…"#`) may be raw: left to the parser. Rust's `b"…"` is plain.
-  if (WORD.test(before) && !(lexicon === 'rust' && before === 'b' && !WORD.test(text[at - 2] ?? ''))) return undefined;
+  // The other languages have no letter prefixes: a word before a quote is a keyword (`from"react"`, minified).
+  const prefixed = (lexicon === 'c' || lexicon === 'rust') && WORD.test(before);
+  if (prefixed && !(lexicon === 'rust' && before === 'b' && !WORD.test(text[at - 2] ?? ''))) return undefined;
   if (lexicon === 'rust' && before === '#') return undefined;
   // Rust's strings may span lines; the others' may not.
   return quotedEnd(text, at, quote, lexicon !== 'rust');

@@ -17,6 +17,10 @@ describe('telling code from comments and strings without a parse', () => {
 
   const lines = (...source: string[]): string => `${source.join('\n')}\n`;
 
+  it('reads a quote right after a keyword, as minified JavaScript writes one, as a string', () => {
+    assert.deepEqual(linesInCode(lines('import{a as options}from"options";x=options?"options":1;'), 'options', 'javascript'), [1, 1]);
+  });
+
   it('leaves out line and block comments and both kinds of quoted strings in JavaScript', () => {
     const text = lines(
       '// options come first',
@@ -54,6 +58,11 @@ describe('telling code from comments and strings without a parse', () => {
     assert.deepEqual(linesInCode(lines('const g = /x/g.test(s) || /y/gi;', 'f(g);'), 'g', 'javascript'), [1, 2], "a regular expression's flags are its own");
   });
 
+  it('reads what comes before a slash past the comments between', () => {
+    assert.deepEqual(linesInCode(lines('x = // the pattern', '  /options/.test(options);'), 'options', 'javascript'), [2]);
+    assert.deepEqual(linesInCode(lines('x = a /* half */ / options;'), 'options', 'javascript'), [1]);
+  });
+
   it('cannot tell a slash after a closing brace or an increment, and says so', () => {
     assert.equal(linesInCode(lines('if (x) {} /options/.test(options);'), 'options', 'javascript'), undefined);
     assert.equal(linesInCode(lines('i++ / options;'), 'options', 'javascript'), undefined);
@@ -72,20 +81,45 @@ describe('telling code from comments and strings without a parse', () => {
     );
     assert.deepEqual(linesInCode(text, 'options', 'javascript'), [2, 2, 2, 3, 4, 5, 8, 8]);
     const commented = lines('x = <B', '  // @ts-expect-error options', '  options={options} /* options */', '/>;');
-    assert.deepEqual(linesInCode(commented, 'options', 'javascript'), [3, 3], 'comments between attributes');    assert.deepEqual(linesInCode(lines('x = <svg><use xlink:my-ref="a" /></svg>;'), 'xlink', 'javascript'), [1], 'each part of a namespaced name');
+    assert.deepEqual(linesInCode(commented, 'options', 'javascript'), [3, 3], 'comments between attributes');
+    assert.deepEqual(linesInCode(lines('x = <svg><use xlink:my-ref="a" /></svg>;'), 'xlink', 'javascript'), [1], 'each part of a namespaced name');
     assert.deepEqual(linesInCode(lines('export default <p>options</p>; x / 2 / 3;', 'f(options);'), 'options', 'javascript'), [2]);
     assert.deepEqual(linesInCode(lines('for (; i++ < options;) {}', 'const el = <br/>;'), 'options', 'javascript'), [1], 'a comparison after an increment');
   });
 
+  it('reads a < after a comment as what comes before the comment makes it', () => {
+    const text = lines(
+      'return (',
+      '  // the options form',
+      '  <Form options={options}>',
+      '    options /* text, not a comment */',
+      '  </Form>',
+      ');',
+      'x = /* options */ <p>{options}</p>;',
+      'y = a /* options */ < options;',
+      'z = /options/ < options; // a regular expression is an operand, not a comment',
+    );
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [3, 3, 7, 8, 9]);
+  });
+
+  it("reads a tag's type arguments in a .tsx file as code", () => {
+    const text = lines('x = <List<Options> options={options} />;', 'y = <Table<Map<Key, Options[]>, Row | Options>>options</Table>;');
+    assert.deepEqual(linesInCode(text, 'Options', 'javascript'), [1, 2, 2]);
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1]);
+  });
+
   it("reads a generic arrow function's type parameters in a .tsx file as code, not as an element", () => {
     const text = lines('const f = <T extends Options>(options: T) => <p>{options}</p>;', 'const g = <T,>(options: T) => options;');
-    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2, 2]);    const attributes = lines('const a = <Foo extends="x">options</Foo>; const r = n / 2;', 'const b = <Overextends>options</Overextends>; f(options);');
+    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2, 2]);
+    const defaulted = lines('const h = <T = Options>(options: T) => options;', 'const k = <const T,>(options: T) => <T>{options}</T>;');
+    assert.deepEqual(linesInCode(defaulted, 'options', 'javascript'), [1, 1, 2, 2], 'a default, and const');
+    const attributes = lines('const a = <Foo extends="x">options</Foo>; const r = n / 2;', 'const b = <Overextends>options</Overextends>; f(options);');
     assert.deepEqual(linesInCode(attributes, 'options', 'javascript'), [2], 'an attribute named extends, and a tag ending in it, are markup');
   });
 
   it('leaves to the parser the JSX forms it does not model, and markup that does not close', () => {
     const unsure = [
-      'x = <List<Item> options={options} />;', // type arguments
+      'x = <List<{ options: Item }> />;', // type arguments with an object type
       'x = <a>options</b>;', // a closing tag naming another element
       'x = <p>a > options</p>;', // a `>` in text
       'x = <div /* options >text</div>;', // a comment in a tag that does not close

@@ -47,12 +47,14 @@ const MIXED_LANGUAGES: Record<string, string> = {
   'mixed/h.cpp': ['// target', 'auto target = R"(target)";', "char q = '\"'; int g() { return target[0]; }", ''].join('\n'),
   'mixed/i.tsx': [
     'export const Pick = <T extends object>(target: T) => (',
-    '  <Panel title="target" target={target} data-target="x">',
+    '  // the target panel',
+    '  <Panel<T> title="target" target={target} data-target="x">',
     "    it's the target {target.name} <Row.Cell key={`target ${target}`} />",
     '  </Panel>',
     ');',
     '',
   ].join('\n'),
+  'mixed/j.js': 'import{a as target}from"target";export default target?"target":null;\n',
 };
 
 /**
