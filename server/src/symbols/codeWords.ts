@@ -459,10 +459,7 @@ function quotedStringEnd(text: string, at: number, lexicon: Lexicon): number | u
   const tripled = quote === '"' && text.startsWith('"""', at);
   if (lexicon === 'csharp' && (before === '@' || before === '$' || tripled)) return undefined; // verbatim, interpolated, raw
   if (lexicon === 'java' && tripled) return undefined; // a text block
-  // A prefixed string (C++ `R"(…)"`, `u8"…"`, Rust `r#"…"#`) may be raw: left to the parser. Rust's `b"…"` is plain.
-  // The other languages have no letter prefixes: a word before a quote is a keyword (`from"react"`, minified).
-  const prefixed = (lexicon === 'c' || lexicon === 'rust') && WORD.test(before);
-  if (prefixed && !(lexicon === 'rust' && before === 'b' && !WORD.test(text[at - 2] ?? ''))) return undefined;
+  if (plainPrefix(text, at, lexicon) === undefined) return undefined;
   if (lexicon === 'rust' && before === '#') return undefined;
   // Rust's strings may span lines; the others' may not.
   return quotedEnd(text, at, quote, lexicon !== 'rust');
@@ -476,20 +473,42 @@ function characterEnd(text: string, at: number, lexicon: Lexicon): RegionEnd {
     if (text[at + 1 + width] === "'" && text[at + 1] !== '\n') return at + 2 + width;
     return IDENTIFIER_START.test(text[at + 1] ?? '') ? CODE : undefined;
   }
-  // C++'s digit separators (`1'000`) and prefixed characters (`L'x'`) are not plain literals.
-  if (lexicon === 'c' && WORD.test(text[at - 1] ?? '')) return undefined;
+  // C++'s digit separators (`1'000`) are no literals; an encoding prefix (`L'x'`) is the literal's own.
+  if (lexicon === 'c' && plainPrefix(text, at, lexicon) === undefined) return undefined;
   return quotedEnd(text, at, "'", true);
+}
+
+/** C and C++'s encoding prefixes: the literal after one is plain. A raw string's (`R"(…)"`, `LR"(…)"`) is not. */
+const C_ENCODING_PREFIXES = new Set(['L', 'u', 'U', 'u8']);
+
+/**
+ * The letters right before the quote at `at` that belong to its string or
+ * character as a plain prefix (C's `L"…"`, `u8'x'`; Rust's `b"…"`), '' when
+ * there are none; undefined when a word there makes the literal one the scan
+ * does not read (a raw string, a C++ digit separator's number, a name). The
+ * other languages have no letter prefixes: a word before a quote is a
+ * keyword (`from"react"`, as minified JavaScript writes it).
+ */
+function plainPrefix(text: string, at: number, lexicon: Lexicon): string | undefined {
+  if (lexicon !== 'c' && lexicon !== 'rust') return '';
+  let start = at;
+  while (start > 0 && WORD.test(text[start - 1])) start -= 1;
+  const word = text.slice(start, at);
+  if (word === '') return '';
+  if (lexicon === 'c') return C_ENCODING_PREFIXES.has(word) ? word : undefined;
+  return word === 'b' ? word : undefined;
 }
 
 /**
  * Where the string or comment whose mark is at `at` starts. A prefix belongs
- * to its string: counted as code, the `f` of every f-string would outnumber
- * the identifiers `f` of a file, and the file be parsed for nothing.
+ * to its string (Python's `f`, `rb`; C's `L`; Rust's `b`): counted as code,
+ * the `f` of every f-string would outnumber the identifiers `f` of a file,
+ * and the file be parsed for nothing.
  */
 function stringStart(text: string, at: number, lexicon: Lexicon): number {
   const char = text[at];
   if (lexicon === 'python' && (char === '"' || char === "'")) return pythonPrefixStart(text, at);
-  if (lexicon === 'rust' && (char === '"' || char === "'") && text[at - 1] === 'b' && !WORD.test(text[at - 2] ?? '')) return at - 1;
+  if ((lexicon === 'c' || lexicon === 'rust') && (char === '"' || char === "'")) return at - (plainPrefix(text, at, lexicon) ?? '').length;
   return at;
 }
 

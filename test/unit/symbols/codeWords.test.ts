@@ -229,9 +229,17 @@ describe('telling code from comments and strings without a parse', () => {
     assert.deepEqual(linesInCode(text, 'options', 'go'), [2]);
   });
 
-  it('leaves C++ raw strings, prefixed literals and digit separators, and line comments continued by a backslash, to the parser', () => {
+  it("reads C and C++'s encoding prefixes as their literals' own", () => {
+    const text = lines('auto options = L"options" u8"options"; wchar_t c = L\'"\', d = u8\'o\';', 'u"options"; U"x"; options();');
+    assert.deepEqual(linesInCode(text, 'options', 'c'), [1, 2]);
+    assert.deepEqual(linesInCode(lines('auto L = L"x" + L;'), 'L', 'c'), [1, 1], 'the prefix is no identifier');
+  });
+
+  it('leaves C++ raw strings, digit separators, a name right before a quote, and line comments continued by a backslash, to the parser', () => {
     assert.deepEqual(linesInCode(lines("char q = '\"'; int options = 1; // options"), 'options', 'c'), [1]);
     assert.equal(linesInCode(lines('auto s = R"(options)"; options();'), 'options', 'c'), undefined);
+    assert.equal(linesInCode(lines('auto s = LR"(options)"; options();'), 'options', 'c'), undefined);
+    assert.equal(linesInCode(lines('printf("%" PRIu64"options", options);'), 'options', 'c'), undefined);
     assert.equal(linesInCode(lines("int n = 1'000; options();"), 'options', 'c'), undefined);
     assert.equal(linesInCode(lines('// note \\', 'options();'), 'options', 'c'), undefined);
   });
