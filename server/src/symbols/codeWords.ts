@@ -8,7 +8,7 @@
  * the identifiers the index's parse counted, they are those identifiers. The
  * scan answers only where it is sure: anything it does not model (a string
  * nested in an f-string's field in its own quotes, raw and verbatim strings,
- * JSX type arguments beyond names, an unterminated string, comment or
+ * JSX type arguments beyond words, an unterminated string, comment or
  * element, a slash or a `<` it cannot tell the meaning of) gives undefined,
  * and the file is parsed as before. It reads each character a bounded number of times, and nests
  * no deeper than a bound, so a hostile file costs no more than its length.
@@ -20,12 +20,12 @@ import { WORD } from './wholeWords';
 
 /**
  * A family of languages that share their comment and string rules.
- * 'typescript' is JavaScript's rules for a file that cannot hold JSX (`.ts`;
- * `.tsx` and `.js` files may, and are 'javascript').
+ * 'typescript' (`.ts`) and 'tsx' are JavaScript's rules with TypeScript's
+ * types; a `.ts` file cannot hold JSX, a `.tsx` or JavaScript file may.
  */
-export type Lexicon = 'javascript' | 'typescript' | 'python' | 'go' | 'rust' | 'java' | 'c' | 'csharp';
+export type Lexicon = 'javascript' | 'typescript' | 'tsx' | 'python' | 'go' | 'rust' | 'java' | 'c' | 'csharp';
 /** The lexicons whose comments and strings are read alike: TypeScript's are JavaScript's. */
-type Family = Exclude<Lexicon, 'typescript'>;
+type Family = Exclude<Lexicon, 'typescript' | 'tsx'>;
 
 /** Where a comment or string may start; everything between is code. */
 const OPENERS: Readonly<Record<Family, RegExp>> = {
@@ -40,7 +40,16 @@ const OPENERS: Readonly<Record<Family, RegExp>> = {
 
 const IDENTIFIER_START = /[\p{L}_]/u;
 /** Words after which an expression starts: a slash there opens a regular expression rather than a division, a `<` an element. */
-const BEFORE_EXPRESSION = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await', 'default']);
+const BEFORE_EXPRESSION = new Set(['return', 'typeof', 'instanceof', 'in', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'default']);
+/** Words an expression follows only where they are keywords: elsewhere they may name a variable (`let of = 2; of / 2`). */
+const CONTEXTUAL_BEFORE_EXPRESSION = new Set(['of', 'yield', 'await']);
+/** Keywords whose parenthesized condition a statement follows: a slash after `if (x)` opens a regular expression. */
+const BEFORE_CONDITION = new Set(['if', 'while', 'for', 'with']);
+/** How far back the `(` of a `)` is looked for before the scan gives up on what the `)` closes. */
+const FARTHEST_PARENTHESIS = 200;
+
+/** A JavaScript line comment ends at any of its line terminators. */
+const JAVASCRIPT_LINE_END = /[\n\r\u2028\u2029]/g;
 
 /** Inside a template literal's `${…}`, braces count too: the one that closes it resumes the template. */
 const JAVASCRIPT_IN_TEMPLATE = /[/"'`{}]/g;
@@ -61,13 +70,30 @@ const MOST_NESTED_MARKUP = 200;
  */
 export function offsetsInCode(text: string, offsets: readonly number[], lexicon: Lexicon): number[] | undefined {
   // Every JSX element ends in `</` or `/>`; a file with neither holds none. A .ts file cannot hold JSX at all.
-  const markup = lexicon === 'javascript' && (text.includes('</') || text.includes('/>'));
-  const family: Family = lexicon === 'typescript' ? 'javascript' : lexicon;
-  const scan = new CodeScan(text, offsets, family, markup);
+  const markup = (lexicon === 'javascript' || lexicon === 'tsx') && (text.includes('</') || text.includes('/>'));
+  const family: Family = lexicon === 'typescript' || lexicon === 'tsx' ? 'javascript' : lexicon;
+  const scan = new CodeScan(text, offsets, family, markup, lexicon === 'tsx');
+  let position = 0;
   // A hashbang line is a comment to the parser, and its slashes would read as regular expressions here.
-  const position = family === 'javascript' && text.startsWith('#!') ? lineEnd(text, 0) : 0;
+  if (family === 'javascript' && text.startsWith('#!')) {
+    position = commentLineEnd(text, 0, family);
+    scan.behind.comments.push(0, position);
+  }
   scan.settle(position, false);
   return scan.code(position, false, 0) === undefined ? undefined : scan.inCode;
+}
+
+/**
+ * What the scan has read, by which what comes before a `<` or a slash is
+ * told: the comments, passed over (read as a mark, the last word of `// the
+ * form` over `<Form …>` made the element a comparison), and the strings,
+ * regular expressions and elements, each an operand.
+ */
+interface Behind {
+  /** The comments read in code, in order, as start and end pairs. */
+  readonly comments: number[];
+  /** Where each string, character, regular expression and element read in JavaScript's code starts, by where it ends. */
+  readonly operands: Map<number, number>;
 }
 
 class CodeScan {
@@ -75,14 +101,15 @@ class CodeScan {
   private next = 0;
   /** The spans of code inside the last string read (an f-string's fields), as start and end pairs. */
   private readonly codeWithin: number[] = [];
-  /** The comments read in code so far, in order, as start and end pairs: what comes before a `<` or a slash is read past them. */
-  private readonly comments: number[] = [];
+  readonly behind: Behind = { comments: [], operands: new Map() };
 
   constructor(
     private readonly text: string,
     private readonly offsets: readonly number[],
     private readonly lexicon: Family,
     private readonly markup: boolean,
+    /** TypeScript in a file that may hold JSX (`.tsx`): a tag may have type arguments, an arrow function type parameters. */
+    private readonly typesInMarkup: boolean,
   ) {}
 
   /** Files the offsets before `end` as in code or not. */
@@ -154,21 +181,28 @@ class CodeScan {
         continue;
       }
       if (char === '<') {
-        const opensElement = markupStarts(text, at, this.comments);
+        const opensElement = markupStarts(text, at, this.behind);
         if (opensElement === undefined) return undefined;
-        // A generic arrow function (`<T,>(…) =>`, `<T extends U>(…) =>`, as a .tsx file writes one): its type parameters are code.
+        if (!opensElement) continue;
+        // A generic arrow function (`<T,>(…) =>`, `<T extends U>(…) =>`) in a .tsx file: its type parameters are code.
+        // JavaScript's parser cannot read one, so a JavaScript file that seems to hold one is left to it.
         TYPE_PARAMETERS.lastIndex = at;
-        if (!opensElement || TYPE_PARAMETERS.test(text)) continue;
+        if (TYPE_PARAMETERS.test(text)) {
+          if (this.typesInMarkup) continue;
+          return undefined;
+        }
         const end = this.element(at, depth + 1);
         if (end === undefined) return undefined;
+        this.behind.operands.set(end, at);
         position = end;
         continue;
       }
       this.codeWithin.length = 0;
-      const end = regionEnd(text, at, lexicon, this.codeWithin, this.comments);
+      const end = regionEnd(text, at, lexicon, this.codeWithin, this.behind);
       if (end === undefined) return undefined;
       if (end === CODE) continue;
-      if (char === '/' && (text[at + 1] === '/' || text[at + 1] === '*')) this.comments.push(at, end);
+      if (char === '/' && (text[at + 1] === '/' || text[at + 1] === '*')) this.behind.comments.push(at, end);
+      else if (lexicon === 'javascript') this.behind.operands.set(end, at);
       for (let span = 0; span < this.codeWithin.length; span += 2) {
         this.settle(this.codeWithin[span], false);
         this.settle(this.codeWithin[span + 1], true);
@@ -185,8 +219,9 @@ class CodeScan {
    * them (a hyphenated name is one name, no word of it an identifier); its
    * attributes' strings and its text are not; its expressions are code.
    * Undefined for what the scan does not model: type arguments beyond
-   * names, an element as an attribute's value, a `>` or `}` in text, a
-   * closing tag that names another element.
+   * words (or in a JavaScript file, or after a hyphenated name), an
+   * element as an attribute's value, a `>` or `}` in text, a closing tag
+   * that names another element.
    */
   private element(at: number, depth: number): number | undefined {
     const { text } = this;
@@ -201,7 +236,9 @@ class CodeScan {
       name = text.slice(index, tag);
       index = skipSpaces(text, tag);
       if (text[index] === '<') {
-        // Type arguments (`<List<Item> …>`, in a .tsx file): their names are code.
+        // Type arguments (`<List<Item> …>`, in a .tsx file): their words are code. The parser reads none
+        // after a hyphenated or namespaced name, nor in a JavaScript file.
+        if (!this.typesInMarkup || /[-:]/.test(name)) return undefined;
         const end = typeArgumentsEnd(text, index);
         if (end === undefined) return undefined;
         this.settle(end, true);
@@ -212,7 +249,7 @@ class CodeScan {
         const char = text[index];
         if (char === '/' && (text[index + 1] === '/' || text[index + 1] === '*')) {
           // A comment between attributes (`// @ts-expect-error` over one, in tests).
-          const end = text[index + 1] === '/' ? lineEnd(text, index) : endAfter(text, index + 2, '*/');
+          const end = text[index + 1] === '/' ? commentLineEnd(text, index, 'javascript') : endAfter(text, index + 2, '*/');
           if (end === undefined) return undefined;
           this.settle(end, false);
           index = end;
@@ -327,23 +364,22 @@ function skipSpaces(text: string, from: number): number {
  * slash's meaning is told: after an operand it is a comparison or type
  * arguments. Undefined after a `}`, which ends a block or an object.
  */
-function markupStarts(text: string, at: number, comments: readonly number[]): boolean | undefined {
-  const before = lastMarkBefore(text, at, comments);
+function markupStarts(text: string, at: number, behind: Behind): boolean | undefined {
+  const before = lastMarkBefore(text, at, behind.comments);
   if (before < 0) return true;
   const char = text[before];
   if (char === '}') return undefined;
+  if (behind.operands.has(before + 1)) return false;
+  if (char === ')') return closesCondition(text, before, behind);
   // After `++` or `--` an operand has ended; after any other operator an expression starts.
   if ((char === '+' || char === '-') && text[before - 1] === char) return false;
   if ('([{,;=:?&|!>+-*%~^'.includes(char)) return true;
-  return WORD.test(char) && keywordEndsAt(text, before);
+  return WORD.test(char) ? keywordEndsAt(text, before) : false;
 }
 
 /**
  * The last character before `at` that is neither a space nor in one of
- * `comments` (start and end pairs, in order); -1 when there is none. A
- * comment says nothing of what comes next: read as a mark, the last word of
- * `// the form\n<Form …>` made the element a comparison, and the scan read
- * its markup as code.
+ * `comments` (start and end pairs, in order); -1 when there is none.
  */
 function lastMarkBefore(text: string, at: number, comments: readonly number[]): number {
   let before = at - 1;
@@ -358,7 +394,7 @@ function lastMarkBefore(text: string, at: number, comments: readonly number[]): 
 }
 
 /**
- * After the `>` that closes type arguments whose `<` is at `at`: names,
+ * After the `>` that closes type arguments whose `<` is at `at`: words,
  * commas, dots, brackets, unions, intersections and nested arguments.
  * Undefined for anything else (an object type, a string, an arrow), which
  * is left to the parser.
@@ -376,11 +412,63 @@ function typeArgumentsEnd(text: string, at: number): number | undefined {
   return undefined;
 }
 
-/** Whether the word ending at `last` is a keyword an expression follows; a property named like one (`x.return`) is an operand. */
-function keywordEndsAt(text: string, last: number): boolean {
+/**
+ * Whether the word ending at `last` is a keyword an expression follows; a
+ * property named like one (`x.return`) is an operand. Undefined for a word
+ * that is a keyword in some places and a name in others.
+ */
+function keywordEndsAt(text: string, last: number): boolean | undefined {
+  const start = wordStart(text, last);
+  if (text[start - 1] === '.') return false;
+  const word = text.slice(start, last + 1);
+  return CONTEXTUAL_BEFORE_EXPRESSION.has(word) ? undefined : BEFORE_EXPRESSION.has(word);
+}
+
+function wordStart(text: string, last: number): number {
   let start = last;
   while (start > 0 && WORD.test(text[start - 1])) start -= 1;
-  return text[start - 1] !== '.' && BEFORE_EXPRESSION.has(text.slice(start, last + 1));
+  return start;
+}
+
+/**
+ * Whether the `)` at `close` ends the condition of `if`, `while`, `for` or
+ * `with`, after which a statement starts, rather than an operand (a call, a
+ * parenthesized expression). Its `(` is looked for back past the comments,
+ * strings, regular expressions and elements read, whose parentheses do not
+ * count. Undefined when it is far back, or a template literal stands
+ * between.
+ */
+function closesCondition(text: string, close: number, behind: Behind): boolean | undefined {
+  const { comments, operands } = behind;
+  let depth = 0;
+  let pair = comments.length - 2;
+  for (let index = close; index >= 0 && close - index <= FARTHEST_PARENTHESIS; index -= 1) {
+    while (pair >= 0 && comments[pair] > index) pair -= 2;
+    const skipTo = pair >= 0 && index < comments[pair + 1] ? comments[pair] : operands.get(index + 1);
+    if (skipTo !== undefined) {
+      index = skipTo;
+      continue;
+    }
+    const char = text[index];
+    if (char === ')') depth += 1;
+    else if (char === '(') {
+      depth -= 1;
+      if (depth > 0) continue;
+      const before = lastMarkBefore(text, index, comments);
+      if (before < 0 || !WORD.test(text[before])) return false;
+      const start = wordStart(text, before);
+      return text[start - 1] !== '.' && BEFORE_CONDITION.has(text.slice(start, before + 1));
+    } else if (char === '`') return undefined;
+  }
+  return undefined;
+}
+
+/** The end of a line comment starting at `at`: JavaScript ends one at any of its line terminators. */
+function commentLineEnd(text: string, at: number, lexicon: Family): number {
+  if (lexicon !== 'javascript') return lineEnd(text, at);
+  JAVASCRIPT_LINE_END.lastIndex = at;
+  const found = JAVASCRIPT_LINE_END.exec(text);
+  return found ? found.index : text.length;
 }
 
 /**
@@ -397,38 +485,40 @@ function templateRest(text: string, from: number): { end: number; opensExpressio
   return undefined;
 }
 
-function regionEnd(text: string, at: number, lexicon: Lexicon, codeWithin: number[], comments: readonly number[]): RegionEnd {
+function regionEnd(text: string, at: number, lexicon: Family, codeWithin: number[], behind: Behind): RegionEnd {
   const char = text[at];
   if (char === '#') return lineEnd(text, at);
-  if (char === '/') return slashEnd(text, at, lexicon, comments);
+  if (char === '/') return slashEnd(text, at, lexicon, behind);
   if (lexicon === 'python') return pythonStringEnd(text, at, codeWithin);
   if (char === "'" && lexicon !== 'javascript') return characterEnd(text, at, lexicon);
   return quotedStringEnd(text, at, lexicon);
 }
 
-function slashEnd(text: string, at: number, lexicon: Lexicon, comments: readonly number[]): RegionEnd {
+function slashEnd(text: string, at: number, lexicon: Family, behind: Behind): RegionEnd {
   const after = text[at + 1];
   if (after === '/') {
-    const end = lineEnd(text, at);
+    const end = commentLineEnd(text, at, lexicon);
     // A C line comment ending in a backslash goes on to the next line.
     if (lexicon === 'c' && /\\\r?$/.test(text.slice(at, end))) return undefined;
     return end;
   }
   if (after === '*') return lexicon === 'rust' ? nestedCommentEnd(text, at) : endAfter(text, at + 2, '*/');
   if (lexicon !== 'javascript') return CODE;
-  const startsExpression = slashStartsExpression(text, at, comments);
+  const startsExpression = slashStartsExpression(text, at, behind);
   if (startsExpression === undefined) return undefined;
   return startsExpression ? regularExpressionEnd(text, at) : CODE;
 }
 
 /** Whether a slash in JavaScript opens a regular expression, by what comes before it; undefined when that does not tell. */
-function slashStartsExpression(text: string, at: number, comments: readonly number[]): boolean | undefined {
-  const before = lastMarkBefore(text, at, comments);
+function slashStartsExpression(text: string, at: number, behind: Behind): boolean | undefined {
+  const before = lastMarkBefore(text, at, behind.comments);
   if (before < 0) return true;
   const char = text[before];
   // `}` ends a block or an object, `/` a comment or another expression, `++`/`--` an operand: each reads both ways.
   if (char === '}' || char === '/' || ((char === '+' || char === '-') && text[before - 1] === char)) return undefined;
-  if (char === ')' || char === ']' || char === '"' || char === "'" || char === '`') return false;
+  if (behind.operands.has(before + 1)) return false;
+  if (char === ')') return closesCondition(text, before, behind);
+  if (char === ']' || char === '"' || char === "'" || char === '`') return false;
   if (WORD.test(char)) return keywordEndsAt(text, before);
   return true;
 }
@@ -486,8 +576,8 @@ const C_ENCODING_PREFIXES = new Set(['L', 'u', 'U', 'u8']);
  * character as a plain prefix (C's `L"…"`, `u8'x'`; Rust's `b"…"`), '' when
  * there are none; undefined when a word there makes the literal one the scan
  * does not read (a raw string, a C++ digit separator's number, a name). The
- * other languages have no letter prefixes: a word before a quote is a
- * keyword (`from"react"`, as minified JavaScript writes it).
+ * other languages have no letter prefixes: a word before a quote stands on
+ * its own (`from"react"`, as minified JavaScript writes it).
  */
 function plainPrefix(text: string, at: number, lexicon: Lexicon): string | undefined {
   if (lexicon !== 'c' && lexicon !== 'rust') return '';

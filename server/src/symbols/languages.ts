@@ -385,7 +385,7 @@ const RUBY: LanguageSpec = {
 // ------------------------------------------------------------- by extension
 
 const TYPESCRIPT: LanguageSpec = { grammar: 'tree-sitter-typescript.wasm', definitions: JS_DEFINITIONS, identifiers: JS_IDENTIFIERS, lexicon: 'typescript' };
-const TSX: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-tsx.wasm', lexicon: 'javascript' };
+const TSX: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-tsx.wasm', lexicon: 'tsx' };
 const JAVASCRIPT: LanguageSpec = { ...TYPESCRIPT, grammar: 'tree-sitter-javascript.wasm', lexicon: 'javascript' };
 
 const BY_EXTENSION: Readonly<Record<string, LanguageSpec>> = {

@@ -68,6 +68,29 @@ describe('telling code from comments and strings without a parse', () => {
     assert.equal(linesInCode(lines('i++ / options;'), 'options', 'javascript'), undefined);
   });
 
+  it("tells what a ) closes: after a condition a statement starts, after a call or a parenthesized expression an operand has ended", () => {
+    assert.deepEqual(linesInCode(lines('if (x) /`/.test(options);', '// ` options'), 'options', 'javascript'), [1], 'a regular expression after a condition');
+    assert.deepEqual(linesInCode(lines('while (x) /* c */ /`/.test(options);', '// ` options'), 'options', 'javascript'), [1]);
+    assert.deepEqual(linesInCode(lines('const half = (a + b) / 2 / options;', 'f(x) / options;'), 'options', 'javascript'), [1, 2], 'a division after an operand');
+    assert.deepEqual(linesInCode(lines('if (options)', '  <p>', '    options', '  </p>;', 'x = (a) < options;'), 'options', 'tsx'), [1, 5]);
+    const passed = lines("const w = t(')') / 4 / options;", 'if (/\\)/.test(s)) /`/.test(options);', '// ` options', 'if (x // (', ') /`/.test(options);', '// ` options');
+    assert.deepEqual(linesInCode(passed, 'options', 'javascript'), [1, 2, 5], 'parentheses in strings, regular expressions and comments do not count');
+    const farBack = `x = (${'a + '.repeat(60)}b) / options;`;
+    assert.equal(linesInCode(lines(farBack), 'options', 'javascript'), undefined, 'a ( too far back to look for');
+  });
+
+  it('reads what follows an element as what follows an operand', () => {
+    assert.deepEqual(linesInCode(lines('x = <a/> /* c */ / 2 /options;'), 'options', 'javascript'), [1], 'a division, not a regular expression');
+    assert.deepEqual(linesInCode(lines('z = <x/> < options; f(options);'), 'options', 'javascript'), [1, 1], 'a comparison, not an element');
+  });
+
+  it('cannot tell a slash or a < after a word that is a keyword only in places, and says so', () => {
+    for (const word of ['of', 'yield', 'await']) {
+      assert.equal(linesInCode(lines(`let ${word} = 2;`, `x = ${word} /* c */ / 2 / options;`), 'options', 'javascript'), undefined, word);
+      assert.equal(linesInCode(lines(`x = ${word} < options; <p/>;`), 'options', 'javascript'), undefined, word);
+    }
+  });
+
   it("reads JSX: its tags' and attributes' names and its expressions are code, its text and attribute strings are not", () => {
     const text = lines(
       'const el = (',
@@ -102,19 +125,27 @@ describe('telling code from comments and strings without a parse', () => {
     assert.deepEqual(linesInCode(text, 'options', 'javascript'), [3, 3, 7, 8, 9]);
   });
 
-  it("reads a tag's type arguments in a .tsx file as code", () => {
+  it("reads a tag's type arguments in a .tsx file as code, and leaves them to the parser where it reads none", () => {
     const text = lines('x = <List<Options> options={options} />;', 'y = <Table<Map<Key, Options[]>, Row | Options>>options</Table>;');
-    assert.deepEqual(linesInCode(text, 'Options', 'javascript'), [1, 2, 2]);
-    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1]);
+    assert.deepEqual(linesInCode(text, 'Options', 'tsx'), [1, 2, 2]);
+    assert.deepEqual(linesInCode(text, 'options', 'tsx'), [1, 1]);
+    assert.equal(linesInCode(text, 'options', 'javascript'), undefined, 'JavaScript has no type arguments');
+    // After a hyphenated or namespaced name the parser reads the `<` as an error and the rest as text.
+    assert.equal(linesInCode(lines('const d = <my-el<T> c={1}>c</my-el>;'), 'c', 'tsx'), undefined);
+    assert.equal(linesInCode(lines('const d = <x:y<T> c={1}>c</x:y>;'), 'c', 'tsx'), undefined);
   });
 
   it("reads a generic arrow function's type parameters in a .tsx file as code, not as an element", () => {
     const text = lines('const f = <T extends Options>(options: T) => <p>{options}</p>;', 'const g = <T,>(options: T) => options;');
-    assert.deepEqual(linesInCode(text, 'options', 'javascript'), [1, 1, 2, 2]);
+    assert.deepEqual(linesInCode(text, 'options', 'tsx'), [1, 1, 2, 2]);
     const defaulted = lines('const h = <T = Options>(options: T) => options;', 'const k = <const T,>(options: T) => <T>{options}</T>;');
-    assert.deepEqual(linesInCode(defaulted, 'options', 'javascript'), [1, 1, 2, 2], 'a default, and const');
+    assert.deepEqual(linesInCode(defaulted, 'options', 'tsx'), [1, 1, 2, 2], 'a default, and const');
     const attributes = lines('const a = <Foo extends="x">options</Foo>; const r = n / 2;', 'const b = <Overextends>options</Overextends>; f(options);');
-    assert.deepEqual(linesInCode(attributes, 'options', 'javascript'), [2], 'an attribute named extends, and a tag ending in it, are markup');
+    assert.deepEqual(linesInCode(attributes, 'options', 'tsx'), [2], 'an attribute named extends, and a tag ending in it, are markup');
+    assert.deepEqual(linesInCode(attributes, 'options', 'javascript'), [2]);
+    // JavaScript's parser reads neither form: `a = <d = c>d</d>/2;` is no arrow there.
+    assert.equal(linesInCode(text, 'options', 'javascript'), undefined);
+    assert.equal(linesInCode(lines('a = <d = c>d</d>/2;', 'd();'), 'd', 'javascript'), undefined);
   });
 
   it('leaves to the parser the JSX forms it does not model, and markup that does not close', () => {
@@ -158,6 +189,13 @@ describe('telling code from comments and strings without a parse', () => {
   it('reads a hashbang line as a comment, in JavaScript and TypeScript', () => {
     assert.deepEqual(linesInCode(lines('#!/usr/bin/env options', 'run(options);'), 'options', 'javascript'), [2]);
     assert.deepEqual(linesInCode(lines('#!/usr/bin/env -S npx tsx options', 'run(options);'), 'options', 'typescript'), [2]);
+    assert.deepEqual(linesInCode(lines('#!/usr/bin/env node', '/`/.test(options);', '// ` options'), 'options', 'javascript'), [2], 'what follows it starts a statement');
+  });
+
+  it('ends a JavaScript line comment at any of its line terminators', () => {
+    for (const terminator of ['\r', '\u2028', '\u2029']) {
+      assert.deepEqual(linesInCode(`// c${terminator}options = \`\noptions // \`\n`, 'options', 'javascript'), [1], JSON.stringify(terminator));
+    }
   });
 
   it('reads Python comments, prefixed strings and triple-quoted strings', () => {
