@@ -16,7 +16,7 @@
 
 import { endAfter, lineEnd, quotedEnd } from './closingMarks';
 import { pythonPrefixStart, pythonStringEnd } from './pythonStrings';
-import { type Behind, markupStarts, slashStartsExpression } from './precedingMarks';
+import { type Behind, markupStarts, maySignature, slashStartsExpression } from './precedingMarks';
 import { WORD } from './wholeWords';
 
 /**
@@ -170,6 +170,8 @@ class CodeScan {
           if (this.typesInMarkup) continue;
           return undefined;
         }
+        SIGNATURE_PARAMETERS.lastIndex = at;
+        if (this.typesInMarkup && SIGNATURE_PARAMETERS.test(text) && maySignature(text, at, this.behind)) return undefined;
         const end = this.element(at, depth + 1);
         if (end === undefined) return undefined;
         this.behind.operands.set(end, at);
@@ -328,6 +330,8 @@ class CodeScan {
  * or `/` as an attribute of an element.
  */
 const TYPE_PARAMETERS = /<\s*(?:const\s+)?[\p{L}_$][\p{L}\p{N}_$]*(?![\p{L}\p{N}_$-])(?:\s*,|\s*=(?![=>])|\s+extends(?=\s)(?!\s*[=>/]))/uy;
+/** `<T>(`: an element whose text starts with a parenthesis, or a signature's type parameters (precedingMarks.ts `maySignature`). */
+const SIGNATURE_PARAMETERS = /<\s*[\p{L}_$][\p{L}\p{N}_$]*\s*>\s*\(/uy;
 const MARKUP_WORD = String.raw`[\p{L}_$][\p{L}\p{N}_$-]*`;
 const TAG_NAME = new RegExp(String.raw`${MARKUP_WORD}(?:(?:\.${MARKUP_WORD})+|:${MARKUP_WORD})?`, 'uy');
 const ATTRIBUTE_NAME = new RegExp(String.raw`${MARKUP_WORD}(?::${MARKUP_WORD})?`, 'uy');

@@ -70,13 +70,32 @@ describe('telling code from comments and strings without a parse', () => {
 
   it("tells what a ) closes: after a condition a statement starts, after a call or a parenthesized expression an operand has ended", () => {
     assert.deepEqual(linesInCode(lines('if (x) /`/.test(options);', '// ` options'), 'options', 'javascript'), [1], 'a regular expression after a condition');
-    assert.deepEqual(linesInCode(lines('while (x) /* c */ /`/.test(options);', '// ` options'), 'options', 'javascript'), [1]);
+    assert.deepEqual(linesInCode(lines('for (const k in o) /* c */ /`/.test(options);', '// ` options'), 'options', 'javascript'), [1]);
     assert.deepEqual(linesInCode(lines('const half = (a + b) / 2 / options;', 'f(x) / options;'), 'options', 'javascript'), [1, 2], 'a division after an operand');
     assert.deepEqual(linesInCode(lines('if (options)', '  <p>', '    options', '  </p>;', 'x = (a) < options;'), 'options', 'tsx'), [1, 5]);
     const passed = lines("const w = t(')') / 4 / options;", 'if (/\\)/.test(s)) /`/.test(options);', '// ` options', 'if (x // (', ') /`/.test(options);', '// ` options');
     assert.deepEqual(linesInCode(passed, 'options', 'javascript'), [1, 2, 5], 'parentheses in strings, regular expressions and comments do not count');
     const farBack = `x = (${'a + '.repeat(60)}b) / options;`;
     assert.equal(linesInCode(lines(farBack), 'options', 'javascript'), undefined, 'a ( too far back to look for');
+  });
+
+  it('leaves to the parser a slash or a < that the mark before it does not tell', () => {
+    const tail = ' / 2 + "/"; options; "options"; // "';
+    const unsure: Array<[string, Lexicon]> = [
+      [`const r = a!${tail}`, 'typescript'], // a non-null assertion ends an operand
+      [`const r = x as Array<number>${tail}`, 'typescript'], // type arguments end in >
+      [`x = 1.${tail}`, 'javascript'], // a number ending in a dot
+      [`x = cafe\u0301${tail}`, 'javascript'], // a name with a mark the word rule does not know
+      [`do x(); while (a)${tail}`, 'javascript'], // the parser divides after a do-while's condition
+      [`for await (const x of y)${tail}`, 'javascript'],
+      ['let x\n/"/.test(c) ? options : "options"; // "', 'javascript'], // a line break may end the statement
+      ['interface I {\n  <T>(options: T): T; // </T> options\n}', 'tsx'], // a call signature's type parameters
+    ];
+    for (const [source, lexicon] of unsure) assert.equal(linesInCode(lines(source), 'options', lexicon), undefined, source);
+    // Read as a condition, `/ 2 /options` would be a regular expression with flags, and `options` no word of the code.
+    assert.deepEqual(linesInCode(lines('a. if (b) / 2 /options;'), 'options', 'javascript'), [1], 'a property named if is called, not a condition');
+    const privateName = lines('class A {', '  #if(x) { return x }', '  m(b) { return this.#if(b) / 2 /options;', '  }', '}');
+    assert.deepEqual(linesInCode(privateName, 'options', 'javascript'), [3], 'nor a private name');
   });
 
   it('reads what follows an element as what follows an operand', () => {
