@@ -182,8 +182,11 @@ class CodeScan {
       const end = regionEnd(text, at, lexicon, this.codeWithin, this.behind);
       if (end === undefined) return undefined;
       if (end === CODE) continue;
-      if (char === '/' && (text[at + 1] === '/' || text[at + 1] === '*')) this.behind.comments.push(at, end);
-      else if (lexicon === 'javascript') this.behind.operands.set(end, at);
+      // Only JavaScript's `<` and slashes are told by what the scan read before them.
+      if (lexicon === 'javascript') {
+        if (char === '/' && (text[at + 1] === '/' || text[at + 1] === '*')) this.behind.comments.push(at, end);
+        else this.behind.operands.set(end, at);
+      }
       for (let span = 0; span < this.codeWithin.length; span += 2) {
         this.settle(this.codeWithin[span], false);
         this.settle(this.codeWithin[span + 1], true);

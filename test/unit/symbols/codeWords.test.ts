@@ -90,6 +90,9 @@ describe('telling code from comments and strings without a parse', () => {
       [`for await (const x of y)${tail}`, 'javascript'],
       ['let x\n/"/.test(c) ? options : "options"; // "', 'javascript'], // a line break may end the statement
       ['interface I {\n  <T>(options: T): T; // </T> options\n}', 'tsx'], // a call signature's type parameters
+      ['type C = {\n  new <T>(options: T): C; // </T> options\n}', 'tsx'], // a construct signature's
+      ['type M = {\n  m?<T>(options: T): T; // </T> options\n}', 'tsx'], // an optional method's
+      ['type L = { a: string, <T>(options: T): T; // </T> options\n}', 'tsx'], // after another member
     ];
     for (const [source, lexicon] of unsure) assert.equal(linesInCode(lines(source), 'options', lexicon), undefined, source);
     // Read as a condition, `/ 2 /options` would be a regular expression with flags, and `options` no word of the code.
