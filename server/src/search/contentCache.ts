@@ -169,10 +169,14 @@ interface Entry {
 /**
  * off: nothing is kept (the thread does not fill caches). filling, filled:
  * kept, and a search may keep what it reads. tooLarge: the folder's small
- * files did not fit the budget. notLocal: some are on a network file
- * system. cleared: the folder's index is gone.
+ * files do not fit the whole allowance. noRoom: they fit it, but not what
+ * other folders left of it; filled again once that much is free
+ * (roomToFillAgain). notLocal: some are on a network file system. cleared:
+ * the folder's index is gone.
  */
-export type ContentsState = 'off' | 'filling' | 'filled' | 'tooLarge' | 'notLocal' | 'cleared';
+export type ContentsState = 'off' | 'filling' | 'filled' | 'tooLarge' | 'noRoom' | 'notLocal' | 'cleared';
+
+type Fit = 'fits' | 'tooLarge' | 'noRoom' | 'stopped';
 
 /** The files the filler offers: the index's, in walk order. */
 export interface FillableFile {
@@ -194,6 +198,8 @@ export class FileContents {
   private current: ContentsState = 'off';
   /** A file was passed over for its file system: the folder cannot be kept whole. */
   private passedNonLocal = false;
+  /** The charge the folder's small files came to when last summed (fits). */
+  private needed = 0;
   private readonly racyWindowNs: bigint;
   private readonly isLocal: (realPath: string) => boolean | undefined;
 
@@ -228,6 +234,16 @@ export class FileContents {
     }
     this.drop(realPath, entry);
     return undefined;
+  }
+
+  /**
+   * Whether the folder was turned away for room other folders held, and that
+   * much is free now. Without this, a folder that met a full allowance kept
+   * nothing until its index was built again, though another folder's index
+   * had since been dropped and its share given back.
+   */
+  get roomToFillAgain(): boolean {
+    return this.current === 'noRoom' && this.budget.limitBytes - this.budget.usedBytes >= this.needed;
   }
 
   /** Whether a search reading a file should offer it (keep): only while the folder is being kept whole. */
@@ -300,11 +316,13 @@ export class FileContents {
    * one is marked). Stops when `isGone` says the folder's index was dropped.
    */
   async fill(files: readonly FillableFile[], options: FillOptions, isGone: () => boolean): Promise<void> {
-    if (this.current !== 'off') return;
+    if (this.current !== 'off' && !this.roomToFillAgain) return;
     this.current = 'filling';
-    if (!(await this.fits(files, options, isGone))) {
+    this.passedNonLocal = false;
+    const fit = await this.fits(files, options, isGone);
+    if (fit !== 'fits') {
       // Searches between the slices may have kept files: given back with the rest.
-      if (this.current === 'filling') this.giveUp();
+      if (this.current === 'filling') this.giveUp(fit === 'stopped' ? 'tooLarge' : fit);
       return;
     }
     const buffer = Buffer.allocUnsafe(READ_CHUNK_BYTES);
@@ -318,7 +336,8 @@ export class FileContents {
         // Secret and policy-denied files are never read, so never kept.
         if (file.denied || this.entries.has(file.realPath)) continue;
         if (!this.readInto(file.realPath, buffer)) {
-          this.giveUp();
+          // It fitted when summed: another thread took the room meanwhile.
+          this.giveUp('noRoom');
           return;
         }
       } while (next < files.length && performance.now() < sliceEnd);
@@ -334,14 +353,16 @@ export class FileContents {
     this.current = 'filled';
   }
 
-  /** Whether the files' projected charge fits what is left of the budget, summed from one stat each (in slices, like the fill). */
-  private async fits(files: readonly FillableFile[], options: FillOptions, isGone: () => boolean): Promise<boolean> {
-    const room = this.budget.limitBytes - this.budget.usedBytes;
+  /**
+   * Whether the files' projected charge fits the allowance, and what other
+   * folders left of it, summed from one stat each (in slices, like the fill).
+   */
+  private async fits(files: readonly FillableFile[], options: FillOptions, isGone: () => boolean): Promise<Fit> {
     let projected = 0;
     let next = 0;
     while (next < files.length) {
       await options.idle();
-      if (isGone() || this.current !== 'filling') return false;
+      if (isGone() || this.current !== 'filling') return 'stopped';
       const sliceEnd = performance.now() + CONTENT_CACHE_LIMITS.fillSliceMs;
       do {
         const file = files[next++];
@@ -349,11 +370,14 @@ export class FileContents {
         const stats = statQuietly(file.realPath);
         if (!stats?.isFile()) continue;
         projected += (stats.size < READ_CHUNK_BYTES ? stats.size : 0) + CONTENT_CACHE_LIMITS.entryOverheadBytes;
-        if (projected > room) return false;
+        if (projected > this.budget.limitBytes) return 'tooLarge';
       } while (next < files.length && performance.now() < sliceEnd);
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    return true;
+    this.needed = projected;
+    // What searches between the slices kept of this folder is part of `projected`, not of the others' share.
+    const othersUse = this.budget.usedBytes - this.charged;
+    return projected > this.budget.limitBytes - othersUse ? 'noRoom' : 'fits';
   }
 
   /** Reads one file through the verified open and keeps it; false when the budget is spent. */
@@ -389,9 +413,9 @@ export class FileContents {
   }
 
   /** The folder does not fit: keeping part of it would hold memory that answers no whole search. */
-  private giveUp(): void {
+  private giveUp(why: 'tooLarge' | 'noRoom'): void {
     this.release();
-    this.current = 'tooLarge';
+    this.current = why;
   }
 
   /** The folder's index is gone: its contents go with it. */

@@ -597,7 +597,9 @@ export class FileIndexes {
       return undefined;
     }
     index.lastUsed = Date.now();
-    return index.state === 'ready' ? index : undefined;
+    if (index.state !== 'ready') return undefined;
+    if (index.contents.roomToFillAgain) this.fillContents(index);
+    return index;
   }
 
   /**
@@ -614,20 +616,27 @@ export class FileIndexes {
   private create(key: string, boundary: ReadBoundary): FolderIndex {
     const racyWindowNs = this.options.racyWindowNs ?? RACY_WINDOW_NS;
     const index = new FolderIndex(boundary, racyWindowNs, this.budget);
-    const fill = this.options.fillContents;
-    if (fill) {
-      index.contentsSettled = index.built
-        .then(async () => {
-          if (index.state !== 'ready') return;
-          await index.contents.fill(index.files, fill, () => index.gone);
-          // The fill read the files listed when it began: those that left the index meanwhile go now.
-          index.contents.retainOnly(new Set(index.files.map((file) => file.realPath)));
-        })
-        .catch(() => undefined);
-    }
+    this.fillContents(index, index.built);
     this.folders.set(key, index);
     this.trim();
     return index;
+  }
+
+  /**
+   * Keeps the folder's small files, once `built` settles if given, when this
+   * thread keeps contents. Without `built` the fill starts at once, so a
+   * second search in the same tick finds it filling and starts no other.
+   */
+  private fillContents(index: FolderIndex, built?: Promise<void>): void {
+    const fill = this.options.fillContents;
+    if (!fill) return;
+    const run = async (): Promise<void> => {
+      if (index.state !== 'ready') return;
+      await index.contents.fill(index.files, fill, () => index.gone);
+      // The fill read the files listed when it began: those that left the index meanwhile go now.
+      index.contents.retainOnly(new Set(index.files.map((file) => file.realPath)));
+    };
+    index.contentsSettled = (built ? built.then(run) : run()).catch(() => undefined);
   }
 
   private trim(): void {

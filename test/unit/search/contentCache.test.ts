@@ -162,6 +162,57 @@ describe('the kept contents of a warm folder', function () {
       assert.equal(contents.filled, false);
       assert.equal(contents.size, 0);
       assert.equal(budget.usedBytes, 0, 'nothing held');
+      assert.equal(contents.roomToFillAgain, false, 'no room given back makes it fit');
+    });
+
+    it('turns a folder away while other folders hold the room it needs, and fills it once that much is given back', async () => {
+      const cells = new Int32Array(new SharedArrayBuffer(8));
+      const limit = CONTENT_CACHE_LIMITS.entryOverheadBytes * 3 + 100;
+      const others = new ContentBudget(limit, { cells, own: 1 });
+      const contents = new FileContents(new ContentBudget(limit, { cells, own: 0 }));
+      assert.equal(others.take(limit - 60), true);
+      await contents.fill(files('src/a.ts', 'src/b.ts'), IDLE, () => false);
+      assert.equal(contents.state, 'noRoom');
+      assert.equal(contents.size, 0);
+      assert.equal(contents.roomToFillAgain, false, 'the room is still held');
+      others.give(limit - 60);
+      assert.equal(contents.roomToFillAgain, true);
+      await contents.fill(files('src/a.ts', 'src/b.ts'), IDLE, () => false);
+      assert.equal(contents.state, 'filled');
+      assert.equal(contents.size, 2);
+    });
+
+    it('counts a file a search kept while the sizes were summed once, not twice, against the room', async () => {
+      const aAndB = fs.statSync(at('src/a.ts')).size + fs.statSync(at('src/b.ts')).size;
+      const budget = new ContentBudget(CONTENT_CACHE_LIMITS.entryOverheadBytes * 2 + aAndB);
+      const contents = new FileContents(budget);
+      let resume: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (resume = resolve));
+      const filling = contents.fill(files('src/a.ts', 'src/b.ts'), { idle: () => held }, () => false);
+      new Grep(pattern('alpha'), contents).searchFile(at('src/a.ts'), 'src/a.ts');
+      assert.equal(contents.size, 1);
+      resume();
+      await filling;
+      assert.equal(contents.state, 'filled');
+      assert.equal(budget.usedBytes, budget.limitBytes, 'exactly the allowance');
+    });
+
+    it('turns a folder away for room, not for its size, when another thread takes the room between the sum and the reads', async () => {
+      const cells = new Int32Array(new SharedArrayBuffer(8));
+      const limit = CONTENT_CACHE_LIMITS.entryOverheadBytes * 3 + 100;
+      const others = new ContentBudget(limit, { cells, own: 1 });
+      const contents = new FileContents(new ContentBudget(limit, { cells, own: 0 }));
+      // The filler waits for idleness once to sum the sizes and once to read: the room goes in between.
+      let idles = 0;
+      const idle = async (): Promise<void> => {
+        if (++idles === 2) assert.equal(others.take(limit - 60), true);
+      };
+      await contents.fill(files('src/a.ts', 'src/b.ts'), { idle }, () => false);
+      assert.equal(idles, 2);
+      assert.equal(contents.state, 'noRoom');
+      assert.equal(contents.size, 0);
+      others.give(limit - 60);
+      assert.equal(contents.roomToFillAgain, true);
     });
 
     it('refuses what a search read when the file grew past the identity taken before the read', async () => {
@@ -290,6 +341,24 @@ describe('the kept contents of a warm folder', function () {
       await indexes.prepare(root, boundary, true);
       assert.equal(index.contents.lookup(at('src/b.ts')), undefined);
       assert.ok(index.contents.lookup(at('src/a.ts')), 'the files still indexed are kept');
+    });
+
+    it("fills a folder turned away for room at its next search, once another thread's folder has given the room back", async () => {
+      await untilPastRacyWindow(['src/a.ts', 'src/b.ts', 'empty.txt', 'logo.png'].map(at));
+      const cells = new Int32Array(new SharedArrayBuffer(8));
+      const limit = CONTENT_CACHE_LIMITS.entryOverheadBytes * 8;
+      const otherThread = new ContentBudget(limit, { cells, own: 1 });
+      assert.equal(otherThread.take(limit - CONTENT_CACHE_LIMITS.entryOverheadBytes), true);
+      const indexes = new FileIndexes({ fillContents: IDLE, contentBudget: new ContentBudget(limit, { cells, own: 0 }) });
+      const boundary = await ReadBoundary.create(root, []);
+      assert.equal(await indexes.prepare(root, boundary, true), true);
+      const index = (await indexes.current(root, boundary)) as FolderIndex;
+      assert.equal(index.contents.state, 'noRoom');
+      otherThread.give(limit - CONTENT_CACHE_LIMITS.entryOverheadBytes);
+      await indexes.current(root, boundary);
+      await indexes.prepare(root, boundary, true);
+      assert.equal(index.contents.state, 'filled');
+      assert.ok(index.contents.lookup(at('src/a.ts')));
     });
   });
 
