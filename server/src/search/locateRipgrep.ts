@@ -53,7 +53,7 @@ export async function findOnPath(env: NodeJS.ProcessEnv): Promise<string | undef
  */
 export async function probeRipgrep(binary: string, options: ProbeOptions = {}): Promise<Ripgrep | undefined> {
   const directory = options.directory ?? defaultProbeDirectory();
-  const keepsVerdictOf = options.keepsVerdictOf ?? isNativeExecutable;
+  const keepsVerdictOf = options.keepsVerdictOf ?? isRipgrepItself;
   try {
     const own = await ensureOwnDirectory(directory);
     // On Windows the directory's owner and rights are not checked (ensureOwnDirectory), so nothing read from it is trusted.
@@ -73,7 +73,7 @@ export async function probeRipgrep(binary: string, options: ProbeOptions = {}): 
 export interface ProbeOptions {
   /** Where the check runs and its verdicts are kept (default: one per user in the temp folder). */
   directory?: string;
-  /** Whether a verdict on `binary` may be kept (default: only a native binary, see isNativeExecutable). */
+  /** Whether a verdict on `binary` may be kept (default: only on ripgrep's own native binary, see isRipgrepItself). */
   keepsVerdictOf?: (binary: string) => Promise<boolean>;
 }
 
@@ -132,6 +132,24 @@ export async function isNativeExecutable(binary: string): Promise<boolean> {
   } finally {
     await handle?.close().catch(() => undefined);
   }
+}
+
+/**
+ * Whether `binary`, its links followed, is a native program named `rg`: the
+ * only file whose verdict is kept. A launcher that is itself native (mise's
+ * shims are links to mise, which starts whichever ripgrep the folder's
+ * settings name) stays the same file while the ripgrep it starts changes,
+ * like a launcher script.
+ */
+export async function isRipgrepItself(binary: string): Promise<boolean> {
+  let real: string;
+  try {
+    real = await fs.promises.realpath(binary);
+  } catch {
+    return false;
+  }
+  const name = path.basename(real);
+  return (name === 'rg' || (process.platform === 'win32' && name.toLowerCase() === 'rg.exe')) && (await isNativeExecutable(real));
 }
 
 /**

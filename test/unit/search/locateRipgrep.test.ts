@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findOnPath, isNativeExecutable, probeRipgrep, type ProbeOptions } from '../../../server/src/search/locateRipgrep';
+import { findOnPath, isNativeExecutable, isRipgrepItself, probeRipgrep, type ProbeOptions } from '../../../server/src/search/locateRipgrep';
 import { VERDICTS_FILE } from '../../../server/src/search/probeVerdicts';
 
 const SYMLINK_LINE = 'DEBUG|rg::subject|crates/core/subject.rs:74: ignoring ./link.txt: failed to pass subject filter: file type: symlink';
@@ -205,6 +205,23 @@ describe("ripgrep's check, kept for the next process", function () {
     assert.equal(fake.runs(), 4);
     assert.equal(await isNativeExecutable(fake.binary), false);
     assert.equal(await isNativeExecutable(process.execPath), true, 'node itself is a native binary');
+  });
+
+  it('by default a native launcher is checked every time as well: only a native binary named rg, its links followed, keeps a verdict', async () => {
+    const elf = Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0]);
+    fs.mkdirSync(path.join(dir, 'ripgrep'));
+    fs.writeFileSync(path.join(dir, 'ripgrep', 'rg'), elf, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, 'mise'), elf, { mode: 0o755 });
+    fs.mkdirSync(path.join(dir, 'shims'));
+    fs.symlinkSync('../mise', path.join(dir, 'shims', 'rg'));
+    fs.mkdirSync(path.join(dir, 'bin'));
+    fs.symlinkSync('../ripgrep/rg', path.join(dir, 'bin', 'rg'));
+    assert.equal(await isRipgrepItself(path.join(dir, 'shims', 'rg')), false, "mise's shim: a link named rg to another program");
+    assert.equal(await isRipgrepItself(path.join(dir, 'mise')), false);
+    assert.equal(await isRipgrepItself(path.join(dir, 'bin', 'rg')), true, 'a link to ripgrep itself, as Homebrew makes');
+    assert.equal(await isRipgrepItself(path.join(dir, 'ripgrep', 'rg')), true);
+    assert.equal(await isRipgrepItself(writeFakeRipgrep(dir).binary), false, 'a script named rg');
+    assert.equal(await isRipgrepItself(path.join(dir, 'missing', 'rg')), false);
   });
 
   it('many verdicts keep the newest eight, and two checks at once leave a file that reads', async () => {
