@@ -49,6 +49,7 @@ export function watchWorkspaceFiles(connection: Connection, capabilities: Client
     // A later call, for newer folders or settings, may have finished first: the older answer is not told over it.
     if (asking !== told) return;
     repos()?.watchFolders?.(watched);
+    for (const folder of watched) logger.info(`file changes in ${folder.realPath} are ${folder.complete ? 'reported' : 'not all reported: its symbol index looks at the folder before answering'}`);
   };
 
   connection.onDidChangeWatchedFiles((params) => {

@@ -76,11 +76,14 @@ export async function runAsk(context: Context, options: Options, positionals: st
         resumeId = row.discussionId;
         folder ??= row.repo;
       }
-      const { discussion } = await session.open({
-        folder: folder ?? process.cwd(),
-        ...(resumeId ? { resumeId } : {}),
-        ...(options.model ? { model: options.model } : {}),
-      });
+      const { discussion } = await session.open(
+        {
+          folder: folder ?? process.cwd(),
+          ...(resumeId ? { resumeId } : {}),
+          ...(options.model ? { model: options.model } : {}),
+        },
+        { watchFiles: true },
+      );
 
       // JSON lines are for a program: never rendered, never a spinner among them.
       const looks = json ? PLAIN_LOOKS : await terminalLooks(context, 'stderr');

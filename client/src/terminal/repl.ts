@@ -242,11 +242,14 @@ class Repl {
             if (!positionals[0]) this.folder = row.repo;
           }
         }
-        const opened = await session.open({
-          folder: this.folder,
-          ...(resumeId ? { resumeId } : {}),
-          ...(options.model ? { model: options.model } : {}),
-        });
+        const opened = await session.open(
+          {
+            folder: this.folder,
+            ...(resumeId ? { resumeId } : {}),
+            ...(options.model ? { model: options.model } : {}),
+          },
+          { watchFiles: true },
+        );
         await this.adopt(opened, title);
       } catch (err) {
         if (this.exitCode !== undefined) return this.exitCode;
@@ -744,7 +747,7 @@ class Repl {
     this.busy('opening the discussion');
     const previous = this.current;
     // Open first, close after: a refused resume leaves you where you were.
-    const opened = await session.open({ folder: row.repo, resumeId: row.discussionId });
+    const opened = await session.open({ folder: row.repo, resumeId: row.discussionId }, { watchFiles: true });
     if (previous) this.saidWhyNotKept(await this.leave(previous));
     await this.adopt(opened, row.title);
   }
@@ -765,10 +768,10 @@ class Repl {
     this.current = undefined;
     let opened: OpenedDiscussion;
     try {
-      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id, model: name });
+      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id, model: name }, { watchFiles: true });
     } catch (err) {
       printFailure(this.context, err);
-      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id });
+      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id }, { watchFiles: true });
       await Promise.race([opened.replayed, this.woken]);
       this.current = opened.discussion;
       this.out.line(this.style.dim(`Still on ${opened.discussion.model ?? "the endpoint's default model"}.`));
@@ -827,7 +830,7 @@ class Repl {
   private async newDiscussion(): Promise<void> {
     const session = this.session!;
     this.busy('starting a discussion');
-    const opened = await session.open({ folder: this.folder });
+    const opened = await session.open({ folder: this.folder }, { watchFiles: true });
     if (this.current) this.saidWhyNotKept(await this.leave(this.current));
     await this.adopt(opened);
   }

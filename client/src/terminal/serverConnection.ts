@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   StreamMessageReader,
   StreamMessageWriter,
@@ -11,6 +12,7 @@ import type { DiscussMethod, DiscussionEvent, InitializationOptions, ParamsOf, R
 import type { RpcChannel } from '../common/discussionHub';
 import { errorText } from '../../../shared/errorText';
 import { SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
+import { FolderWatches, loadFileWatcher, type FileEvent } from './folderWatcher';
 
 /**
  * The server this client runs, found relative to this file: a bundle ships
@@ -40,6 +42,10 @@ export interface ServerStartOptions {
   onLog?: (line: string) => void;
   env?: NodeJS.ProcessEnv;
   entry?: string;
+  /** Report file changes in the folders discussed (default true, where the watcher loads): see folderWatcher.ts. */
+  watchFiles?: boolean;
+  /** Called with each batch of file changes once it is sent to the server. */
+  onFileChangesReported?: (changes: FileEvent[]) => void;
 }
 
 /** Why the server process ended, when it was not asked to. */
@@ -56,11 +62,16 @@ export class ServerConnection {
   private readonly log: string[] = [];
   private stopping = false;
   readonly exited: Promise<ServerExit>;
+  private readonly watches: FolderWatches | undefined;
+  /** The folders the server was told are watched (as workspace folders). */
+  private readonly toldWatched = new Set<string>();
 
   private constructor(
     private readonly child: ChildProcess,
     readonly rpc: MessageConnection,
     onLog: ((line: string) => void) | undefined,
+    fileWatcher: ReturnType<typeof loadFileWatcher>,
+    onFileChangesReported?: (changes: FileEvent[]) => void,
   ) {
     this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     const remember = (text: string) => {
@@ -73,6 +84,61 @@ export class ServerConnection {
     };
     rpc.onNotification('window/logMessage', (params: { message?: string }) => remember(String(params?.message ?? '')));
     child.stderr?.on('data', (chunk: Buffer) => remember(chunk.toString('utf8')));
+    if (fileWatcher) {
+      this.watches = new FolderWatches(fileWatcher, {
+        report: (changes) =>
+          void this.rpc.sendNotification('workspace/didChangeWatchedFiles', { changes }).then(
+            () => onFileChangesReported?.(changes),
+            () => undefined,
+          ),
+        lost: (folder, reason) => {
+          remember(`file watching of ${folder} is off (${reason}); its symbol index looks at the folder before answering`);
+          if (this.toldWatched.delete(folder)) void this.tellFolders([], [folder]);
+        },
+      });
+      // The server asks to be sent file changes (and nothing else) once it is initialized.
+      rpc.onRequest('client/registerCapability', () => null);
+      // The only setting it asks: whether watcher excludes hide anything. None do, in a folder whose watch is live.
+      rpc.onRequest('workspace/configuration', (params: { items?: Array<{ scopeUri?: string; section?: string }> }) =>
+        (params?.items ?? []).map((item) => (item.section === 'files.watcherExclude' && this.isWatched(item.scopeUri) ? {} : null)),
+      );
+    }
+  }
+
+  /** The capabilities this client declares: file watching, when it can. */
+  private get capabilities(): object {
+    return this.watches ? { workspace: { didChangeWatchedFiles: { dynamicRegistration: true }, configuration: true, workspaceFolders: true } } : {};
+  }
+
+  private isWatched(uri: string | undefined): boolean {
+    if (!uri || !this.watches) return false;
+    try {
+      const folder = fileURLToPath(uri);
+      return this.toldWatched.has(folder) && this.watches.watching(folder);
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Reports file changes in `folder` (a real path) to the server from now
+   * on: true once the server has been told the folder is watched, false when
+   * this client cannot watch it (the server then walks the folder as before).
+   */
+  async watchFolder(folder: string): Promise<boolean> {
+    if (!this.watches || this.stopping) return false;
+    if (this.toldWatched.has(folder)) return true;
+    if (!(await this.watches.watch(folder)) || this.stopping) return false;
+    if (!this.toldWatched.has(folder)) {
+      this.toldWatched.add(folder);
+      await this.tellFolders([folder], []);
+    }
+    return true;
+  }
+
+  private async tellFolders(added: string[], removed: string[]): Promise<void> {
+    const folder = (realPath: string) => ({ uri: pathToFileURL(realPath).href, name: path.basename(realPath) });
+    await this.rpc.sendNotification('workspace/didChangeWorkspaceFolders', { event: { added: added.map(folder), removed: removed.map(folder) } }).catch(() => undefined);
   }
 
   static async start(options: ServerStartOptions): Promise<ServerConnection> {
@@ -90,8 +156,8 @@ export class ServerConnection {
     // A write to a server that just died must not crash the client; the exit is reported instead.
     child.stdin!.on('error', () => undefined);
     rpc.onError(() => undefined);
+    const server = new ServerConnection(child, rpc, options.onLog, options.watchFiles === false ? undefined : loadFileWatcher(), options.onFileChangesReported);
     rpc.listen();
-    const server = new ServerConnection(child, rpc, options.onLog);
     const spawned = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`Cannot start the server (${err.message}).`))));
     const died = server.exited.then((exit): never => {
       throw new Error(`The server stopped while starting (${describeExit(exit)}).${server.logTail()}`);
@@ -103,7 +169,7 @@ export class ServerConnection {
           clientInfo: { name: 'repo-discuss', version: options.clientVersion },
           rootUri: null,
           workspaceFolders: null,
-          capabilities: {},
+          capabilities: server.capabilities,
           initializationOptions: options.initializationOptions,
         }),
         spawned,
@@ -147,6 +213,7 @@ export class ServerConnection {
       return;
     }
     this.stopping = true;
+    await this.watches?.close();
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const grace = setTimeout(() => this.child.kill('SIGKILL'), SHUTDOWN_GRACE_MS);
     try {

@@ -1,0 +1,200 @@
+import { strict as assert } from 'node:assert';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type * as ParcelWatcher from '@parcel/watcher';
+import { FolderWatches, loadFileWatcher, type FileEvent } from '../../client/src/terminal/folderWatcher';
+import { Session, waitFor } from '../../client/src/terminal/session';
+import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
+import { Sandbox, tempDir } from './terminalProcess';
+
+/**
+ * The terminal client's file watcher (client/src/terminal/folderWatcher.ts):
+ * what VS Code's watcher is to the extension. The server is told of every
+ * change in a discussed folder, so its symbol index answers a query with an
+ * edit made a moment before, without walking the folder first.
+ */
+
+const watcher = loadFileWatcher();
+
+/** Resolves once `test` holds for something `subscribe` hands it. */
+function until<T>(subscribe: (listener: (value: T) => void) => void, test: (value: T) => boolean): Promise<T> {
+  return new Promise((resolve) => subscribe((value) => test(value) && resolve(value)));
+}
+
+describe('the terminal client watching the folder it discusses', function () {
+  this.timeout(30_000);
+
+  before(function () {
+    // Only a platform without a prebuilt watcher lacks one; there the server walks, as the other tests show.
+    if (!watcher) this.skip();
+  });
+
+  describe('the watches (FolderWatches)', () => {
+    let base: string;
+    let events: FileEvent[];
+    let listeners: Array<(batch: FileEvent[]) => void>;
+    let lost: Array<{ folder: string; reason: string }>;
+
+    beforeEach(() => {
+      base = tempDir('rd-watch-');
+      events = [];
+      listeners = [];
+      lost = [];
+    });
+    afterEach(() => fs.rmSync(base, { recursive: true, force: true }));
+
+    const watches = (library: typeof ParcelWatcher = watcher!) =>
+      new FolderWatches(library, {
+        report: (batch) => {
+          events.push(...batch);
+          for (const listener of listeners) listener(batch);
+        },
+        lost: (folder, reason) => lost.push({ folder, reason }),
+      });
+    const seen = (relativePath: string) => until<FileEvent[]>((listener) => listeners.push(listener), (batch) => batch.some((event) => fileURLToPath(event.uri) === path.join(base, 'repo', relativePath)));
+
+    it('reports files made, changed and deleted in the folder, and nothing under node_modules or behind a link out of it', async () => {
+      const repo = path.join(base, 'repo');
+      const outside = path.join(base, 'outside');
+      for (const dir of [path.join(repo, 'src'), path.join(repo, 'node_modules', 'pkg'), outside]) fs.mkdirSync(dir, { recursive: true });
+      fs.symlinkSync(outside, path.join(repo, 'out'));
+      fs.symlinkSync('/', path.join(repo, 'root'));
+      const folder = watches();
+      try {
+        assert.equal(await folder.watch(repo), true);
+        assert.equal(folder.watching(repo), true);
+        fs.writeFileSync(path.join(repo, 'src', 'a.ts'), 'export const a = 1;\n');
+        await seen('src/a.ts');
+        fs.writeFileSync(path.join(repo, 'node_modules', 'pkg', 'index.js'), 'x\n');
+        fs.writeFileSync(path.join(outside, 'secret.ts'), 'x\n');
+        fs.appendFileSync(path.join(repo, 'src', 'a.ts'), 'export const b = 2;\n');
+        fs.rmSync(path.join(repo, 'src', 'a.ts'));
+        // Written last: once it is reported, so would anything before it have been.
+        fs.writeFileSync(path.join(repo, 'last.ts'), '\n');
+        await seen('last.ts');
+        const reported = events.map((event) => `${event.type} ${path.relative(repo, fileURLToPath(event.uri))}`);
+        assert.equal(reported[0], '1 src/a.ts', 'created');
+        assert.ok(reported.includes('3 src/a.ts'), `deleted: ${reported.join(', ')}`);
+        assert.deepEqual(
+          reported.filter((line) => /node_modules|secret|out\/|root\//.test(line)),
+          [],
+        );
+      } finally {
+        await folder.close();
+      }
+    });
+
+    it('watches a folder once however often it is asked, and reports nothing after it is closed', async () => {
+      const repo = path.join(base, 'repo');
+      fs.mkdirSync(repo);
+      let subscriptions = 0;
+      const counting = { ...watcher!, subscribe: (...args: Parameters<typeof ParcelWatcher.subscribe>) => (subscriptions++, watcher!.subscribe(...args)) } as typeof ParcelWatcher;
+      const folder = watches(counting);
+      assert.deepEqual(await Promise.all([folder.watch(repo), folder.watch(repo)]), [true, true]);
+      assert.equal(subscriptions, 1);
+      await folder.close();
+      assert.equal(folder.watching(repo), false);
+      fs.writeFileSync(path.join(repo, 'after.ts'), '\n');
+      // A second watch of the same folder, opened after, sees the write: the closed one would have by then.
+      const other = new FolderWatches(watcher!, { report: (batch) => listeners.forEach((listener) => listener(batch)), lost: () => undefined });
+      try {
+        assert.equal(await other.watch(repo), true);
+        fs.writeFileSync(path.join(repo, 'later.ts'), '\n');
+        await seen('later.ts');
+      } finally {
+        await other.close();
+      }
+      assert.deepEqual(events, []);
+    });
+
+    it('stops trusting a watch that fails, says so, and watches the folder again when asked', async () => {
+      const repo = path.join(base, 'repo');
+      fs.mkdirSync(repo);
+      let fail: ((err: Error) => void) | undefined;
+      const failing = {
+        ...watcher!,
+        subscribe: async (_dir: string, callback: ParcelWatcher.SubscribeCallback) => {
+          fail = (err) => callback(err, []);
+          return { unsubscribe: async () => undefined };
+        },
+      } as typeof ParcelWatcher;
+      const folder = watches(failing);
+      assert.equal(await folder.watch(repo), true);
+      fail!(new Error('Event queue overflowed'));
+      assert.equal(folder.watching(repo), false);
+      assert.deepEqual(lost, [{ folder: repo, reason: 'Event queue overflowed' }]);
+      assert.equal(await folder.watch(repo), true, 'watched afresh');
+      await folder.close();
+    });
+
+    it('says a folder it cannot watch is not watched, and why', async () => {
+      const folder = watches();
+      assert.equal(await folder.watch(path.join(base, 'missing')), false);
+      assert.equal(folder.watching(path.join(base, 'missing')), false);
+      assert.equal(lost.length, 1);
+      assert.equal(lost[0].folder, path.join(base, 'missing'));
+      assert.ok(lost[0].reason.length > 0);
+      await folder.close();
+    });
+  });
+
+  describe('a discussion in the terminal client', () => {
+    let fake: FakeOpenAI;
+    let sandbox: Sandbox;
+    let session: Session | undefined;
+
+    beforeEach(async () => {
+      fake = await startFakeOpenAI({ models: ['fake-model'] });
+      sandbox = new Sandbox();
+      fs.mkdirSync(path.join(sandbox.repo, 'src'));
+      fs.writeFileSync(path.join(sandbox.repo, 'src', 'app.ts'), 'export const answer = 42;\n');
+    });
+    afterEach(async () => {
+      await session?.stop();
+      session = undefined;
+      await fake.close();
+      sandbox.remove();
+    });
+
+    it('answers a symbol query with an edit made during the turn, though the index was fresh, once the watcher has reported it', async () => {
+      const logs: Array<(line: string) => void> = [];
+      const reports: Array<(changes: FileEvent[]) => void> = [];
+      session = await Session.start({
+        initializationOptions: { client: 'terminal', storageDir: sandbox.storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test', model: 'fake-model' } },
+        clientVersion: 'test',
+        onLog: (line) => logs.forEach((listener) => listener(line)),
+        onFileChangesReported: (changes) => reports.forEach((listener) => listener(changes)),
+      });
+      const watchTold = until<string>((listener) => logs.push(listener), (line) => line.includes(`file changes in ${sandbox.repo} are reported`));
+      const { discussion, watched } = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      assert.equal(await watched, true);
+      await watchTold;
+
+      const gate = createGate();
+      fake.push(
+        // After these two the index is complete and walked under the watch; unwatched, it would answer from itself for 2 s after a walk that found nothing changed.
+        { kind: 'toolCalls', calls: [{ id: 'w1', name: 'find_symbol', arguments: '{"query":"answer"}' }, { id: 'w2', name: 'find_symbol', arguments: '{"query":"answer"}' }] },
+        { kind: 'gate', gate, deltas: [], then: { kind: 'toolCalls', calls: [{ id: 'w3', name: 'find_symbol', arguments: '{"query":"answerEdited"}' }] } },
+        { kind: 'text', text: 'Found it.' },
+      );
+      await session.hub.send(discussion.id, 'where is answer?');
+      await gate.reached;
+      const edited = path.join(sandbox.repo, 'src', 'app.ts');
+      const reported = until<FileEvent[]>((listener) => reports.push(listener), (changes) => changes.some((change) => fileURLToPath(change.uri) === edited));
+      fs.writeFileSync(edited, 'export const answer = 42;\nexport const answerEdited = 43;\n');
+      await reported;
+      await session.list(); // answered after the report, which the server handled first
+      gate.release();
+      await waitFor(discussion, (events) => events.some((event) => event.type === 'turn_complete'));
+
+      const tool = new Map(
+        (fake.completionRequests[2].body!.messages as Array<{ role: string; content: string; tool_call_id?: string }>)
+          .filter((message) => message.role === 'tool')
+          .map((message) => [message.tool_call_id, message.content]),
+      );
+      assert.match(tool.get('w2') ?? '', /src\/app\.ts:1: constant answer/);
+      assert.match(tool.get('w3') ?? '', /src\/app\.ts:2: constant answerEdited/);
+    });
+  });
+});
