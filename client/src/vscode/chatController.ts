@@ -1,7 +1,7 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { DeleteDecisionRequest, EditDecisionRequest, replyTo, type Attachment, type SymbolSuggestion, type DiscussionEvent, type ExtensionToWebview, type WebviewToExtension } from '../../../shared/protocol';
 import type { ClientDiscussion, DiscussionHub } from '../common/discussionHub';
+import { pathInFolder } from '../common/pathInFolder';
 import { makeNonce, renderPanelHtml } from '../panel/html';
 import { ActiveEditorReporter } from './activeEditor';
 import { errorText } from '../../../shared/errorText';
@@ -183,19 +183,13 @@ export class ChatController implements vscode.Disposable {
   private async openFile(requested: string, line?: number): Promise<void> {
     const discussion = this.discussion;
     if (!discussion || typeof requested !== 'string') return;
-    const target = path.resolve(discussion.repo, requested);
-    const rel = path.relative(discussion.repo, target);
-    if (rel.startsWith('..') || path.isAbsolute(rel)) {
-      this.post({ type: 'notice', level: 'error', message: `${requested} is outside this discussion's folder.` });
+    const target = await pathInFolder(discussion.repo, requested);
+    if (!target.ok) {
+      const message = target.why === 'outside' ? `${requested} leads outside this discussion's folder.` : `${requested} does not exist in ${discussion.repo}.`;
+      this.post({ type: 'notice', level: 'error', message });
       return;
     }
-    const uri = vscode.Uri.file(target);
-    try {
-      await vscode.workspace.fs.stat(uri);
-    } catch {
-      this.post({ type: 'notice', level: 'error', message: `${requested} does not exist in ${discussion.repo}.` });
-      return;
-    }
+    const uri = vscode.Uri.file(target.realPath);
     const position = new vscode.Position(Math.max(0, (line ?? 1) - 1), 0);
     await vscode.window.showTextDocument(uri, { selection: new vscode.Range(position, position), preview: true });
   }

@@ -131,7 +131,8 @@ function validatePolicyObject(parsed: unknown, source: string): ReadPolicy {
   const record = parsed as Record<string, unknown>;
   for (const key of Object.keys(record)) {
     if (key !== 'denyTools' && key !== 'denyRead' && key !== '$schema') {
-      fail(source, `unknown key "${key}"; only "denyTools" and "denyRead" are allowed, and they can only narrow access`);
+      // Quoted like every other item: a key is the repository's text, and a line break in it forged a line of the message.
+      fail(source, `unknown key ${quoteStart(key)}; only "denyTools" and "denyRead" are allowed, and they can only narrow access`);
     }
   }
   const denyTools = record.denyTools === undefined ? [] : validateStringList(source, 'denyTools', record.denyTools, 'tool');

@@ -1,0 +1,30 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** Where a path a reply names leads: to a file or folder inside the discussion's folder, or why not. */
+export type PathInFolder = { ok: true; realPath: string } | { ok: false; why: 'outside' | 'missing' };
+
+/**
+ * Resolves `requested`, relative to `folder`, following links: only a path
+ * whose real path is inside the folder's is `ok`. A check of the name alone
+ * let a link in the folder (`docs/ref -> ~/.ssh`) open what it points at,
+ * under a name that looked inside.
+ */
+export async function pathInFolder(folder: string, requested: string): Promise<PathInFolder> {
+  const lexical = path.resolve(folder, requested);
+  if (!isInside(folder, lexical)) return { ok: false, why: 'outside' };
+  let realFolder: string;
+  let realPath: string;
+  try {
+    realFolder = await fs.promises.realpath(folder);
+    realPath = await fs.promises.realpath(lexical);
+  } catch {
+    return { ok: false, why: 'missing' };
+  }
+  return isInside(realFolder, realPath) ? { ok: true, realPath } : { ok: false, why: 'outside' };
+}
+
+function isInside(folder: string, candidate: string): boolean {
+  const relative = path.relative(folder, candidate);
+  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+}
