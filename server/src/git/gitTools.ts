@@ -1,5 +1,7 @@
 import * as path from 'node:path';
+import { escapeLineBreaks } from '../../../shared/printablePath';
 import type { ReadBoundary } from '../access/boundary';
+import { stripCarriageReturn } from '../read/answers';
 import type { ToolOutcome } from '../read/types';
 import { DIFF_CAP_BYTES, filterPatch, parseNumstat, quotePathForDisplay, unquoteGitPath } from './diffFilter';
 import { describeFailure, type GitRepository, openRepository, runInRepository, SAFE_DIFF_FLAGS } from './gitRunner';
@@ -134,7 +136,9 @@ async function boundedDiff(
   const denied = stats.filter((stat) => boundary.denialOf(stat.path)).map((stat) => `:(exclude,literal)${stat.path}`);
   const patch = await runInRepository(repo, [...common, '-p', '--', pathspec, ...denied], { signal, maxBytes: 2 * 1024 * 1024 });
   if (patch.failure || (patch.code !== 0 && !patch.truncated)) return { ok: false, message: describeFailure(patch, 'git diff') };
-  const filtered = filterPatch(boundary, patch.stdout.toString('utf8'), stats, patch.truncated);
+  // A CR or U+2028 inside a line could pose as further diff lines, so they are escaped, before the cap so that it
+  // counts what is shown. Unlike read_file, a CRLF line's last CR stays (as \r): the line ending may be the change.
+  const filtered = filterPatch(boundary, escapeLineBreaks(patch.stdout.toString('utf8')), stats, patch.truncated);
   const shown = stats.filter((stat) => !boundary.denialOf(stat.path));
   return {
     ok: true,
@@ -408,7 +412,8 @@ export const gitBlame = guarded('git_blame', async (boundary, args, signal) => {
         groups.push(`${lineHash.slice(0, 10)} ${date} ${inertLine(commit.author)}: ${inertLine(commit.summary)}${commit.boundary && repo.shallow ? ' (shallow clone: history before it is not here)' : ''}`);
         current = lineHash;
       }
-      groups.push(`  ${lineNumber}: ${line.slice(1)}`);
+      // As read_file shows the line: a CR or U+2028 inside it could pose as another blamed line.
+      groups.push(`  ${lineNumber}: ${escapeLineBreaks(stripCarriageReturn(line.slice(1)))}`);
     } else if (line.startsWith('author ')) commit.author = line.slice(7);
     else if (line.startsWith('author-time ')) commit.time = Number(line.slice(12));
     else if (line.startsWith('summary ')) commit.summary = line.slice(8);

@@ -1,5 +1,7 @@
 import * as path from 'node:path';
+import { escapeLineBreaks, inertLine, printablePath, quoteAsJson, quotedPath } from '../../../shared/printablePath';
 import type { ReadBoundary } from '../access/boundary';
+import { withQuotedNamesNote } from '../read/answers';
 import type { ReadToolDefinition } from '../read/toolbox';
 import type { ToolOutcome } from '../read/types';
 import type { FileIndex, IndexedSymbol } from './indexer';
@@ -30,8 +32,18 @@ const KIND_RANK: Readonly<Record<SymbolKind, number>> = {
   class: 0, interface: 0, struct: 0, enum: 1, type: 1, function: 1, module: 2, method: 2, constructor: 3, constant: 3, macro: 3, variable: 4, property: 4, enum_member: 5,
 };
 
+/** A name is repository input (the grammars take a bidi override inside an identifier): shown inert, as the repository map shows it. */
 function describe(symbol: IndexedSymbol): string {
-  return `${symbol.kind} ${symbol.container ? `${symbol.container}.` : ''}${symbol.name}`;
+  return `${symbol.kind} ${symbol.container ? `${inertLine(symbol.container)}.` : ''}${inertLine(symbol.name)}`;
+}
+
+/**
+ * `path:line: text`, the name printed as grep_files prints it, so that a name
+ * holding a newline or `:12:` cannot pose as another result line. Callers
+ * pass source text through escapeLineBreaks for the same reason.
+ */
+function resultLine(relativePath: string, line: number | string, text: string): string {
+  return `${printablePath(relativePath)}:${line}: ${text}`;
 }
 
 
@@ -47,12 +59,12 @@ function walkOrder(index: FolderIndex): readonly string[] {
 async function indexedFile(boundary: ReadBoundary, index: FolderIndex, requested: string): Promise<FileIndex | ToolOutcome> {
   const resolved = await boundary.resolve(requested);
   if (!resolved.ok) return failed(resolved.message);
-  if (resolved.kind !== 'file') return failed(`"${requested}" is not a file. Pass a source file's path (list_dir or find_files show what is there).`);
+  if (resolved.kind !== 'file') return failed(`${quotedPath(requested)} is not a file. Pass a source file's path (list_dir or find_files show what is there).`);
   const file = index.files.get(resolved.relativePath) ?? [...index.files.values()].find((candidate) => candidate.realPath === resolved.realPath);
   if (file) return file;
-  if (!languageOf(resolved.relativePath)) return failed(`"${requested}" is not in a language the symbol index parses. Use read_file or grep_files.`);
-  if (resolved.size > INDEX_LIMITS.maxFileBytes) return failed(`"${requested}" is larger than 1 MiB, so it is not indexed. Use grep_files or read_file with start_line/end_line.`);
-  return failed(`"${requested}" is not in the symbol index (gitignored files, node_modules/ and .git/ are not indexed${index.status.complete ? '' : ', and the index is not complete yet'}). Use read_file or grep_files.`);
+  if (!languageOf(resolved.relativePath)) return failed(`${quotedPath(requested)} is not in a language the symbol index parses. Use read_file or grep_files.`);
+  if (resolved.size > INDEX_LIMITS.maxFileBytes) return failed(`${quotedPath(requested)} is larger than 1 MiB, so it is not indexed. Use grep_files or read_file with start_line/end_line.`);
+  return failed(`${quotedPath(requested)} is not in the symbol index (gitignored files, node_modules/ and .git/ are not indexed${index.status.complete ? '' : ', and the index is not complete yet'}). Use read_file or grep_files.`);
 }
 
 
@@ -67,7 +79,7 @@ export async function findSymbol(boundary: ReadBoundary, args: Args, signal?: Ab
     let kinds: ReadonlySet<SymbolKind> | undefined;
     if (kindWord) {
       const mapped = KIND_ALIASES.get(kindWord);
-      if (!mapped) return failed(`Unknown kind "${kindWord}". Use one of: ${[...KIND_ALIASES.keys()].join(', ')}.`);
+      if (!mapped) return failed(`Unknown kind ${quoteAsJson(kindWord)}. Use one of: ${[...KIND_ALIASES.keys()].join(', ')}.`);
       kinds = new Set(mapped);
     }
     const index = await loadIndex(boundary, signal);
@@ -91,12 +103,12 @@ export async function findSymbol(boundary: ReadBoundary, args: Args, signal?: Ab
     );
     const notes = statusNotes(index.status);
     const filter = kindWord ? ` of kind ${kindWord}` : '';
-    if (matches.length === 0) return ok([`No symbols${filter} match ${JSON.stringify(query)} (${index.files.size} files indexed; gitignored files, node_modules/ and .git/ are not indexed).`, ...notes].join('\n'));
+    if (matches.length === 0) return ok([`No symbols${filter} match ${quoteAsJson(query as string)} (${index.files.size} files indexed; gitignored files, node_modules/ and .git/ are not indexed).`, ...notes].join('\n'));
     const shown = matches.slice(0, SYMBOL_LIMITS.findMaxResults);
-    const lines = shown.map(({ ref }) => `${ref.file.relativePath}:${ref.symbol.line}: ${describe(ref.symbol)} — ${ref.symbol.text}`);
-    const header = `${matches.length} symbol(s)${filter} match ${JSON.stringify(query)}:`;
+    const lines = shown.map(({ ref }) => resultLine(ref.file.relativePath, ref.symbol.line, `${describe(ref.symbol)} — ${escapeLineBreaks(ref.symbol.text)}`));
+    const header = `${matches.length} symbol(s)${filter} match ${quoteAsJson(query as string)}:`;
     if (matches.length > shown.length) notes.unshift(`[Showing the best ${shown.length}; ${matches.length - shown.length} more left out. Use a longer query or pass kind.]`);
-    return ok([header, ...lines, ...notes].join('\n'));
+    return ok([header, ...lines, ...withQuotedNamesNote(lines, notes)].join('\n'));
   } catch {
     return failed('The find_symbol call failed. Try again with other arguments.');
   }
@@ -210,7 +222,7 @@ export async function goToDefinition(boundary: ReadBoundary, args: Args, signal?
             if (definitions.length > 0) break;
           }
           if (definitions.length > 0) {
-            how = `followed the import from "${binding.source}"`;
+            how = `followed the import from ${quoteAsJson(binding.source)}`;
             break;
           }
         }
@@ -226,19 +238,19 @@ export async function goToDefinition(boundary: ReadBoundary, args: Args, signal?
     }
     const statusLines = statusNotes(index.status);
     if (definitions.length === 0) {
-      return ok([`No definition of ${JSON.stringify(name)} found in the symbol index (${index.files.size} files; ${BY_NAME_NOTE}). Try find_symbol with part of the name, or grep_files.`, ...notes, ...statusLines].join('\n'));
+      return ok([`No definition of ${quoteAsJson(name)} found in the symbol index (${index.files.size} files; ${BY_NAME_NOTE}). Try find_symbol with part of the name, or grep_files.`, ...notes, ...statusLines].join('\n'));
     }
     const ranked = rankDefinitions(definitions, fromFile?.relativePath, qualifier);
     const shown = ranked.slice(0, SYMBOL_LIMITS.definitionMaxResults);
-    const blocks: string[] = [`${ranked.length} definition(s) of ${JSON.stringify(name)} (${how}; ${BY_NAME_NOTE}):`];
+    const blocks: string[] = [`${ranked.length} definition(s) of ${quoteAsJson(name)} (${how}; ${BY_NAME_NOTE}):`];
     for (const { file, symbol } of shown) {
       const last = Math.min(symbol.endLine, symbol.startLine + SYMBOL_LIMITS.definitionSignatureLines - 1);
       const lines = (await readLines(boundary, file.relativePath, symbol.startLine, last)) ?? [symbol.text];
-      blocks.push(`${file.relativePath}:${symbol.startLine}-${symbol.endLine}: ${describe(symbol)}`);
-      lines.forEach((text, offset) => blocks.push(`  ${symbol.startLine + offset}: ${text}`));
+      blocks.push(resultLine(file.relativePath, `${symbol.startLine}-${symbol.endLine}`, describe(symbol)));
+      lines.forEach((text, offset) => blocks.push(`  ${symbol.startLine + offset}: ${escapeLineBreaks(text)}`));
     }
     if (ranked.length > shown.length) notes.push(`[${ranked.length - shown.length} more definition(s) left out. Pass path and line of the use to narrow it down.]`);
-    return ok([...blocks, ...notes, ...statusLines].join('\n'));
+    return ok([...blocks, ...withQuotedNamesNote(blocks, [...notes, ...statusLines])].join('\n'));
   } catch {
     return failed('The go_to_definition call failed. Try again with other arguments.');
   }
@@ -300,24 +312,25 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
     const notes = statusNotes(index.status, result.leftOut);
     if (!result.complete) notes.unshift(`[Search incomplete: stopped by the time limit after ${result.filesSearched} of ${files.length} files.]`);
     if (shown.length === 0) {
-      return ok([`No references to ${JSON.stringify(name)} found (${BY_NAME_NOTE}; ${result.filesSearched} files searched; strings and comments do not count).`, ...notes].join('\n'));
+      return ok([`No references to ${quoteAsJson(name)} found (${BY_NAME_NOTE}; ${result.filesSearched} files searched; strings and comments do not count).`, ...notes].join('\n'));
     }
     const byFile = new Map<string, string[]>();
     for (const reference of shown) {
       const mark = declarationLines.has(`${reference.relativePath}:${reference.line}`) ? '  (definition)' : '';
       const group = byFile.get(reference.relativePath) ?? [];
-      group.push(`${reference.relativePath}:${reference.line}: ${reference.text}${mark}`);
+      group.push(resultLine(reference.relativePath, reference.line, `${escapeLineBreaks(reference.text)}${mark}`));
       byFile.set(reference.relativePath, group);
     }
-    const out = [`${total} reference(s) to ${JSON.stringify(name)} in ${byFile.size}${shown.length < kept.length || counted ? '+' : ''} file(s) (${BY_NAME_NOTE}: identifiers with this name, not strings or comments; one entry per line):`];
-    for (const [relativePath, group] of byFile) out.push('', `${relativePath} (${group.length})`, ...group);
+    const out = [`${total} reference(s) to ${quoteAsJson(name)} in ${byFile.size}${shown.length < kept.length || counted ? '+' : ''} file(s) (${BY_NAME_NOTE}: identifiers with this name, not strings or comments; one entry per line):`];
+    for (const [relativePath, group] of byFile) out.push('', `${printablePath(relativePath)} (${group.length})`, ...group);
     const narrow = "Pass path to start from one file's language, or use grep_files with a glob.";
     if (counted) {
       notes.unshift(
         `[Showing ${shown.length} of about ${total}: ${counted.files} more file(s) use the name and were not read for this answer; their ${counted.uses} use(s) are the index's count from when it last parsed them (identifiers, not lines). ${narrow}]`,
       );
     } else if (total > shown.length) notes.unshift(`[Showing ${shown.length} of ${total}; ${total - shown.length} more left out. ${narrow}]`);
-    return ok([...out, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n'));
+    const allNotes = withQuotedNamesNote(out, notes);
+    return ok([...out, ...(allNotes.length > 0 ? ['', ...allNotes] : [])].join('\n'));
   } catch {
     return failed('The find_references call failed. Try again with other arguments.');
   }
@@ -335,12 +348,12 @@ export async function listSymbols(boundary: ReadBoundary, args: Args, signal?: A
     if (!(found as FileIndex).relativePath) return found as ToolOutcome;
     const file = found as FileIndex;
     const symbols = [...file.symbols].sort((a, b) => a.startLine - b.startLine || b.endLine - a.endLine);
-    if (symbols.length === 0) return ok(`${file.relativePath}: no definitions found.`);
+    if (symbols.length === 0) return ok(`${printablePath(file.relativePath)}: no definitions found.`);
     const open: IndexedSymbol[] = [];
-    const lines = [`Outline of ${file.relativePath} (${symbols.length} symbol(s); "start-end" are its lines; read one with read_file start_line/end_line):`];
+    const lines = [`Outline of ${printablePath(file.relativePath)} (${symbols.length} symbol(s); "start-end" are its lines; read one with read_file start_line/end_line):`];
     for (const symbol of symbols.slice(0, SYMBOL_LIMITS.outlineMax)) {
       while (open.length > 0 && !(symbol.startLine >= open[open.length - 1].startLine && symbol.endLine <= open[open.length - 1].endLine)) open.pop();
-      lines.push(`${'  '.repeat(open.length)}${symbol.kind} ${symbol.name} ${symbol.startLine}-${symbol.endLine}: ${symbol.text}`);
+      lines.push(`${'  '.repeat(open.length)}${symbol.kind} ${inertLine(symbol.name)} ${symbol.startLine}-${symbol.endLine}: ${escapeLineBreaks(symbol.text)}`);
       open.push(symbol);
     }
     if (symbols.length > SYMBOL_LIMITS.outlineMax) lines.push(`[${symbols.length - SYMBOL_LIMITS.outlineMax} more symbol(s) left out.]`);
@@ -370,7 +383,7 @@ export async function getDiagnostics(boundary: ReadBoundary, args: Args, signal?
         const prefix = `${resolved.relativePath}/`;
         files = files.filter((file) => file.relativePath.startsWith(prefix));
       }
-      where = resolved.relativePath === '.' ? 'the folder' : resolved.relativePath;
+      where = resolved.relativePath === '.' ? 'the folder' : printablePath(resolved.relativePath);
     }
     const lines: string[] = [];
     let total = 0;
@@ -380,13 +393,13 @@ export async function getDiagnostics(boundary: ReadBoundary, args: Args, signal?
       withErrors += 1;
       total += file.problems.length + file.moreProblems;
       for (const problem of file.problems) {
-        if (lines.length < SYMBOL_LIMITS.diagnosticsMax) lines.push(`${file.relativePath}:${problem.line}: error: ${problem.message} [syntax (tree-sitter)]`);
+        if (lines.length < SYMBOL_LIMITS.diagnosticsMax) lines.push(resultLine(file.relativePath, problem.line, `error: ${escapeLineBreaks(problem.message)} [syntax (tree-sitter)]`));
       }
     }
     const notes = statusNotes(index.status);
     if (total === 0) return ok([`No syntax errors found in ${where} (${files.length} file(s) parsed by tree-sitter).`, DIAGNOSTICS_SCOPE_NOTE, ...notes].join('\n'));
     if (total > lines.length) notes.unshift(`[Showing ${lines.length} of ${total}; ${total - lines.length} more left out. Pass path to narrow it down.]`);
-    return ok([`${total} syntax error(s) in ${withErrors} file(s) of ${where} (severity error, source "syntax (tree-sitter)"):`, ...lines, DIAGNOSTICS_SCOPE_NOTE, ...notes].join('\n'));
+    return ok([`${total} syntax error(s) in ${withErrors} file(s) of ${where} (severity error, source "syntax (tree-sitter)"):`, ...lines, DIAGNOSTICS_SCOPE_NOTE, ...withQuotedNamesNote(lines, notes)].join('\n'));
   } catch {
     return failed('The get_diagnostics call failed. Try again with other arguments.');
   }
