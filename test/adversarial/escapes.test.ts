@@ -4,8 +4,17 @@
  * folder or reach a secret, through all four read tools.
  */
 import { strict as assert } from 'node:assert';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { IdeItem, IdeQueryRequest } from '../../shared/protocol';
+import { ReadBoundary } from '../../server/src/access/boundary';
+import { createToolbox } from '../../server/src/read/toolbox';
+import { IdeQueries, type IdeSource } from '../../server/src/symbols/ideSource';
+import { closeSymbolPool } from '../../server/src/symbols/symbolIndex';
+import { expectFailure, expectOk, NO_POLICY, OUTSIDE_MARKER, writeTree } from '../support/toolFixture';
 import type { FakeStep } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { escapeAttempts, type Attempt, type Expect } from './escapeAttempts';
@@ -395,4 +404,137 @@ describe('adversarial: escapes through the symbol tools', function () {
       lab.drop(s);
     });
   }
+});
+
+/**
+ * The symbol tools read the lines they cite again, after the index or the
+ * editor named them. A file swapped for a link to an outside file between the
+ * boundary's check and that read was read through the link (the read went by
+ * name): go_to_definition printed the outside file's lines. Here the swap is
+ * made at the worst moment, right after the check of the cited file answers,
+ * by wrapping ReadBoundary.resolve; read_file under the same swap refuses.
+ */
+describe('adversarial: a cited file swapped for a link or a FIFO right after its check, through the symbol tools', function () {
+  this.timeout(60_000);
+  const DEFINITION = "export function swapped() {\n  return 'inside';\n}\n";
+  let base: string;
+  let repo: string;
+  let outsideFile: string;
+  let restoreResolve: (() => void) | undefined;
+
+  beforeEach(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'swapped-definition-')));
+    repo = path.join(base, 'repo');
+    outsideFile = path.join(base, 'outside', 'leak.ts');
+    // Every line of the outside file holds the marker, whichever lines are read.
+    writeTree(path.join(base, 'outside'), { 'leak.ts': Array.from({ length: 8 }, () => `export function swapped() { return '${OUTSIDE_MARKER}'; }\n`).join('') });
+    writeTree(repo, { 'src/def.ts': DEFINITION, 'src/use.ts': "import { swapped } from './def';\n\nexport const value = swapped();\n" });
+  });
+  afterEach(() => {
+    restoreResolve?.();
+    restoreResolve = undefined;
+    // A read left waiting on the FIFO (the fault this guards against) is let go.
+    try {
+      fs.closeSync(fs.openSync(path.join(repo, 'src', 'def.ts'), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+    } catch {
+      // No reader, or not a FIFO.
+    }
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+  after(closeSymbolPool);
+
+  /** Once the boundary has approved `relative`, the first time, `swap` replaces the file; returns how many swaps were made. */
+  function swapAfterCheck(relative: string, swap: (target: string) => void): () => number {
+    const original = ReadBoundary.prototype.resolve;
+    let swaps = 0;
+    ReadBoundary.prototype.resolve = async function (this: ReadBoundary, requested: string) {
+      const outcome = await original.call(this, requested);
+      if (swaps === 0 && requested === relative && outcome.ok) {
+        swaps += 1;
+        swap(path.join(repo, relative));
+      }
+      return outcome;
+    };
+    restoreResolve = () => {
+      ReadBoundary.prototype.resolve = original;
+    };
+    return () => swaps;
+  }
+
+  const toLinkOut = (target: string): void => {
+    const temporary = `${target}.swap`;
+    fs.symlinkSync(outsideFile, temporary);
+    fs.renameSync(temporary, target);
+  };
+  const toFifo = (target: string): void => {
+    const temporary = `${target}.swap`;
+    execFileSync('mkfifo', [temporary]);
+    fs.renameSync(temporary, target);
+  };
+  const putBack = (): void => {
+    fs.rmSync(path.join(repo, 'src', 'def.ts'), { force: true });
+    fs.writeFileSync(path.join(repo, 'src', 'def.ts'), DEFINITION);
+  };
+
+  it("go_to_definition of a name whose file is swapped for a link to an outside file right after its check shows none of the outside file's lines, and read_file under the same swap refuses", async () => {
+    const toolbox = await createToolbox(repo, NO_POLICY);
+    // The control: unswapped, the definition's lines are read and shown.
+    assert.match(await expectOk(toolbox, 'go_to_definition', { symbol: 'swapped' }), /^src\/def\.ts:1-3: function swapped\n {2}1: export function swapped\(\) \{\n {2}2: {3}return 'inside';$/m);
+
+    const swaps = swapAfterCheck('src/def.ts', toLinkOut);
+    const answer = await expectOk(toolbox, 'go_to_definition', { symbol: 'swapped' });
+    assert.equal(swaps(), 1, 'the file was swapped during the call');
+    assert.doesNotMatch(answer, new RegExp(OUTSIDE_MARKER), 'the outside file was shown');
+    assert.match(answer, /^src\/def\.ts:1-3: function swapped$/m, 'the definition is still named');
+
+    restoreResolve?.();
+    putBack();
+    const readSwaps = swapAfterCheck('src/def.ts', toLinkOut);
+    assert.match(await expectFailure(toolbox, 'read_file', { path: 'src/def.ts' }), /changed while it was being read/);
+    assert.equal(readSwaps(), 1);
+  });
+
+  it("go_to_definition's check that the name stands on the line given does not read that line from an outside file swapped in right after the file's check", async () => {
+    const toolbox = await createToolbox(repo, NO_POLICY);
+    const control = await expectOk(toolbox, 'go_to_definition', { symbol: 'swapped', path: 'src/def.ts', line: 1 });
+    assert.match(control, /defined in the same file/);
+    assert.doesNotMatch(control, /does not occur/);
+    // Named as ./src/def.ts, so the swap comes at the line's read, not at the path's check.
+    const swaps = swapAfterCheck('src/def.ts', toLinkOut);
+    const answer = await expectOk(toolbox, 'go_to_definition', { symbol: 'swapped', path: './src/def.ts', line: 1 });
+    assert.equal(swaps(), 1, 'the file was swapped during the call');
+    assert.doesNotMatch(answer, new RegExp(OUTSIDE_MARKER));
+    // The outside line names `swapped` too: read through the link, the check passed on it.
+    assert.match(answer, /"swapped" does not occur on src\/def\.ts:1/, 'the line was read from the outside file');
+  });
+
+  it("find_symbol and go_to_definition answered by the editor show none of an outside file swapped in for the file it cites, right after that file's check", async () => {
+    const uri = pathToFileURL(path.join(repo, 'src', 'def.ts')).href;
+    const item: IdeItem = { uri, range: { start: { line: 0, character: 0 }, end: { line: 2, character: 1 } }, name: 'swapped', kind: 'Function' };
+    const editor: IdeSource = { query: (_params: IdeQueryRequest.Params) => Promise.resolve({ items: [item] }) };
+    const toolbox = await createToolbox(repo, NO_POLICY, { ide: new IdeQueries(editor) });
+    // The control: the editor's answer is cited with the file's lines.
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'swapped' }), /^src\/def\.ts:1: function swapped — export function swapped\(\) \{$/m);
+    assert.match(await expectOk(toolbox, 'go_to_definition', { symbol: 'swapped' }), /language service[^]*^ {2}2: {3}return 'inside';$/m);
+
+    for (const [tool, args] of [['find_symbol', { query: 'swapped' }], ['go_to_definition', { symbol: 'swapped' }]] as const) {
+      putBack();
+      const swaps = swapAfterCheck('src/def.ts', toLinkOut);
+      const answer = await expectOk(toolbox, tool, args);
+      restoreResolve?.();
+      assert.equal(swaps(), 1, `the file was swapped during ${tool}`);
+      assert.doesNotMatch(answer, new RegExp(OUTSIDE_MARKER), `${tool} showed the outside file`);
+      assert.match(answer, /language service/, `${tool} was answered from the editor`);
+    }
+  });
+
+  it('go_to_definition answers, from the index, when a FIFO is swapped in for the definition\'s file right after its check', async () => {
+    const toolbox = await createToolbox(repo, NO_POLICY);
+    await expectOk(toolbox, 'go_to_definition', { symbol: 'swapped' });
+    const swaps = swapAfterCheck('src/def.ts', toFifo);
+    // Read by name, the FIFO held the call until a writer came: this call never answered.
+    const answer = await expectOk(toolbox, 'go_to_definition', { symbol: 'swapped' });
+    assert.equal(swaps(), 1, 'the FIFO was swapped in during the call');
+    assert.match(answer, /^src\/def\.ts:1-3: function swapped$/m);
+  });
 });

@@ -1,5 +1,4 @@
-import * as fs from 'node:fs';
-import type { ReadBoundary } from '../access/boundary';
+import { openVerified, type ReadBoundary } from '../access/boundary';
 import type { ToolOutcome } from '../read/types';
 import { INDEX_LIMITS } from './limits';
 import { currentIndex, FolderIndex } from './symbolIndex';
@@ -59,15 +58,32 @@ export async function readLines(boundary: ReadBoundary, relativePath: string, st
   return (await readFileLines(boundary, relativePath))?.slice(start - 1, end);
 }
 
-/** Every line of a file (each shortened), read through the boundary; undefined when it is refused, missing or too large. */
+/** Every line of a file (each shortened), read through the boundary; undefined when it is refused, missing, too large or changed. */
 export async function readFileLines(boundary: ReadBoundary, relativePath: string): Promise<string[] | undefined> {
   const resolved = await boundary.resolve(relativePath);
   if (!resolved.ok || resolved.kind !== 'file' || resolved.size > INDEX_LIMITS.maxFileBytes) return undefined;
+  // Opened as read_file opens (boundary.ts), not read again by name: a file
+  // swapped for a link to an outside file right after the check had
+  // go_to_definition print the outside file's lines, and a FIFO swapped in
+  // held the read open.
+  const opened = await openVerified(resolved.realPath, 'file');
+  if (!opened.ok) return undefined;
   let text: string;
   try {
-    text = await fs.promises.readFile(resolved.realPath, 'utf8');
+    // The size at open, bounded as the check was: a file grown since is not read past it.
+    if (opened.stats.size > INDEX_LIMITS.maxFileBytes) return undefined;
+    const buffer = Buffer.alloc(opened.stats.size);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await opened.handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    text = buffer.toString('utf8', 0, filled);
   } catch {
     return undefined;
+  } finally {
+    await opened.handle.close().catch(() => undefined);
   }
   return text
     .split('\n')
