@@ -11,8 +11,13 @@ import { strict as assert } from 'node:assert';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { DiscussionEvent, ListRequest } from '../../shared/protocol';
+import { createToolbox } from '../../server/src/read/toolbox';
+import { closeSymbolPool } from '../../server/src/symbols/symbolIndex';
+import { expectOk, NO_POLICY, writeTree } from '../support/toolFixture';
 import { lastUserMessage, type FakeStep, type FakeToolCall, type RecordedRequest } from '../support/fakeOpenAI';
 import { READ_LIMITS } from '../../server/src/read/limits';
 import { Lab, assertValidHistory, messagesOf, recordFigures, runTurn, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
@@ -476,3 +481,52 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/**
+ * Names that are costly to match: find_symbol scores every indexed name on
+ * the server's thread, and its camelCase match tried positions recursively,
+ * O(query × name²): 23 ms for each 200-character name of many humps against a
+ * 151-character query, so a file of 200 such names held the thread about 4 s
+ * (and a 1 MiB file holds some 4,500). A name is now read once per query.
+ */
+describe('adversarial: symbol names that are costly to match', function () {
+  this.timeout(120_000);
+  const NAMES = 200;
+  let base: string;
+
+  before(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'costly-names-')));
+    const lines = Array.from({ length: NAMES }, (_, i) => `export const ${'aA'.repeat(97)}b${i.toString(36).padStart(4, '0')}z = 1;`);
+    writeTree(base, { 'src/names.ts': `${lines.join('\n')}\n` });
+  });
+  after(async () => {
+    await closeSymbolPool();
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  it("find_symbol of a 151-character query against 200 names of 200 characters and 98 humps each holds the server's thread well under a second at a time, and answers", async () => {
+    const toolbox = await createToolbox(base, NO_POLICY);
+    // The index is built first, so only the matching is measured below.
+    assert.match(await expectOk(toolbox, 'find_symbol', { query: 'b0001z' }), /src\/names\.ts:2: /);
+    // The longest time between two turns of a 1 ms timer while the calls run.
+    let longestMs = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      const now = performance.now();
+      longestMs = Math.max(longestMs, now - last);
+      last = now;
+    }, 1);
+    const answers = [
+      // Every name holds it in order, but not by humps: each is searched to its end.
+      await expectOk(toolbox, 'find_symbol', { query: `${'a'.repeat(150)}z` }),
+      // By humps, to the last character.
+      await expectOk(toolbox, 'find_symbol', { query: `${'aA'.repeat(75)}B0` }),
+    ];
+    clearInterval(ticker);
+    longestMs = Math.max(longestMs, performance.now() - last);
+    assert.match(answers[0], new RegExp(`^${NAMES} symbol\\(s\\) match`));
+    assert.match(answers[1], new RegExp(`^${NAMES} symbol\\(s\\) match`));
+    // Before, the first call alone held it about 4 s; now each takes milliseconds.
+    assert.ok(longestMs < 1000, `the server's thread was held ${longestMs.toFixed(0)} ms at once`);
+  });
+});
