@@ -8,7 +8,8 @@ import type { IdeQueries } from './ideSource';
 import { stampOf, type FileIndex } from './indexer';
 import { languageOf } from './languages';
 import { INDEX_LIMITS } from './limits';
-import { matchScore, mayMatch } from './matching';
+import { matchScore } from './matching';
+import { BestOf, forEachMatchingName } from './nameSearch';
 import { currentIndex, type FolderIndex } from './symbolIndex';
 import { splitQualified, SYMBOL_LIMITS } from './symbolShared';
 
@@ -196,7 +197,8 @@ async function suggestionsFromIde(boundary: ReadBoundary, ide: IdeQueries, query
   const scored: Array<{ item: SymbolSuggestion; score: number }> = [];
   // The editor may answer thousands: only the best-scoring few are mapped through the boundary.
   const ranked = answer.result.items
-    .filter((item) => typeof item === 'object' && item !== null && typeof item.name === 'string')
+    // A name too long to suggest is not scored either: the editor's names have no bound of their own.
+    .filter((item) => typeof item === 'object' && item !== null && typeof item.name === 'string' && item.name.length <= SYMBOL_SUGGESTION_LIMITS.maxNameChars)
     .map((item) => ({ item, score: matchScore(query, item.name as string) ?? -1 }))
     .filter((entry) => entry.score >= 0)
     .sort((a, b) => b.score - a.score)
@@ -212,23 +214,23 @@ async function suggestionsFromIde(boundary: ReadBoundary, ide: IdeQueries, query
   return scored.length > 0 ? scored.map((entry) => entry.item) : undefined;
 }
 
-function suggestionsFromIndex(index: FolderIndex, query: string, signal?: AbortSignal): SymbolSuggestion[] {
-  const lowerQuery = query.toLowerCase();
-  const matches: Array<{ item: SymbolSuggestion; score: number }> = [];
-  for (const [name, lower] of index.namesWithLowerCase()) {
-    if (signal?.aborted) return [];
-    if (!mayMatch(lowerQuery, lower)) continue;
-    const score = matchScore(query, name);
-    if (score === undefined) continue;
-    for (const ref of index.byName.get(name) ?? []) {
-      const made = suggestion(name, ref.symbol.kind, ref.symbol.container, ref.file.relativePath, ref.symbol.line);
-      if (made) matches.push({ item: made, score });
-    }
-  }
-  return matches
-    .sort((a, b) => b.score - a.score || a.item.name.length - b.item.name.length || (a.item.path < b.item.path ? -1 : a.item.path > b.item.path ? 1 : a.item.line - b.item.line))
-    .slice(0, SYMBOL_SUGGESTION_LIMITS.maxResults)
-    .map((entry) => entry.item);
+async function suggestionsFromIndex(index: FolderIndex, query: string, signal?: AbortSignal): Promise<SymbolSuggestion[]> {
+  const matches = new BestOf<{ item: SymbolSuggestion; score: number }>(
+    SYMBOL_SUGGESTION_LIMITS.maxResults,
+    (a, b) => b.score - a.score || a.item.name.length - b.item.name.length || (a.item.path < b.item.path ? -1 : a.item.path > b.item.path ? 1 : a.item.line - b.item.line),
+  );
+  const finished = await forEachMatchingName(
+    index.namesWithLowerCase(),
+    query,
+    (name, score) => {
+      for (const ref of index.byName.get(name) ?? []) {
+        const made = suggestion(name, ref.symbol.kind, ref.symbol.container, ref.file.relativePath, ref.symbol.line);
+        if (made) matches.offer({ item: made, score });
+      }
+    },
+    signal,
+  );
+  return finished && !signal?.aborted ? matches.best().map((entry) => entry.item) : [];
 }
 
 /**

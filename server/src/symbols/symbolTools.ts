@@ -7,7 +7,7 @@ import type { ToolOutcome } from '../read/types';
 import type { FileIndex, IndexedSymbol } from './indexer';
 import { INDEX_LIMITS } from './limits';
 import { KIND_ALIASES, languageOf, SymbolKind } from './languages';
-import { matchScore, mayMatch } from './matching';
+import { BestOf, forEachMatchingName } from './nameSearch';
 import { findReferencesFromIde, findSymbolFromIde, getDiagnosticsFromIde, goToDefinitionFromIde, ideFirst, listSymbolsFromIde } from './ideAnswers';
 import { findReferences as searchReferences, FolderIndex, statusNotes, SymbolRef } from './symbolIndex';
 import { Args, failed, isOutcome, loadIndex, ok, readLines, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
@@ -85,15 +85,8 @@ export async function findSymbol(boundary: ReadBoundary, args: Args, signal?: Ab
     const index = await loadIndex(boundary, signal);
     if (isOutcome(index)) return index;
 
-    const matches: Array<{ ref: SymbolRef; score: number }> = [];
-    const lowerQuery = (query as string).toLowerCase();
-    for (const [name, lower] of index.namesWithLowerCase()) {
-      if (!mayMatch(lowerQuery, lower)) continue;
-      const score = matchScore(query as string, name);
-      if (score === undefined) continue;
-      for (const ref of index.byName.get(name) ?? []) if (!kinds || kinds.has(ref.symbol.kind)) matches.push({ ref, score });
-    }
-    matches.sort(
+    const matches = new BestOf<{ ref: SymbolRef; score: number }>(
+      SYMBOL_LIMITS.findMaxResults,
       (a, b) =>
         b.score - a.score ||
         a.ref.symbol.name.length - b.ref.symbol.name.length ||
@@ -101,13 +94,22 @@ export async function findSymbol(boundary: ReadBoundary, args: Args, signal?: Ab
         (a.ref.file.relativePath < b.ref.file.relativePath ? -1 : a.ref.file.relativePath > b.ref.file.relativePath ? 1 : 0) ||
         a.ref.symbol.line - b.ref.symbol.line,
     );
+    const finished = await forEachMatchingName(
+      index.namesWithLowerCase(),
+      query as string,
+      (name, score) => {
+        for (const ref of index.byName.get(name) ?? []) if (!kinds || kinds.has(ref.symbol.kind)) matches.offer({ ref, score });
+      },
+      signal,
+    );
+    if (!finished) return failed('The find_symbol call was cancelled.');
     const notes = statusNotes(index.status);
     const filter = kindWord ? ` of kind ${kindWord}` : '';
-    if (matches.length === 0) return ok([`No symbols${filter} match ${quoteAsJson(query as string)} (${index.files.size} files indexed; gitignored files, node_modules/ and .git/ are not indexed).`, ...notes].join('\n'));
-    const shown = matches.slice(0, SYMBOL_LIMITS.findMaxResults);
+    if (matches.count === 0) return ok([`No symbols${filter} match ${quoteAsJson(query as string)} (${index.files.size} files indexed; gitignored files, node_modules/ and .git/ are not indexed).`, ...notes].join('\n'));
+    const shown = matches.best();
     const lines = shown.map(({ ref }) => resultLine(ref.file.relativePath, ref.symbol.line, `${describe(ref.symbol)} — ${escapeLineBreaks(ref.symbol.text)}`));
-    const header = `${matches.length} symbol(s)${filter} match ${quoteAsJson(query as string)}:`;
-    if (matches.length > shown.length) notes.unshift(`[Showing the best ${shown.length}; ${matches.length - shown.length} more left out. Use a longer query or pass kind.]`);
+    const header = `${matches.count} symbol(s)${filter} match ${quoteAsJson(query as string)}:`;
+    if (matches.count > shown.length) notes.unshift(`[Showing the best ${shown.length}; ${matches.count - shown.length} more left out. Use a longer query or pass kind.]`);
     return ok([header, ...lines, ...withQuotedNamesNote(lines, notes)].join('\n'));
   } catch {
     return failed('The find_symbol call failed. Try again with other arguments.');

@@ -1,0 +1,65 @@
+import { strict as assert } from 'node:assert';
+import { BestOf, forEachMatchingName } from '../../../server/src/symbols/nameSearch';
+import { matchScore } from '../../../server/src/symbols/matching';
+
+/**
+ * The pass over the index's names behind find_symbol and `@` completion
+ * (server/src/symbols/nameSearch.ts): it finds what matchScore matches, keeps
+ * only the best few in order, and never holds the server's thread for the
+ * whole pass.
+ */
+
+function seeded(seed: number): () => number {
+  let state = seed;
+  return () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+}
+
+const withLower = (names: string[]): Array<[string, string]> => names.map((name) => [name, name.toLowerCase()]);
+
+describe('the pass over indexed names', () => {
+  it('keeps the best few in the order a stable sort of everything offered gives, and counts every offer', () => {
+    const random = seeded(7);
+    for (let round = 0; round < 200; round++) {
+      const limit = Math.floor(random() * 12);
+      const offered = Array.from({ length: Math.floor(random() * 60) }, (_, id) => ({ id, score: Math.floor(random() * 5) }));
+      const compare = (a: { score: number }, b: { score: number }) => b.score - a.score;
+      const best = new BestOf(limit, compare);
+      for (const item of offered) best.offer(item);
+      assert.deepEqual(best.best(), [...offered].sort(compare).slice(0, limit), `round ${round}`);
+      assert.equal(best.count, offered.length);
+    }
+  });
+
+  it('finds every name matchScore matches, with its score', async () => {
+    const names = ['parseConfig', 'ParseConfigError', 'configParser', 'parse_config', 'unrelated', 'pC'];
+    const found: Array<[string, number]> = [];
+    assert.equal(await forEachMatchingName(withLower(names), 'parseCon', (name, score) => found.push([name, score])), true);
+    const expected = names.flatMap((name) => {
+      const score = matchScore('parseCon', name);
+      return score === undefined ? [] : [[name, score] as [string, number]];
+    });
+    assert.deepEqual(found, expected);
+    assert.ok(found.length >= 2);
+  });
+
+  it('lets other work run while it goes through many costly names, and stops when cancelled', async () => {
+    // Long names of many humps, each a match for the query: a pass over them takes far longer than one slice.
+    const names = withLower(Array.from({ length: 20_000 }, (_, i) => `${'aA'.repeat(60)}b${i.toString(36)}z`));
+    const order: string[] = [];
+    setImmediate(() => order.push('other work'));
+    let matched = 0;
+    await forEachMatchingName(names, `${'a'.repeat(40)}z`, () => (matched += 1));
+    order.push('pass done');
+    assert.equal(matched, names.length);
+    assert.deepEqual(order, ['other work', 'pass done']);
+
+    const controller = new AbortController();
+    let seen = 0;
+    const finished = await forEachMatchingName(names, `${'a'.repeat(40)}z`, () => {
+      seen += 1;
+      controller.abort();
+    }, controller.signal);
+    assert.equal(finished, false);
+    assert.ok(seen < names.length, 'stopped at the first break after the cancel');
+  });
+});
