@@ -10,11 +10,21 @@
  *
  * Second case: a `.git` file planted in the folder pointing at another
  * repository on the machine, whose commits and files carry the sentinel.
+ *
+ * Third, with the tools called in this process: a `.git` of the folder's own
+ * whose contents lead elsewhere (links to another repository's objects and
+ * refs, alternates nested through a store in the folder, a link to a secret,
+ * a FIFO or /dev/zero as the alternates file).
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { ReadBoundary } from '../../server/src/access/boundary';
+import { LISTING_CACHE } from '../../server/src/git/gitDirContents';
+import { gitBlame, gitDiff, gitLog, gitShow } from '../../server/src/git/gitTools';
+import type { ToolOutcome } from '../../server/src/read/types';
 import type { FakeToolCall } from '../support/fakeOpenAI';
 import { Lab, SENTINEL, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
 
@@ -276,5 +286,173 @@ describe('adversarial: a hostile repository behind the git tools', function () {
     } finally {
       await planted.dispose();
     }
+  });
+});
+
+/** `promise`, or a rejection naming `what` once `ms` pass: only the detector of a hang, never a wait. */
+async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe("adversarial: a .git of the folder's own whose contents lead elsewhere", function () {
+  this.timeout(60_000);
+  let base: string;
+  let other: string;
+  let otherHead: string;
+
+  before(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rd-adv-gitdir-')));
+    // A sibling repository, whose commit and file must never be shown.
+    other = path.join(base, 'other');
+    fs.mkdirSync(other);
+    git(other, ['init', '-q', '-b', 'main']);
+    fs.writeFileSync(path.join(other, 'payroll.txt'), `${SENTINEL} salaries\n`);
+    git(other, ['add', '-A']);
+    git(other, ['commit', '-q', '-m', `Payroll ${SENTINEL}`]);
+    otherHead = git(other, ['rev-parse', 'HEAD']).trim();
+  });
+  after(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  /** A repository of its own in `base/<name>`, one commit. */
+  function folder(name: string): string {
+    const dir = path.join(base, name);
+    fs.mkdirSync(dir);
+    git(dir, ['init', '-q', '-b', 'main']);
+    fs.writeFileSync(path.join(dir, 'a.txt'), 'inside\n');
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-q', '-m', 'Inside commit']);
+    return dir;
+  }
+
+  function everyTool(b: ReadBoundary): Array<Promise<ToolOutcome>> {
+    return [
+      gitLog(b, {}),
+      gitShow(b, { commit: 'HEAD' }),
+      gitBlame(b, { path: 'payroll.txt', start_line: 1, end_line: 1 }),
+      gitDiff(b, {}),
+    ];
+  }
+
+  async function assertAllRefused(dir: string, message: RegExp): Promise<void> {
+    const b = await ReadBoundary.create(dir);
+    for (const outcome of await within(20_000, 'the git tools', Promise.all(everyTool(b)))) {
+      assert.equal(outcome.ok, false, `expected a refusal, got:\n${outcome.output}`);
+      assert.match(outcome.output, message);
+      assert.ok(!outcome.output.includes(SENTINEL), `the other repository's content was shown:\n${outcome.output}`);
+    }
+  }
+
+  it("refuses a .git whose objects and refs are links to another repository's, naming the link, and shows none of its commits or files", async () => {
+    const dir = folder('linked-objects');
+    for (const name of ['objects', 'refs']) {
+      fs.rmSync(path.join(dir, '.git', name), { recursive: true, force: true });
+      fs.symlinkSync(path.join('..', '..', 'other', '.git', name), path.join(dir, '.git', name));
+    }
+    await assertAllRefused(dir, /the git directory holds a link \(\.git\/(objects|refs)\) that leads outside this folder.*Replace the link/);
+    // Control: the plant is live; plain git reads the other repository's history and file.
+    assert.match(git(dir, ['log', '--format=%s']), /Payroll/);
+  });
+
+  it('refuses a link anywhere in the objects tree (a fan-out directory), also when planted after a call on the unchanged repository was answered', async () => {
+    const saved = LISTING_CACHE.settledMs;
+    // Every listing is kept at once, so the second call runs on the cache and must still see the new link.
+    LISTING_CACHE.settledMs = -60_000;
+    try {
+      const dir = folder('linked-fanout');
+      const b = await ReadBoundary.create(dir);
+      const first = await gitLog(b, {});
+      assert.equal(first.ok, true, first.output);
+      const fanOut = otherHead.slice(0, 2);
+      const inside = path.join(dir, '.git', 'objects', fanOut);
+      fs.mkdirSync(inside, { recursive: true });
+      fs.writeFileSync(path.join(dir, '.git', 'refs', 'heads', 'main'), `${otherHead}\n`);
+      // The fan-out directory is listed (and kept) while it holds no link: the check passes, git finds no such commit.
+      const missing = await gitLog(b, {});
+      assert.match(missing.output, /no commits yet|an object it needs is missing/);
+      fs.symlinkSync(path.join(other, '.git', 'objects', fanOut, otherHead.slice(2)), path.join(inside, otherHead.slice(2)));
+      assert.match(git(dir, ['log', '--format=%s']), /Payroll/, 'plain git reads the linked object');
+      await assertAllRefused(dir, new RegExp(`holds a link \\(\\.git/objects/${fanOut}/${otherHead.slice(2)}\\)`));
+    } finally {
+      LISTING_CACHE.settledMs = saved;
+    }
+  });
+
+  it("refuses alternates nested through a store inside the folder whose own alternates lead to another repository", async () => {
+    const dir = folder('nested-alternates');
+    const store = path.join(dir, 'vendor', 'store', 'objects');
+    fs.mkdirSync(path.join(store, 'info'), { recursive: true });
+    fs.writeFileSync(path.join(dir, '.git', 'objects', 'info', 'alternates'), '../../vendor/store/objects\n');
+    fs.writeFileSync(path.join(store, 'info', 'alternates'), '../../../../other/.git/objects\n');
+    git(dir, ['update-ref', 'refs/heads/main', otherHead]);
+    await assertAllRefused(dir, /the \.git file here points to a git directory that does not belong to this folder/);
+    assert.match(git(dir, ['log', '--format=%s']), /Payroll/, 'plain git follows the nested alternates');
+  });
+
+  it('refuses a link in .git to a secret inside the folder, so git never quotes the secret in an error', async () => {
+    const dir = folder('linked-secret');
+    fs.writeFileSync(path.join(dir, '.env'), `API_TOKEN=${SENTINEL}\n`);
+    fs.symlinkSync('../.env', path.join(dir, '.git', 'packed-refs'));
+    await assertAllRefused(dir, /holds a link \(\.git\/packed-refs\) that leads outside this folder, to a file the tools may not read/);
+    assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => String(error.stderr).includes(SENTINEL), 'plain git quotes the secret');
+  });
+
+  it('still answers for a HEAD that is a link to its branch inside .git, as core.preferSymlinkRefs writes it', async () => {
+    const dir = folder('symlink-head');
+    fs.rmSync(path.join(dir, '.git', 'HEAD'));
+    fs.symlinkSync('refs/heads/main', path.join(dir, '.git', 'HEAD'));
+    const outcome = await gitLog(await ReadBoundary.create(dir), {});
+    assert.equal(outcome.ok, true, outcome.output);
+    assert.match(outcome.output, /Inside commit/);
+  });
+
+  it('refuses a FIFO as the alternates file at once, and file reads keep answering after more such calls than the thread pool has threads', async () => {
+    const dir = folder('fifo-alternates');
+    const fifo = path.join(dir, '.git', 'objects', 'info', 'alternates');
+    execFileSync('mkfifo', [fifo]);
+    const b = await ReadBoundary.create(dir);
+    try {
+      const outcomes = await within(20_000, 'git_log on a FIFO alternates file', Promise.all(Array.from({ length: 6 }, () => gitLog(b, {}))));
+      for (const outcome of outcomes) {
+        assert.equal(outcome.ok, false, outcome.output);
+        assert.match(outcome.output, /alternates file \(\.git\/objects\/info\/alternates\) is not a small plain file/);
+      }
+      assert.equal(await within(5_000, 'a file read after the git calls', fs.promises.readFile(path.join(dir, 'a.txt'), 'utf8')), 'inside\n');
+    } finally {
+      // Had a read blocked in open(2), the thread would be held for good (and node waits for it at exit):
+      // a writer's open releases every blocked reader, and the FIFO's removal turns away the queued ones.
+      let writer: number | undefined;
+      try {
+        writer = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+      } catch {
+        // no reader waiting
+      }
+      fs.rmSync(fifo, { force: true });
+      if (writer !== undefined) fs.closeSync(writer);
+    }
+  });
+
+  it('refuses a FIFO in .git that git itself would wait on (packed-refs) at once, naming it', async () => {
+    const dir = folder('fifo-packed-refs');
+    execFileSync('mkfifo', [path.join(dir, '.git', 'packed-refs')]);
+    await assertAllRefused(dir, /the git directory holds a FIFO or device \(\.git\/packed-refs\)/);
+  });
+
+  it('refuses an alternates file that is a device (/dev/zero, /dev/null) or larger than 64 KiB as not a small plain file, without reading it through', async () => {
+    for (const device of ['/dev/zero', '/dev/null']) {
+      const dir = folder(`device-alternates-${path.basename(device)}`);
+      fs.symlinkSync(device, path.join(dir, '.git', 'objects', 'info', 'alternates'));
+      await assertAllRefused(dir, /alternates file \(\.git\/objects\/info\/alternates\) is not a small plain file/);
+    }
+    const large = folder('large-alternates');
+    fs.writeFileSync(path.join(large, '.git', 'objects', 'info', 'alternates'), '# padding\n'.repeat(8 * 1024));
+    await assertAllRefused(large, /alternates file \(\.git\/objects\/info\/alternates\) is not a small plain file/);
   });
 });

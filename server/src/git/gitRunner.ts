@@ -321,6 +321,8 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
   const ownership = await checkGitDirOwnership(
     { toplevel: path.resolve(toplevel), gitDir: path.resolve(gitDir), commonDir: path.resolve(cwd, commonDir) },
     (file, key) => readConfigValue(cwd, file, key, signal),
+    // A link in the git directory to a secret had git quote its first line in an error ("unexpected line in .git/packed-refs: …").
+    (realPath) => !boundary.isInside(realPath) || boundary.denialOf(boundary.relativeOf(realPath)) === undefined,
   );
   if (!ownership.ok) return { ok: false, message: ownership.message };
   const config = await filterOverrides(cwd, signal);
