@@ -14,7 +14,8 @@
  * Third, with the tools called in this process: a `.git` of the folder's own
  * whose contents lead elsewhere (links to another repository's objects and
  * refs, alternates nested through a store in the folder, a link to a secret,
- * a FIFO or /dev/zero as the alternates file).
+ * a FIFO or /dev/zero as the alternates file) and a config value carrying a
+ * bidi override that git quotes in its error.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -454,5 +455,15 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     const large = folder('large-alternates');
     fs.writeFileSync(path.join(large, '.git', 'objects', 'info', 'alternates'), '# padding\n'.repeat(8 * 1024));
     await assertAllRefused(large, /alternates file \(\.git\/objects\/info\/alternates\) is not a small plain file/);
+  });
+
+  it('shows a bidi override or isolate from a config value that git quotes in its error only as a visible escape', async () => {
+    const dir = folder('bidi-config');
+    fs.appendFileSync(path.join(dir, '.git', 'config'), '[core]\n\tbare = \u202eeurt\u2066 <img src=x onerror=alert(1)>\n');
+    const outcome = await gitLog(await ReadBoundary.create(dir), {});
+    assert.equal(outcome.ok, false, outcome.output);
+    assert.match(outcome.output, /core\.bare/, 'the answer is git\'s error about the value');
+    assert.ok(!/[\u202a-\u202e\u2066-\u2069\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(outcome.output), `a raw control or bidi character reached the answer: ${JSON.stringify(outcome.output)}`);
+    assert.match(outcome.output, /\\u202e/);
   });
 });

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { inertLine } from '../../../shared/printablePath';
 import { isSameOrInside, type ReadBoundary } from '../access/boundary';
 import { checkGitDirOwnership } from './gitDirOwnership';
 
@@ -251,7 +252,8 @@ export function describeFailure(run: GitRun, what: string): string {
   const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
   // The reason is on the fatal/error line; warnings come first.
   const firstLine = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? `exit code ${run.code}`;
-  return `${what} failed: ${firstLine.replace(/[\x00-\x1f\x7f-\x9f]/g, '?').slice(0, 300)}`;
+  // git quotes the repository's config values and file lines here: a bidi override among them would reorder the message.
+  return `${what} failed: ${inertLine(firstLine.slice(0, 300))}`;
 }
 
 /**
