@@ -2,11 +2,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ReadBoundary } from '../access/boundary';
 import type { ToolOutcome } from '../read/types';
 import type { IdeItem, IdePosition, IdeQueryRequest } from '../../../shared/protocol';
-import { escapeLineBreaks, inertLine } from '../../../shared/printablePath';
+import { escapeLineBreaks, inertLine, printablePath, quoteAsJson } from '../../../shared/printablePath';
+import { withQuotedNamesNote } from '../read/answers';
 import type { IdeQueries } from './ideSource';
 import { KIND_ALIASES, SymbolKind } from './languages';
 import { matchScore } from './matching';
-import { Args, isOutcome, loadIndex, ok, readFileLines, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
+import { Args, isOutcome, loadIndex, ok, readFileLines, resultLine, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
 
 /**
  * The symbol tools answered from the editor's own language providers
@@ -163,15 +164,15 @@ export async function findSymbolFromIde(boundary: ReadBoundary, ide: IdeQueries,
   cited.sort((a, b) => score(b) - score(a) || byPosition(a, b));
   const shown = cited.slice(0, SYMBOL_LIMITS.findMaxResults);
   const filter = kindArgument ? ` of kind ${kindArgument}` : '';
-  const lines = [`${cited.length} symbol(s)${filter} match ${JSON.stringify(query)} (${FROM_IDE}):`];
+  const lines: string[] = [];
   for (const c of shown) {
     const container = c.item.container ? `${oneLine(c.item.container, 100)}.` : '';
     const [text] = await citations.text(c.relativePath, c.line);
-    lines.push(`${c.relativePath}:${c.line}: ${kindWord(c.item)} ${container}${oneLine(c.item.name, 200)} — ${(text ?? '').trim()}`);
+    lines.push(resultLine(c.relativePath, c.line, `${kindWord(c.item)} ${container}${oneLine(c.item.name, 200)} — ${(text ?? '').trim()}`));
   }
   const notes = citations.note();
   if (cited.length > shown.length) notes.unshift(`[Showing the best ${shown.length}; ${cited.length - shown.length} more left out. Use a longer query or pass kind.]`);
-  return ok([...lines, ...notes].join('\n'));
+  return ok([`${cited.length} symbol(s)${filter} match ${quoteAsJson(query as string)} (${FROM_IDE}):`, ...lines, ...withQuotedNamesNote(lines, notes)].join('\n'));
 }
 
 // ------------------------------------------------------- go_to_definition
@@ -210,19 +211,19 @@ export async function goToDefinitionFromIde(boundary: ReadBoundary, ide: IdeQuer
   const unique = [...new Map(cited.map((c) => [`${c.relativePath}:${c.line}:${c.character}`, c])).values()];
   unique.sort((a, b) => Number(b.relativePath === fromFile) - Number(a.relativePath === fromFile) || byPosition(a, b));
   if (unique.length === 0) {
-    return ok([`The editor's language service places the definition of ${JSON.stringify(name)} outside what can be read here.`, ...citations.note()].join('\n'));
+    return ok([`The editor's language service places the definition of ${quoteAsJson(name)} outside what can be read here.`, ...citations.note()].join('\n'));
   }
   const shown = unique.slice(0, SYMBOL_LIMITS.definitionMaxResults);
-  const blocks = [`${unique.length} definition(s) of ${JSON.stringify(name)} (${FROM_IDE}):`];
+  const blocks: string[] = [];
   for (const c of shown) {
     const what = c.item.name !== undefined ? ` ${c.item.kind !== undefined ? `${kindWord(c.item)} ` : ''}${c.item.container ? `${oneLine(c.item.container, 100)}.` : ''}${oneLine(c.item.name, 200)}` : '';
-    blocks.push(`${c.relativePath}:${c.line}-${c.endLine}:${what}`);
+    blocks.push(`${printablePath(c.relativePath)}:${c.line}-${c.endLine}:${what}`);
     const last = Math.min(c.endLine, c.line + SYMBOL_LIMITS.definitionSignatureLines - 1);
     (await citations.text(c.relativePath, c.line, last)).forEach((text, offset) => blocks.push(`  ${c.line + offset}: ${text}`));
   }
   const notes = citations.note();
   if (unique.length > shown.length) notes.push(`[${unique.length - shown.length} more definition(s) left out. Pass path and line of the use to narrow it down.]`);
-  return ok([...blocks, ...notes].join('\n'));
+  return ok([`${unique.length} definition(s) of ${quoteAsJson(name)} (${FROM_IDE}):`, ...blocks, ...withQuotedNamesNote(blocks, notes)].join('\n'));
 }
 
 // -------------------------------------------------------- find_references
@@ -291,19 +292,20 @@ export async function findReferencesFromIde(boundary: ReadBoundary, ide: IdeQuer
   kept.sort((a, b) => Number(b.relativePath === startFile) - Number(a.relativePath === startFile) || byPosition(a, b));
   const shown = kept.slice(0, SYMBOL_LIMITS.referencesMax);
   const notes = citations.note();
-  if (shown.length === 0) return ok([`No references to ${JSON.stringify(name)} found (${FROM_IDE}).`, ...notes].join('\n'));
+  if (shown.length === 0) return ok([`No references to ${quoteAsJson(name)} found (${FROM_IDE}).`, ...notes].join('\n'));
   const byFile = new Map<string, string[]>();
   for (const c of shown) {
     const [text] = await citations.text(c.relativePath, c.line);
     const mark = declarationLines.has(`${c.relativePath}:${c.line}`) ? '  (definition)' : '';
     const group = byFile.get(c.relativePath) ?? [];
-    group.push(`${c.relativePath}:${c.line}: ${(text ?? '').trim()}${mark}`);
+    group.push(resultLine(c.relativePath, c.line, `${(text ?? '').trim()}${mark}`));
     byFile.set(c.relativePath, group);
   }
-  const out = [`${kept.length} reference(s) to ${JSON.stringify(name)} in ${byFile.size}${shown.length < kept.length ? '+' : ''} file(s) (${FROM_IDE}; one entry per line):`];
-  for (const [relativePath, group] of byFile) out.push('', `${relativePath} (${group.length})`, ...group);
+  const out = [`${kept.length} reference(s) to ${quoteAsJson(name)} in ${byFile.size}${shown.length < kept.length ? '+' : ''} file(s) (${FROM_IDE}; one entry per line):`];
+  for (const [relativePath, group] of byFile) out.push('', `${printablePath(relativePath)} (${group.length})`, ...group);
   if (kept.length > shown.length) notes.unshift(`[Showing ${shown.length} of ${kept.length}; ${kept.length - shown.length} more left out. Use grep_files with a glob to look further.]`);
-  return ok([...out, ...(notes.length > 0 ? ['', ...notes] : [])].join('\n'));
+  const allNotes = withQuotedNamesNote(out, notes);
+  return ok([...out, ...(allNotes.length > 0 ? ['', ...allNotes] : [])].join('\n'));
 }
 
 // ----------------------------------------------------------- list_symbols
@@ -330,7 +332,7 @@ export async function listSymbolsFromIde(boundary: ReadBoundary, ide: IdeQueries
   if (symbols.length === 0) return undefined;
   symbols.sort((a, b) => a.line - b.line || b.endLine - a.endLine);
   const open: Cited[] = [];
-  const lines = [`Outline of ${file.relativePath} (${symbols.length} symbol(s); ${FROM_IDE}; "start-end" are its lines; read one with read_file start_line/end_line):`];
+  const lines = [`Outline of ${printablePath(file.relativePath)} (${symbols.length} symbol(s); ${FROM_IDE}; "start-end" are its lines; read one with read_file start_line/end_line):`];
   for (const symbol of symbols.slice(0, SYMBOL_LIMITS.outlineMax)) {
     while (open.length > 0 && !(symbol.line >= open[open.length - 1].line && symbol.endLine <= open[open.length - 1].endLine)) open.pop();
     const nameLine = validPosition(symbol.item.selectionRange?.start) ? symbol.item.selectionRange.start.line + 1 : symbol.line;
@@ -357,12 +359,12 @@ export async function getDiagnosticsFromIde(boundary: ReadBoundary, ide: IdeQuer
   const prefix = resolved.relativePath === '.' ? '' : `${resolved.relativePath}/`;
   const inScope = (await citations.cite(items)).filter((c) => (isFile ? c.relativePath === resolved.relativePath : c.relativePath.startsWith(prefix))).sort(byPosition);
   if (inScope.length === 0) return undefined;
-  const where = resolved.relativePath === '.' ? 'the folder' : resolved.relativePath;
+  const where = resolved.relativePath === '.' ? 'the folder' : printablePath(resolved.relativePath);
   const lines: string[] = [];
   for (const c of inScope.slice(0, SYMBOL_LIMITS.diagnosticsMax)) {
     const severity = SEVERITIES.has(c.item.severity as string) ? (c.item.severity as string) : 'error';
     const source = c.item.source ? ` [${oneLine(c.item.source, 60)}]` : '';
-    lines.push(`${c.relativePath}:${c.line}: ${severity}: ${oneLine(c.item.message, 500)}${source}`);
+    lines.push(resultLine(c.relativePath, c.line, `${severity}: ${oneLine(c.item.message, 500)}${source}`));
   }
   const files = new Set(inScope.map((c) => c.relativePath)).size;
   const notes = citations.note();
@@ -371,7 +373,7 @@ export async function getDiagnosticsFromIde(boundary: ReadBoundary, ide: IdeQuer
     [
       `${inScope.length} problem(s) in ${files} file(s) of ${where} (${FROM_IDE}: what it has checked, usually the files open in the editor):`,
       ...lines,
-      ...notes,
+      ...withQuotedNamesNote(lines, notes),
     ].join('\n'),
   );
 }

@@ -1,3 +1,4 @@
+import { printablePath } from '../../../shared/printablePath';
 import { openVerified, type ReadBoundary } from '../access/boundary';
 import type { ToolOutcome } from '../read/types';
 import { INDEX_LIMITS } from './limits';
@@ -91,4 +92,13 @@ export async function readFileLines(boundary: ReadBoundary, relativePath: string
       const trimmed = line.replace(/\r$/, '');
       return trimmed.length > INDEX_LIMITS.maxLineChars ? `${trimmed.slice(0, INDEX_LIMITS.maxLineChars)}…` : trimmed;
     });
+}
+
+/**
+ * `path:line: text`, the name printed as grep_files prints it, so that a name
+ * holding a newline or `:12:` cannot pose as another result line. Callers
+ * pass source text through escapeLineBreaks for the same reason.
+ */
+export function resultLine(relativePath: string, line: number | string, text: string): string {
+  return `${printablePath(relativePath)}:${line}: ${text}`;
 }

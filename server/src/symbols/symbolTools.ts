@@ -10,7 +10,7 @@ import { KIND_ALIASES, languageOf, SymbolKind } from './languages';
 import { BestOf, forEachMatchingName } from './nameSearch';
 import { findReferencesFromIde, findSymbolFromIde, getDiagnosticsFromIde, goToDefinitionFromIde, ideFirst, listSymbolsFromIde } from './ideAnswers';
 import { findReferences as searchReferences, FolderIndex, statusNotes, SymbolRef } from './symbolIndex';
-import { Args, failed, isOutcome, loadIndex, ok, readLines, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
+import { Args, failed, isOutcome, loadIndex, ok, readLines, resultLine, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
 
 /**
  * The symbol tools, answered from the tree-sitter index (symbolIndex.ts):
@@ -36,20 +36,6 @@ const KIND_RANK: Readonly<Record<SymbolKind, number>> = {
 function describe(symbol: IndexedSymbol): string {
   return `${symbol.kind} ${symbol.container ? `${inertLine(symbol.container)}.` : ''}${inertLine(symbol.name)}`;
 }
-
-/**
- * `path:line: text`, the name printed as grep_files prints it, so that a name
- * holding a newline or `:12:` cannot pose as another result line. Callers
- * pass source text through escapeLineBreaks for the same reason.
- */
-function resultLine(relativePath: string, line: number | string, text: string): string {
-  return `${printablePath(relativePath)}:${line}: ${text}`;
-}
-
-
-
-
-
 
 function walkOrder(index: FolderIndex): readonly string[] {
   return index.filesInWalkOrder();
@@ -202,9 +188,14 @@ export async function goToDefinition(boundary: ReadBoundary, args: Args, signal?
       fromFile = file as FileIndex;
       const line = typeof args.line === 'number' ? args.line : undefined;
       if (line !== undefined) {
-        const text = (await readLines(boundary, fromFile.relativePath, line, line))?.[0];
-        if (text === undefined || !new RegExp(`(?<![\\w$])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w$])`).test(text)) {
-          notes.push(`[Note: "${name}" does not occur on ${fromFile.relativePath}:${line}; showing the best matches by name.]`);
+        const lines = await readLines(boundary, fromFile.relativePath, line, line);
+        const text = lines?.[0];
+        const where = `${printablePath(fromFile.relativePath)}:${line}`;
+        if (lines === undefined) {
+          // The file changed or was swapped since it was indexed: saying the name is not on the line would be a guess.
+          notes.push(`[Note: ${where} could not be read just now; showing the best matches by name.]`);
+        } else if (text === undefined || !new RegExp(`(?<![\\w$])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w$])`).test(text)) {
+          notes.push(`[Note: ${quoteAsJson(name)} does not occur on ${where}; showing the best matches by name.]`);
         }
       }
     }
