@@ -1,5 +1,6 @@
 import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, PreparedTask, Review, ReviewStatus, TurnProgress } from '../../../shared/protocol';
 import { attachmentLabel } from '../../../shared/mentions';
+import { inertLine, printablePath } from '../../../shared/printablePath';
 import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
 import { remedyLine } from './remedies';
@@ -326,7 +327,7 @@ export function taskCard(task: PreparedTask, style: Style, columns?: number): Te
   for (const line of task.intent.trim().split(/\r?\n/)) gutter(line);
   if (task.constraints.length) {
     lines.push(term`  ${style.dim('│')}`, term`  ${style.dim('│')} ${style.bold('Constraints')}`);
-    for (const constraint of task.constraints) gutter(`- ${constraint}`);
+    for (const constraint of task.constraints) gutter(`- ${oneLine(constraint)}`);
   }
   return lines;
 }
@@ -347,7 +348,8 @@ export function decisionLog(decisions: readonly Decision[], style: Style): Termi
     if (entries.length === 0) continue;
     lines.push(term`  ${style.bold(DECISION_HEADINGS[kind])}`);
     for (const entry of entries) {
-      const cited = entry.evidence.map((evidence) => (evidence.line ? `${evidence.path}:${evidence.line}` : evidence.path)).join(', ');
+      // A cited name is the repository's: quoted as the panel shows it, so a line break in it cannot print a forged entry.
+      const cited = entry.evidence.map((evidence) => (evidence.line ? `${printablePath(evidence.path)}:${evidence.line}` : printablePath(evidence.path))).join(', ');
       lines.push(term`    ${style.cyan(entry.id)} ${oneLine(entry.text)}${cited ? term`  ${style.dim(cited)}` : ''}`);
     }
   }
@@ -366,13 +368,13 @@ export function reviewChecklist(review: Review, style: Style): TerminalText[] {
   for (const item of review.items) {
     const mark = (STATUS_MARKS[item.status] ?? STATUS_MARKS['cannot tell'])(style);
     lines.push(term`  ${mark}  ${oneLine(item.constraint)}`);
-    if (item.evidence.length) lines.push(term`      ${style.dim(item.evidence.join(', '))}`);
+    if (item.evidence.length) lines.push(term`      ${style.dim(item.evidence.map(inertLine).join(', '))}`);
     if (item.note) lines.push(term`      ${oneLine(item.note)}`);
   }
   if (review.unrequested.length) {
     lines.push(term`  ${style.bold('Not asked for')}`);
     for (const change of review.unrequested) {
-      lines.push(term`    - ${oneLine(change.text)}${change.evidence.length ? term`  ${style.dim(change.evidence.join(', '))}` : ''}`);
+      lines.push(term`    - ${oneLine(change.text)}${change.evidence.length ? term`  ${style.dim(change.evidence.map(inertLine).join(', '))}` : ''}`);
     }
   }
   return lines;

@@ -8,6 +8,8 @@ import {
   type PreparedTask,
   type StaleEvidence,
 } from '../../../shared/protocol';
+import { oneLine } from '../../../shared/inertMarkdown';
+import { printablePath } from '../../../shared/printablePath';
 import type { Citation } from '../read/types';
 import { DiscussError } from './errors';
 import { bound } from './text';
@@ -35,9 +37,15 @@ export function hashOf(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/** `path:line`, or the path alone for a whole-file citation. */
+/**
+ * `path:line`, or the path alone for a whole-file citation. The path is a
+ * repository name: shown as tool answers show it (printablePath), so a line
+ * break in it cannot start a forged entry where the label is printed (the
+ * system prompt, the task, the terminal).
+ */
 export function evidenceLabel(evidence: { path: string; line?: number }): string {
-  return evidence.line === undefined ? evidence.path : `${evidence.path}:${evidence.line}`;
+  const shown = printablePath(evidence.path);
+  return evidence.line === undefined ? shown : `${shown}:${evidence.line}`;
 }
 
 const KIND_HEADINGS: Record<DecisionKind, string> = {
@@ -118,7 +126,7 @@ export class DecisionLog {
       }
       if (!cite) return { problem: 'record_decision: evidence cannot be checked here; record the decision without evidence.' };
       const cited = await cite(record.path, typeof line === 'number' ? line : undefined, signal);
-      if (!cited.ok) return { problem: `record_decision: the evidence ${record.path} cannot be cited: ${cited.problem}` };
+      if (!cited.ok) return { problem: `record_decision: the evidence ${printablePath(record.path)} cannot be cited: ${cited.problem}` };
       evidence.push(evidenceFrom(cited, typeof line === 'number' ? line : undefined));
     }
     const live = this.entries.length - (replaces ? 1 : 0);
@@ -175,7 +183,8 @@ export class DecisionLog {
       lines.push(`### ${KIND_HEADINGS[kind]}`);
       for (const d of ofKind) {
         const cites = d.evidence.length ? ` (evidence: ${d.evidence.map(evidenceLabel).join(', ')})` : '';
-        lines.push(`- [${d.id}] ${d.text}${cites}`);
+        // One line per entry: a line break in the model's (or the user's) text would start what reads as another entry or heading.
+        lines.push(`- [${d.id}] ${oneLine(d.text)}${cites}`);
       }
     }
     return lines.join('\n');

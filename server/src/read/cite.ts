@@ -16,5 +16,6 @@ export async function citeLines(boundary: ReadBoundary, requested: string, line:
   // read_file numbers its lines "N: text"; the evidence is the text itself.
   const text = line === undefined ? read.output : read.output.split('\n')[0].replace(/^\d+: /, '');
   const commit = await headCommitOf(boundary, signal).catch(() => undefined);
+  // The name as it is, to cite it again later: whatever prints it quotes it (evidenceLabel, printablePath).
   return { ok: true, path: resolved.relativePath, text, ...(commit ? { commit } : {}) };
 }
