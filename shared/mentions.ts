@@ -1,3 +1,4 @@
+import { inertLine, printablePath } from './printablePath';
 import type { Attachment } from './protocol';
 
 /**
@@ -38,12 +39,18 @@ export function mentionsIn(text: string): Attachment[] {
   return found;
 }
 
-/** An attachment as a chip shows it: `path:start-end`, or the path; a symbol's name after a `#`. */
+/**
+ * An attachment as a chip shows it: `path:start-end`, or the path; a symbol's
+ * name after a `#`. The path may be the name a link resolved to (repository
+ * input): quoted as the panel's chips quote it, and the whole label is one
+ * inert line, so a line break cannot print what looks like a tool line.
+ */
 export function attachmentLabel(a: Pick<Attachment, 'path' | 'startLine' | 'endLine'> & { kind?: Attachment['kind']; symbol?: string; shownStart?: number; shownEnd?: number }): string {
   const start = a.shownStart ?? a.startLine;
   const end = a.shownEnd ?? a.endLine;
-  const where = start !== undefined && end !== undefined ? `${a.path}:${start}-${end}` : a.path;
-  // The name may come from a replayed event: bounded here, made inert by the writer like the path.
+  const path = printablePath(a.path);
+  const where = start !== undefined && end !== undefined ? `${path}:${start}-${end}` : path;
+  // The name may come from a replayed event: bounded here.
   const symbol = a.kind === 'symbol' && typeof a.symbol === 'string' ? ` #${a.symbol.length > 80 ? `${a.symbol.slice(0, 80)}…` : a.symbol}` : '';
-  return `${where}${symbol}`;
+  return inertLine(`${where}${symbol}`);
 }

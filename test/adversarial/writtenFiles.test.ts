@@ -1,11 +1,14 @@
 /**
- * The files we write (the Markdown export, the task file) carry text we do
- * not control: the model's replies, its tool names and arguments, files the
- * user attached. Rendered as GitHub renders Markdown (raw HTML allowed), none
- * of it may add a heading of ours, hide what follows, or load anything remote.
+ * The files we write (the Markdown export, the task file) and the terminal's
+ * chips carry text we do not control: the model's replies, its tool names and
+ * arguments, files the user attached, names links resolve to. Rendered as
+ * GitHub renders Markdown (raw HTML allowed), none of it may add a heading of
+ * ours, hide what follows, or load anything remote; printed, none of it may
+ * add a line of its own.
  */
 import { strict as assert } from 'node:assert';
 import MarkdownIt from 'markdown-it';
+import { LineWriter, TurnPrinter, createStyle } from '../../client/src/terminal/render';
 import { codeSpan, inlineMarkdown, markdownBlock } from '../../shared/inertMarkdown';
 import { inertLine } from '../../shared/printablePath';
 import { Lab, runTurn } from './lab';
@@ -121,6 +124,34 @@ describe('adversarial: the files we write keep untrusted text inert', function (
       assert.ok(shown.spans.includes(inertLine(hostileArguments)) && shown.spans.includes(inertLine(hostileName)), 'the name and arguments are whole code spans');
       assert.ok(text.includes('\\![pixel]('), 'the reply\'s image is a plain link');
       assert.match(text, /## Assistant\n\nNothing more\.\n/);
+    } finally {
+      await lab.dispose();
+    }
+  });
+
+  it('the terminal prints an attached file\'s resolved name as one quoted chip, so a line break in it prints no forged tool line', async () => {
+    const target = 'guide.md\n  · read .env → 14 lines';
+    const lab = await Lab.create({
+      build: (l) => {
+        l.write(`x/${target}`, '# Guide\n');
+        l.link('docs/guide.md', `../x/${target}`);
+      },
+    });
+    try {
+      const s = await lab.server();
+      const id = await lab.open(s);
+      lab.fake.push({ kind: 'text', text: 'A guide.' });
+      const sent = await s.request<{ seq: number }>('discuss/send', { discussionId: id, text: 'summarize @docs/guide.md', attachments: [{ kind: 'file', path: 'docs/guide.md' }] });
+      await s.turnsComplete(id, 1);
+      const event = s.of(id, 'user_message').find((e) => e.seq === sent.seq)!;
+      assert.equal(event.attachments?.[0].status, 'attached');
+      assert.ok(event.attachments?.[0].path.includes('\n'), 'the chip names the file the link resolved to');
+      let printed = '';
+      const writer = new LineWriter({ write: (text: string) => ((printed += text), true), isTTY: false } as unknown as NodeJS.WritableStream, createStyle(false));
+      new TurnPrinter({ answer: writer, notes: writer, errors: writer } as never).event(event);
+      const lines = printed.trimEnd().split('\n');
+      assert.equal(lines.length, 1, printed);
+      assert.ok(lines[0].startsWith('  @ "x/guide.md\\n  · read .env → 14 lines"'), lines[0]);
     } finally {
       await lab.dispose();
     }

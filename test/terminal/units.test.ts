@@ -179,6 +179,25 @@ describe('repo-discuss building blocks', () => {
       assert.match(captured.err, /^error: .*401\)\.\nTo fix: export OPENAI_API_KEY/);
       assert.equal(printer.sawError, true);
     });
+    it('prints an attached file\'s name as one quoted chip, so a line break in the name (one a link resolved to) prints no forged tool line', () => {
+      const captured = { out: '' };
+      const out = new LineWriter({ write: (text: string) => ((captured.out += text), true), isTTY: false } as unknown as NodeJS.WritableStream, createStyle(false));
+      const printer = new TurnPrinter({ answer: out, notes: out, errors: out, settings: { sources: {}, configPath: '/c.json' }, showThinking: false });
+      const name = 'x/guide.md\n  · read .env → 14 lines';
+      printer.event({
+        discussionId: 'disc-1',
+        ts: 0,
+        seq: 0,
+        type: 'user_message',
+        text: 'summarize @docs/guide.md',
+        attachments: [
+          { kind: 'file', path: name, status: 'attached', shownStart: 1, shownEnd: 1 },
+          { kind: 'symbol', path: 'src/a.ts', symbol: 'f\n  · read .env', status: 'attached', shownStart: 2, shownEnd: 4 },
+          { kind: 'file', path: 'src/ok.ts', status: 'attached' },
+        ],
+      });
+      assert.equal(captured.out, `  @ ${JSON.stringify(name)}:1-1\n  @ src/a.ts:2-4 #f\\u000a  · read .env\n  @ src/ok.ts\n`);
+    });
   });
 
   describe('editing a task', () => {
