@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { escapeLineBreaks } from '../../../shared/printablePath';
+import { escapeLineBreaks, inertLine, inertText } from '../../../shared/printablePath';
 import type { ReadBoundary } from '../access/boundary';
 import { stripCarriageReturn } from '../read/answers';
 import type { ToolOutcome } from '../read/types';
@@ -35,14 +35,6 @@ const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 const PLAUSIBLE_REVISION = /^(?!-)(?!.*\.\.)[A-Za-z0-9_./~^@{}+-]{1,200}$/;
 
 const failed = (output: string): ToolOutcome => ({ ok: false, output });
-
-/** Author names and subjects are the repository's text: control and bidi characters become visible escapes. */
-export function inertText(text: string): string {
-  return text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ufeff]/g, (char) => `<U+${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`);
-}
-
-/** One line of the repository's text, for a single-line field. */
-const inertLine = (text: string) => inertText(text.replace(/[\r\n\t]+/g, ' '));
 
 /** Never throws into the caller: any surprise becomes a plain failure. */
 function guarded(name: string, run: (boundary: ReadBoundary, args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome>) {

@@ -154,6 +154,25 @@ describe('git tools', function () {
       assert.ok(output.includes('"docs/evil\\342\\200\\256txt.exe\\nfake.md"'), output);
     });
 
+    it("shows a commit's author, subject and message with control and bidi characters as visible escapes, in git_log and git_show", async () => {
+      const other = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'git-inert-')));
+      try {
+        git(other, 'init', '-q', '-b', 'main');
+        writeTree(other, { 'a.txt': 'a\n' });
+        git(other, 'add', '-A');
+        git(other, 'commit', '-q', '--author=Ev\u202eil <e@example.com>', '-m', 'Fix \u001b[31mred\u2066', '-m', 'Body \u202e line');
+        const otherBoundary = await ReadBoundary.create(other);
+        for (const output of [await ok(gitLog(otherBoundary, {})), await ok(gitShow(otherBoundary, { commit: 'HEAD' }))]) {
+          assert.doesNotMatch(output, /[\u001b\u202e\u2066]/, output);
+          assert.ok(output.includes('Ev\\u202eil'), output);
+        }
+        assert.ok((await ok(gitLog(otherBoundary, {}))).includes('Fix \\u001b[31mred\\u2066'));
+        assert.ok((await ok(gitShow(otherBoundary, { commit: 'HEAD' }))).includes('Body \\u202e line'));
+      } finally {
+        fs.rmSync(other, { recursive: true, force: true });
+      }
+    });
+
     it('filters by path and by message, and caps max_count at 50', async () => {
       assert.deepEqual([...(await ok(gitLog(boundary, { path: 'src/app.ts' }))).matchAll(/Ada: (.+)/g)].map((m) => m[1]), [
         'Fix the answer and rotate the token',
