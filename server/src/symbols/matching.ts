@@ -7,13 +7,14 @@
 
 export const MATCH_SCORES = Object.freeze({ exact: 100, exactIgnoringCase: 90, prefix: 80, humps: 60, substring: 50, subsequence: 20 });
 
-function isLower(char: string): boolean {
+/** The character classes a word start is judged by (exported for the tests' reference matcher). */
+export function isLower(char: string): boolean {
   return char !== char.toUpperCase() && char === char.toLowerCase();
 }
-function isUpper(char: string): boolean {
+export function isUpper(char: string): boolean {
   return char !== char.toLowerCase() && char === char.toUpperCase();
 }
-function isWordChar(char: string): boolean {
+export function isWordChar(char: string): boolean {
   return /[\p{L}\p{N}]/u.test(char);
 }
 function isDigit(char: string): boolean {
@@ -194,7 +195,16 @@ export function mayMatch(lowerQuery: string, lowerName: string): boolean {
   return at === lowerQuery.length;
 }
 
+/** matchScore with `humps` as its hump match: the tests score with a reference one through the same rules. */
+export function scoreWith(humps: (lowerQuery: string, name: string, lowerName: string) => boolean): (query: string, name: string) => number | undefined {
+  return (query, name) => score(query, name, humps);
+}
+
 export function matchScore(query: string, name: string): number | undefined {
+  return score(query, name, matchesHumps);
+}
+
+function score(query: string, name: string, humps: (lowerQuery: string, name: string, lowerName: string) => boolean): number | undefined {
   if (query === '') return undefined;
   if (name === query) return MATCH_SCORES.exact;
   const lowerQuery = query.toLowerCase();
@@ -202,7 +212,7 @@ export function matchScore(query: string, name: string): number | undefined {
   if (lowerName === lowerQuery) return MATCH_SCORES.exactIgnoringCase;
   if (lowerName.startsWith(lowerQuery)) return MATCH_SCORES.prefix;
   if (query.length > name.length) return undefined;
-  if (matchesHumps(lowerQuery, name, lowerName)) return MATCH_SCORES.humps;
+  if (humps(lowerQuery, name, lowerName)) return MATCH_SCORES.humps;
   if (lowerName.includes(lowerQuery)) return MATCH_SCORES.substring;
   // A scattered match of a very short query matches almost anything: not worth showing.
   if (query.length >= 3 && isSubsequence(lowerQuery, lowerName)) return MATCH_SCORES.subsequence;

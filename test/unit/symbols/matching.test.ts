@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { matchScore, MATCH_SCORES, wordStarts } from '../../../server/src/symbols/matching';
+import { isLower, isUpper, isWordChar, matchScore, MATCH_SCORES, scoreWith, wordStarts } from '../../../server/src/symbols/matching';
+import { prng } from '../../support/prng';
 
 /**
  * The name matching find_symbol runs on every indexed name, against the
@@ -9,16 +10,6 @@ import { matchScore, MATCH_SCORES, wordStarts } from '../../../server/src/symbol
  */
 
 // ---------------------------------------------------------------- reference
-
-function isLower(char: string): boolean {
-  return char !== char.toUpperCase() && char === char.toLowerCase();
-}
-function isUpper(char: string): boolean {
-  return char !== char.toLowerCase() && char === char.toUpperCase();
-}
-function isWordChar(char: string): boolean {
-  return /[\p{L}\p{N}]/u.test(char);
-}
 
 function referenceWordStarts(name: string): boolean[] {
   const starts = new Array<boolean>(name.length).fill(false);
@@ -58,42 +49,10 @@ function referenceHumps(query: string, name: string): boolean {
   return attempt(0, -1);
 }
 
-function referenceScore(query: string, name: string): number | undefined {
-  if (query === '') return undefined;
-  if (name === query) return MATCH_SCORES.exact;
-  const lowerQuery = query.toLowerCase();
-  const lowerName = name.toLowerCase();
-  if (lowerName === lowerQuery) return MATCH_SCORES.exactIgnoringCase;
-  if (lowerName.startsWith(lowerQuery)) return MATCH_SCORES.prefix;
-  if (query.length > name.length) return undefined;
-  if (referenceHumps(query, name)) return MATCH_SCORES.humps;
-  if (lowerName.includes(lowerQuery)) return MATCH_SCORES.substring;
-  let at = 0;
-  let subsequence = false;
-  for (const char of lowerName) {
-    if (char === lowerQuery[at]) at += 1;
-    if (at === lowerQuery.length) {
-      subsequence = true;
-      break;
-    }
-  }
-  if (query.length >= 3 && subsequence) return MATCH_SCORES.subsequence;
-  return undefined;
-}
+/** The scoring rules of matching.ts with the reference hump match: only the hump match and the word starts changed. */
+const referenceScore = scoreWith((lowerQuery, name) => referenceHumps(lowerQuery, name));
 
 // ---------------------------------------------------------------- inputs
-
-/** mulberry32: the same cases on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Few letters, so queries hit; both cases, separators, digits, and units whose case changes length or that stand alone (İ, ß, Σ/ς, an astral letter, a lone surrogate). */
 const ALPHABET = ['a', 'b', 'c', 'A', 'B', 'C', 'x', 'X', '_', '-', '$', '.', '0', '1', '9', 'İ', 'ß', 'Σ', 'ς', 'é', 'É', '𝒜', '\ud835', '٣'];

@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { BestOf, forEachMatchingName } from '../../../server/src/symbols/nameSearch';
 import { matchScore } from '../../../server/src/symbols/matching';
+import { prng } from '../../support/prng';
 
 /**
  * The pass over the index's names behind find_symbol and `@` completion
@@ -9,16 +10,11 @@ import { matchScore } from '../../../server/src/symbols/matching';
  * whole pass.
  */
 
-function seeded(seed: number): () => number {
-  let state = seed;
-  return () => ((state = (state * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
-}
-
 const withLower = (names: string[]): Array<[string, string]> => names.map((name) => [name, name.toLowerCase()]);
 
 describe('the pass over indexed names', () => {
   it('keeps the best few in the order a stable sort of everything offered gives, and counts every offer', () => {
-    const random = seeded(7);
+    const random = prng(7);
     for (let round = 0; round < 200; round++) {
       const limit = Math.floor(random() * 12);
       const offered = Array.from({ length: Math.floor(random() * 60) }, (_, id) => ({ id, score: Math.floor(random() * 5) }));
