@@ -23,7 +23,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../server/src/access/boundary';
-import { LISTING_CACHE } from '../../server/src/git/gitDirContents';
+import { GIT_WALK_LIMITS, LISTING_CACHE } from '../../server/src/git/gitDirContents';
 import { gitBlame, gitDiff, gitLog, gitShow } from '../../server/src/git/gitTools';
 import type { ToolOutcome } from '../../server/src/read/types';
 import type { FakeToolCall } from '../support/fakeOpenAI';
@@ -393,7 +393,7 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     fs.writeFileSync(path.join(dir, '.git', 'objects', 'info', 'alternates'), '../../vendor/store/objects\n');
     fs.writeFileSync(path.join(store, 'info', 'alternates'), '../../../../other/.git/objects\n');
     git(dir, ['update-ref', 'refs/heads/main', otherHead]);
-    await assertAllRefused(dir, /the \.git file here points to a git directory that does not belong to this folder/);
+    await assertAllRefused(dir, /the repository's alternates \(vendor\/store\/objects\/info\/alternates\) name an object directory outside this folder/);
     assert.match(git(dir, ['log', '--format=%s']), /Payroll/, 'plain git follows the nested alternates');
   });
 
@@ -403,6 +403,52 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     fs.symlinkSync('../.env', path.join(dir, '.git', 'packed-refs'));
     await assertAllRefused(dir, /holds a link \(\.git\/packed-refs\) that leads outside this folder, to a file the tools may not read/);
     assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => String(error.stderr).includes(SENTINEL), 'plain git quotes the secret');
+  });
+
+  it('refuses a link in .git to a secret elsewhere in the work tree when the folder discussed is a subfolder of it', async () => {
+    const dir = folder('linked-secret-above');
+    fs.mkdirSync(path.join(dir, 'sub'));
+    fs.writeFileSync(path.join(dir, 'sub', 'b.txt'), 'below\n');
+    fs.writeFileSync(path.join(dir, '.env'), `API_TOKEN=${SENTINEL}\n`);
+    fs.symlinkSync('../.env', path.join(dir, '.git', 'packed-refs'));
+    const b = await ReadBoundary.create(path.join(dir, 'sub'));
+    for (const outcome of await within(20_000, 'the git tools', Promise.all([gitLog(b, {}), gitDiff(b, {}), gitShow(b, { commit: 'HEAD' })]))) {
+      assert.equal(outcome.ok, false, outcome.output);
+      assert.match(outcome.output, /holds a link \(\.git\/packed-refs\) that leads outside this folder/);
+      assert.ok(!outcome.output.includes(SENTINEL), outcome.output);
+    }
+  });
+
+  it("answers for a clone sharing the objects of another clone inside the folder (git clone --shared), and for hooks linked to a shared folder", async () => {
+    const dir = folder('shared-clone');
+    const upstream = path.join(dir, 'vendor', 'upstream');
+    fs.mkdirSync(path.dirname(upstream), { recursive: true });
+    git(path.dirname(upstream), ['clone', '-q', '--shared', dir, 'upstream']);
+    const hooks = path.join(base, 'shared-hooks');
+    fs.mkdirSync(hooks, { recursive: true });
+    fs.rmSync(path.join(upstream, '.git', 'hooks'), { recursive: true, force: true });
+    fs.symlinkSync(hooks, path.join(upstream, '.git', 'hooks'));
+    // The clone's alternates name the folder's own .git/objects; asked from the clone's own folder, that is outside it,
+    // so the store that counts here is the other way round: the folder's repository borrowing from the clone inside it.
+    fs.writeFileSync(path.join(dir, '.git', 'objects', 'info', 'alternates'), `${path.join(upstream, '.git', 'objects')}\n`);
+    fs.rmSync(path.join(dir, '.git', 'hooks'), { recursive: true, force: true });
+    fs.symlinkSync(hooks, path.join(dir, '.git', 'hooks'));
+    const outcome = await gitLog(await ReadBoundary.create(dir), {});
+    assert.equal(outcome.ok, true, outcome.output);
+    assert.match(outcome.output, /Inside commit/);
+  });
+
+  it('refuses a repository whose git directory and stores hold more directories than a check walks, saying so', async () => {
+    const dir = folder('too-many-directories');
+    const saved = GIT_WALK_LIMITS.maxDirectories;
+    GIT_WALK_LIMITS.maxDirectories = 3;
+    try {
+      await assertAllRefused(dir, /hold more directories than can be checked on each call/);
+    } finally {
+      GIT_WALK_LIMITS.maxDirectories = saved;
+    }
+    const outcome = await gitLog(await ReadBoundary.create(dir), {});
+    assert.equal(outcome.ok, true, outcome.output);
   });
 
   it('still answers for a HEAD that is a link to its branch inside .git, as core.preferSymlinkRefs writes it', async () => {

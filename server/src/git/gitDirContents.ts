@@ -82,7 +82,7 @@ function sameIdentity(stats: fs.Stats, listing: Listing): boolean {
 /** What git would open but must not: a FIFO holds its read until the timeout, a device never ends. */
 const isSpecial = (entry: fs.Dirent | fs.Stats) => entry.isFIFO() || entry.isCharacterDevice() || entry.isBlockDevice();
 
-export type Escape = { kind: 'link' | 'special' | 'unreadable'; path: string };
+export type Escape = { kind: 'link' | 'special' | 'unreadable' | 'tooLarge'; path: string };
 
 type Listed = { ok: true; listing: Listing } | { ok: false; escape: Escape };
 
@@ -119,11 +119,32 @@ async function list(directory: string): Promise<Listed> {
   return { ok: true, listing };
 }
 
-/** A directory to walk; `descend`, when given, names the only subdirectories (or links to them) walked into. */
+/**
+ * A directory to walk; `descend`, when given, names the only subdirectories
+ * (or links to them) walked into; `unread` names entries not looked at.
+ */
 export interface WalkRoot {
   path: string;
   descend?: ReadonlySet<string>;
+  unread?: ReadonlySet<string>;
 }
+
+/**
+ * Entries of a git directory git never reads for the tools' commands, so not
+ * looked at: hooks are never run here (gitRunner.ts), and a `hooks` linked to
+ * a shared folder, a common setup, turned the tools off.
+ */
+export const GIT_UNREAD = new Set(['hooks']);
+
+/**
+ * The most directories one check walks. Far above a large repository's (256
+ * object fan-out directories and its refs'), it bounds a hostile one: an
+ * alternates line of `../..` made the whole work tree a store, walked on
+ * every call.
+ */
+export const GIT_WALK_LIMITS = { maxDirectories: 50_000 };
+
+const LISTED_AT_ONCE = 64;
 
 /**
  * The subdirectories of a git directory that git reads for the tools'
@@ -150,16 +171,22 @@ export async function findEscape(roots: readonly WalkRoot[], mayLead: (realPath:
     return true;
   };
   let level = roots.filter(unvisited);
+  let walked = 0;
   while (level.length > 0) {
-    const listed = await Promise.all(level.map((directory) => list(directory.path)));
+    walked += level.length;
+    if (walked > GIT_WALK_LIMITS.maxDirectories) return { kind: 'tooLarge', path: level[0].path };
+    // In batches: a level of thousands of directories at once queued as many requests on the thread pool every other file read waits on.
+    const listed: Listed[] = [];
+    for (let at = 0; at < level.length; at += LISTED_AT_ONCE) listed.push(...(await Promise.all(level.slice(at, at + LISTED_AT_ONCE).map((directory) => list(directory.path)))));
     const next: WalkRoot[] = [];
     const links: Array<{ path: string; walked: boolean }> = [];
     for (let i = 0; i < level.length; i++) {
       const result = listed[i];
       if (!result.ok) return result.escape;
-      const walked = (name: string) => level[i].descend?.has(name) ?? true;
-      for (const name of result.listing.directories) if (walked(name)) next.push({ path: path.join(level[i].path, name) });
-      for (const name of result.listing.links) links.push({ path: path.join(level[i].path, name), walked: walked(name) });
+      const descends = (name: string) => level[i].descend?.has(name) ?? true;
+      const unread = (name: string) => level[i].unread?.has(name) ?? false;
+      for (const name of result.listing.directories) if (descends(name) && !unread(name)) next.push({ path: path.join(level[i].path, name) });
+      for (const name of result.listing.links) if (!unread(name)) links.push({ path: path.join(level[i].path, name), walked: descends(name) });
     }
     // A link is resolved on every call, never taken from a listing: a link above its target can change without touching this directory.
     const targets = await Promise.all(links.map((link) => followLink(link.path)));

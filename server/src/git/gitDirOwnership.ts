@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { printablePath } from '../../../shared/printablePath';
 import { isSameOrInside, toPosix } from '../access/boundary';
-import { findEscape, GIT_READS, readSmallFile } from './gitDirContents';
+import { findEscape, GIT_READS, GIT_UNREAD, readSmallFile } from './gitDirContents';
 
 /**
  * Whether the git directory git found belongs to the work tree it serves.
@@ -71,6 +71,9 @@ const ALTERNATES_MAX_DEPTH = 5;
 
 type Stores = { ok: true; stores: string[] } | { ok: false; message: string };
 
+/** Whether a file or directory inside the work tree may be read; `asObjectStore`: as an alternate object store (which may sit in another clone's `.git`). */
+export type Readable = (realPath: string, asObjectStore: boolean) => boolean;
+
 /**
  * The alternate object stores of `commonDir`, followed as git follows them:
  * each store's own `info/alternates` too, to git's depth. Every one must be
@@ -99,7 +102,9 @@ async function alternateStores(commonDir: string, mayLead: (realPath: string) =>
       }
       const target = path.resolve(next.objects, line);
       const resolved = (await real(target)) ?? target;
-      if (!mayLead(resolved)) return refuse();
+      if (!mayLead(resolved)) {
+        return { ok: false, message: `the repository's alternates (${shown(top, file)}) name an object directory outside this folder or one the tools may not read; the git tools are off for this folder. Remove that line to use them.` };
+      }
       if (stores.includes(resolved)) continue;
       stores.push(resolved);
       queue.push({ objects: resolved, depth: next.depth + 1 });
@@ -119,14 +124,14 @@ function shown(top: string, file: string): string {
  * rules deny: their alternates (nested ones too) and every link in their
  * trees must lead inside, and no FIFO or device may wait for git there.
  */
-async function contentsInside(top: string, gitDir: string, commonDir: string, readable: (realPath: string) => boolean): Promise<Ownership> {
+async function contentsInside(top: string, gitDir: string, commonDir: string, readable: Readable): Promise<Ownership> {
   const own = [gitDir, commonDir];
-  const mayLead = (realPath: string) =>
-    isSameOrInside(top, realPath) && (own.some((dir) => isSameOrInside(dir, realPath)) || readable(realPath));
-  const alternates = await alternateStores(commonDir, mayLead, top);
+  const mayLead = (realPath: string, asObjectStore = false) =>
+    isSameOrInside(top, realPath) && (own.some((dir) => isSameOrInside(dir, realPath)) || readable(realPath, asObjectStore));
+  const alternates = await alternateStores(commonDir, (realPath) => mayLead(realPath, true), top);
   if (!alternates.ok) return alternates;
   const stores = alternates.stores;
-  const roots = [...own.map((dir) => ({ path: dir, descend: GIT_READS })), ...stores.map((dir) => ({ path: dir }))];
+  const roots = [...own.map((dir) => ({ path: dir, descend: GIT_READS, unread: GIT_UNREAD })), ...stores.map((dir) => ({ path: dir }))];
   const escape = await findEscape(roots, (realPath) => mayLead(realPath) || stores.some((dir) => isSameOrInside(dir, realPath)));
   if (!escape) return { ok: true };
   const where = shown(top, escape.path);
@@ -136,6 +141,9 @@ async function contentsInside(top: string, gitDir: string, commonDir: string, re
   if (escape.kind === 'special') {
     return refuse(`the git directory holds a FIFO or device (${where}) that git would wait on or read without end; the git tools are off for this folder. Remove it to use them.`);
   }
+  if (escape.kind === 'tooLarge') {
+    return refuse(`the git directory and its object stores hold more directories than can be checked on each call (${where} among them); the git tools are off for this folder.`);
+  }
   return refuse(`part of the git directory (${where}) could not be listed, so it cannot be checked for links leading outside this folder; the git tools are off for this folder.`);
 }
 
@@ -144,7 +152,7 @@ async function contentsInside(top: string, gitDir: string, commonDir: string, re
  * (not a secret, not denied by policy); a link in the git directory may lead
  * only to such a file, or within the git directories themselves.
  */
-export async function checkGitDirOwnership(found: DiscoveredRepository, readConfig: ConfigReader, readable: (realPath: string) => boolean = () => true): Promise<Ownership> {
+export async function checkGitDirOwnership(found: DiscoveredRepository, readConfig: ConfigReader, readable: Readable = () => true): Promise<Ownership> {
   const [top, gitDir, commonDir] = await Promise.all([real(found.toplevel), real(found.gitDir), real(found.commonDir)]);
   if (!top || !gitDir || !commonDir) return refuse('the repository\'s git directory could not be found; the git tools are off for this folder.');
   const dotGit = path.join(top, '.git');

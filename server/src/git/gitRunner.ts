@@ -324,7 +324,13 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
     { toplevel: path.resolve(toplevel), gitDir: path.resolve(gitDir), commonDir: path.resolve(cwd, commonDir) },
     (file, key) => readConfigValue(cwd, file, key, signal),
     // A link in the git directory to a secret had git quote its first line in an error ("unexpected line in .git/packed-refs: …").
-    (realPath) => !boundary.isInside(realPath) || boundary.denialOf(boundary.relativeOf(realPath)) === undefined,
+    // Only what the folder's read rules allow: in a folder below the work tree's top, a link to a file elsewhere in the work tree
+    // (its `.env` among them) passed as "outside the folder". An object store may sit in another clone's `.git` inside the folder.
+    (realPath, asObjectStore) => {
+      if (!boundary.isInside(realPath)) return false;
+      const denial = boundary.denialOf(boundary.relativeOf(realPath));
+      return denial === undefined || (asObjectStore && denial.kind === 'git');
+    },
   );
   if (!ownership.ok) return { ok: false, message: ownership.message };
   const config = await filterOverrides(cwd, signal);
