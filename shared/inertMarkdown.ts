@@ -40,8 +40,10 @@ export function codeSpan(text: string): string {
  * everything after it.
  */
 const CONTAINER_MARKS = /^(?:[ \t>]|[-*+][ \t]|\d{1,9}[.)][ \t])*/;
-const BLOCK_OPENER = new RegExp(`${CONTAINER_MARKS.source}(?:#{1,6}(?:[ \\t]|$)|\`{3,}|~{3,}|[=-]+[ \\t]*$)`);
-const FENCE_OPENER = new RegExp(`^(${CONTAINER_MARKS.source.slice(1)})(\`{3,}|~{3,})(.*)$`);
+// A backtick fence's info string holds no backtick (CommonMark): "```npm install```" is a code span, not a fence, and taken
+// for one it swallowed the text after it and dropped its own.
+const BLOCK_OPENER = new RegExp(`${CONTAINER_MARKS.source}(?:#{1,6}(?:[ \\t]|$)|\`{3,}[^\`]*$|~{3,}|[=-]+[ \\t]*$)`);
+const FENCE_OPENER = new RegExp(`^(${CONTAINER_MARKS.source.slice(1)})(\`{3,}(?=[^\`]*$)|~{3,})(.*)$`);
 
 /**
  * Untrusted text of one line inside a line of ours (a list item, a title): on
@@ -77,8 +79,9 @@ export function markdownBlock(text: string): string {
       continue;
     }
     const [, prefix, marker, info] = opener;
-    const closing = new RegExp(`^[ \\t>]*${marker[0] === '`' ? '`' : '~'}{${marker.length},}[ \\t]*$`);
     const blank = prefix.replace(/[^\t]/g, ' ');
+    // At most three spaces before a closing fence, after the block's own prefix: one indented further is content.
+    const closing = new RegExp(`^(?:${escapeRegExp(prefix)}|${escapeRegExp(blank)})? {0,3}${marker[0] === '`' ? '`' : '~'}{${marker.length},}[ \\t]*$`);
     const content: string[] = [];
     for (i++; i < lines.length && !closing.test(lines[i]); i++) {
       const line = lines[i];
@@ -143,4 +146,8 @@ function closingRun(line: string, from: number, length: number): number | undefi
     if (run[0].length === length) return run.index + length;
   }
   return undefined;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }

@@ -57,6 +57,12 @@ describe('adversarial: the files we write keep untrusted text inert', function (
       const shown = rendered(markdownBlock(reply));
       assert.deepEqual(shown.fences, ['const a: Array<string> = [];\n// ![not an image](x)\n'], 'the code block reads as it was written');
       assert.deepEqual(shown.spans, ['Promise<void>'], 'a code span reads as it was written');
+      // Three backticks with a backtick after them open no fence: a code span, and the block after it stays a block.
+      const inlineThenBlock = rendered(markdownBlock('```npm install```\n\nThen:\n\n```sh\nnpm test\n```\n\nAfter the block.'));
+      assert.deepEqual(inlineThenBlock.spans, ['npm install']);
+      assert.deepEqual(inlineThenBlock.fences, ['npm test\n']);
+      // A fence indented four spaces closes nothing: it is code, as in the text written.
+      assert.deepEqual(rendered(markdownBlock('```\ncode\n    ```\nstill code\n```\nafter')).fences, ['code\n    ```\nstill code\n']);
     });
 
     it('never let a block of text add a heading of ours, hide what follows, or load an image', () => {
