@@ -486,7 +486,7 @@ async function until(condition: () => boolean, timeoutMs: number, what: string):
  * Names that are costly to match: find_symbol scores every indexed name on
  * the server's thread, and its camelCase match tried positions recursively,
  * O(query × name²): 23 ms for each 200-character name of many humps against a
- * 151-character query, so a file of 200 such names held the thread about 4 s
+ * 151-character query, so a file of 200 such names held the thread for seconds
  * (and a 1 MiB file holds some 4,500). A name is now read once per query.
  */
 describe('adversarial: symbol names that are costly to match', function () {
@@ -526,7 +526,7 @@ describe('adversarial: symbol names that are costly to match', function () {
     longestMs = Math.max(longestMs, performance.now() - last);
     assert.match(answers[0], new RegExp(`^${NAMES} symbol\\(s\\) match`));
     assert.match(answers[1], new RegExp(`^${NAMES} symbol\\(s\\) match`));
-    // Before, the first call alone held it about 4 s; now each takes milliseconds.
+    // Before, the first call alone held it for seconds; now each takes milliseconds.
     assert.ok(longestMs < 1000, `the server's thread was held ${longestMs.toFixed(0)} ms at once`);
   });
 });

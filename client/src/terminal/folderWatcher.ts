@@ -105,7 +105,9 @@ export class FolderWatches {
   private received(folder: string, err: Error | null, events: ParcelWatcher.Event[]): void {
     if (!this.live.has(folder)) return;
     if (err) {
-      // Events may have been dropped (a full kernel queue): reporting on would let the server trust an index that missed them.
+      // Events may have been dropped (FSEvents and Windows report a full queue; the library passes over inotify's overflow
+      // silently, so there the server's re-walk of a watched folder, once a minute, is what catches a dropped change):
+      // reporting on would let the server trust an index that missed them.
       this.live.delete(folder);
       const ended = this.watches.get(folder);
       // A later discussion of the folder tries again.

@@ -120,7 +120,7 @@ function bitsUpTo(last: number, w: number): number {
  * or, at a word start, one that ended anywhere before. O(name × query / 32).
  * The recursive search this replaces was O(query × name²) even memoized: 23 ms
  * for a 151-character query on each 200-character name, on the main thread,
- * for every indexed name that passed mayMatch (4.7 s for a file of 200 such).
+ * for every indexed name that passed mayMatch (seconds for a file of 200 such).
  */
 function matchesHumps(lowerQuery: string, name: string, lowerName: string): boolean {
   const length = lowerQuery.length;
