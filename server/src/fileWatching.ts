@@ -50,6 +50,7 @@ export function watchWorkspaceFiles(connection: Connection, capabilities: Client
     if (asking !== told) return;
     repos()?.watchFolders?.(watched);
     for (const folder of watched) logger.info(`file changes in ${folder.realPath} are ${folder.complete ? 'reported' : 'not all reported: its symbol index looks at the folder before answering'}`);
+    if (watched.length === 0) logger.info('no folder has its file changes reported: symbol indexes look at their folders before answering');
   };
 
   connection.onDidChangeWatchedFiles((params) => {

@@ -196,5 +196,32 @@ describe('the terminal client watching the folder it discusses', function () {
       assert.match(tool.get('w2') ?? '', /src\/app\.ts:1: constant answer/);
       assert.match(tool.get('w3') ?? '', /src\/app\.ts:2: constant answerEdited/);
     });
+
+    it('tells the server a folder is no longer watched when its watch fails, and says so in its log', async () => {
+      const logs: Array<(line: string) => void> = [];
+      let fail: ((err: Error) => void) | undefined;
+      const failing = {
+        ...watcher!,
+        subscribe: async (_dir: string, callback: ParcelWatcher.SubscribeCallback) => {
+          fail = (err) => callback(err, []);
+          return { unsubscribe: async () => undefined };
+        },
+      } as typeof ParcelWatcher;
+      session = await Session.start({
+        initializationOptions: { client: 'terminal', storageDir: sandbox.storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test', model: 'fake-model' } },
+        clientVersion: 'test',
+        onLog: (line) => logs.forEach((listener) => listener(line)),
+        fileWatcher: failing,
+      });
+      const watchTold = until<string>((listener) => logs.push(listener), (line) => line.includes(`file changes in ${sandbox.repo} are reported`));
+      const { watched } = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      assert.equal(await watched, true);
+      await watchTold;
+      const clientSaid = until<string>((listener) => logs.push(listener), (line) => line.includes(`file watching of ${sandbox.repo} is off (Event queue overflowed)`));
+      const unwatched = until<string>((listener) => logs.push(listener), (line) => line.includes('no folder has its file changes reported'));
+      fail!(new Error('Event queue overflowed'));
+      await clientSaid;
+      await unwatched;
+    });
   });
 });

@@ -46,6 +46,8 @@ export interface ServerStartOptions {
   watchFiles?: boolean;
   /** Called with each batch of file changes once it is sent to the server. */
   onFileChangesReported?: (changes: FileEvent[]) => void;
+  /** The watcher library (default: loadFileWatcher's); tests pass one that fails. */
+  fileWatcher?: ReturnType<typeof loadFileWatcher>;
 }
 
 /** Why the server process ended, when it was not asked to. */
@@ -156,7 +158,7 @@ export class ServerConnection {
     // A write to a server that just died must not crash the client; the exit is reported instead.
     child.stdin!.on('error', () => undefined);
     rpc.onError(() => undefined);
-    const server = new ServerConnection(child, rpc, options.onLog, options.watchFiles === false ? undefined : loadFileWatcher(), options.onFileChangesReported);
+    const server = new ServerConnection(child, rpc, options.onLog, options.watchFiles === false ? undefined : (options.fileWatcher ?? loadFileWatcher()), options.onFileChangesReported);
     rpc.listen();
     const spawned = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`Cannot start the server (${err.message}).`))));
     const died = server.exited.then((exit): never => {
