@@ -17,6 +17,19 @@ import { Sandbox, tempDir } from './terminalProcess';
 
 const watcher = loadFileWatcher();
 
+/** A watcher library whose watches start, and then fail when the test says (as on a full event queue). */
+function watcherThatFails(): { library: typeof ParcelWatcher; fail: (err: Error) => void } {
+  let callback: ParcelWatcher.SubscribeCallback | undefined;
+  const library = {
+    ...watcher!,
+    subscribe: async (_dir: string, received: ParcelWatcher.SubscribeCallback) => {
+      callback = received;
+      return { unsubscribe: async () => undefined };
+    },
+  } as typeof ParcelWatcher;
+  return { library, fail: (err) => callback?.(err, []) };
+}
+
 /** Resolves once `test` holds for something `subscribe` hands it. */
 function until<T>(subscribe: (listener: (value: T) => void) => void, test: (value: T) => boolean): Promise<T> {
   return new Promise((resolve) => subscribe((value) => test(value) && resolve(value)));
@@ -111,17 +124,10 @@ describe('the terminal client watching the folder it discusses', function () {
     it('stops trusting a watch that fails, says so, and watches the folder again when asked', async () => {
       const repo = path.join(base, 'repo');
       fs.mkdirSync(repo);
-      let fail: ((err: Error) => void) | undefined;
-      const failing = {
-        ...watcher!,
-        subscribe: async (_dir: string, callback: ParcelWatcher.SubscribeCallback) => {
-          fail = (err) => callback(err, []);
-          return { unsubscribe: async () => undefined };
-        },
-      } as typeof ParcelWatcher;
+      const { library: failing, fail } = watcherThatFails();
       const folder = watches(failing);
       assert.equal(await folder.watch(repo), true);
-      fail!(new Error('Event queue overflowed'));
+      fail(new Error('Event queue overflowed'));
       assert.equal(folder.watching(repo), false);
       assert.deepEqual(lost, [{ folder: repo, reason: 'Event queue overflowed' }]);
       assert.equal(await folder.watch(repo), true, 'watched afresh');
@@ -199,14 +205,7 @@ describe('the terminal client watching the folder it discusses', function () {
 
     it('tells the server a folder is no longer watched when its watch fails, and says so in its log', async () => {
       const logs: Array<(line: string) => void> = [];
-      let fail: ((err: Error) => void) | undefined;
-      const failing = {
-        ...watcher!,
-        subscribe: async (_dir: string, callback: ParcelWatcher.SubscribeCallback) => {
-          fail = (err) => callback(err, []);
-          return { unsubscribe: async () => undefined };
-        },
-      } as typeof ParcelWatcher;
+      const { library: failing, fail } = watcherThatFails();
       session = await Session.start({
         initializationOptions: { client: 'terminal', storageDir: sandbox.storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test', model: 'fake-model' } },
         clientVersion: 'test',
@@ -219,7 +218,7 @@ describe('the terminal client watching the folder it discusses', function () {
       await watchTold;
       const clientSaid = until<string>((listener) => logs.push(listener), (line) => line.includes(`file watching of ${sandbox.repo} is off (Event queue overflowed)`));
       const unwatched = until<string>((listener) => logs.push(listener), (line) => line.includes('no folder has its file changes reported'));
-      fail!(new Error('Event queue overflowed'));
+      fail(new Error('Event queue overflowed'));
       await clientSaid;
       await unwatched;
     });
