@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isSameOrInside } from '../../../shared/pathContainment';
 
 /** Where a path a reply names leads: to a file or folder inside the discussion's folder, or why not. */
 export type PathInFolder = { ok: true; realPath: string } | { ok: false; why: 'outside' | 'missing' };
@@ -12,7 +13,7 @@ export type PathInFolder = { ok: true; realPath: string } | { ok: false; why: 'o
  */
 export async function pathInFolder(folder: string, requested: string): Promise<PathInFolder> {
   const lexical = path.resolve(folder, requested);
-  if (!isInside(folder, lexical)) return { ok: false, why: 'outside' };
+  if (!isSameOrInside(folder, lexical)) return { ok: false, why: 'outside' };
   let realFolder: string;
   let realPath: string;
   try {
@@ -21,10 +22,5 @@ export async function pathInFolder(folder: string, requested: string): Promise<P
   } catch {
     return { ok: false, why: 'missing' };
   }
-  return isInside(realFolder, realPath) ? { ok: true, realPath } : { ok: false, why: 'outside' };
-}
-
-function isInside(folder: string, candidate: string): boolean {
-  const relative = path.relative(folder, candidate);
-  return relative === '' || (relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
+  return isSameOrInside(realFolder, realPath) ? { ok: true, realPath } : { ok: false, why: 'outside' };
 }

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseQuotedPath, quotedPath } from '../../../shared/printablePath';
 import { describeDenial, ReadDenial, ReadDenialKind, ReadDenyRules } from './secrets';
+import { isSameOrInside } from '../../../shared/pathContainment';
 
 /**
  * The read boundary: every path the model names is resolved to its real path
@@ -41,13 +42,8 @@ export interface RefusedPath {
 
 export type PathResolution = ResolvedPath | RefusedPath;
 
-/** Whether `candidate` is `parent` or inside it. Separator-aware: `/repo-other` is not inside `/repo`. */
-export function isSameOrInside(parent: string, candidate: string): boolean {
-  const relative = path.relative(parent, candidate);
-  if (relative === '') return true;
-  if (path.isAbsolute(relative)) return false; // other drive on Windows
-  return relative !== '..' && !relative.startsWith(`..${path.sep}`);
-}
+// Re-exported: the server's modules take it from here, with the rest of the boundary.
+export { isSameOrInside };
 
 export function toPosix(relativePath: string): string {
   return path.sep === '/' ? relativePath : relativePath.split(path.sep).join('/');
