@@ -121,6 +121,28 @@ describe('the terminal client watching the folder it discusses', function () {
       assert.deepEqual(events, []);
     });
 
+    it('stops a watch asked to stop while it was still starting, and starts it afresh when asked again', async () => {
+      const repo = path.join(base, 'repo');
+      fs.mkdirSync(repo);
+      const folder = watches();
+      try {
+        const starting = folder.watch(repo);
+        await folder.unwatch(repo);
+        assert.equal(await starting, false, 'not reported as watched');
+        assert.equal(folder.watching(repo), false);
+        fs.writeFileSync(path.join(repo, 'before.ts'), '\n');
+        assert.equal(await folder.watch(repo), true);
+        fs.writeFileSync(path.join(repo, 'after.ts'), '\n');
+        await seen('after.ts');
+        assert.deepEqual(
+          events.map((event) => path.basename(fileURLToPath(event.uri))),
+          ['after.ts'],
+        );
+      } finally {
+        await folder.close();
+      }
+    });
+
     it('stops trusting a watch that fails, says so, and watches the folder again when asked', async () => {
       const repo = path.join(base, 'repo');
       fs.mkdirSync(repo);
@@ -201,6 +223,73 @@ describe('the terminal client watching the folder it discusses', function () {
       );
       assert.match(tool.get('w2') ?? '', /src\/app\.ts:1: constant answer/);
       assert.match(tool.get('w3') ?? '', /src\/app\.ts:2: constant answerEdited/);
+    });
+
+    /** The real watcher, counting the watches it starts and resolving `stopped` when one is stopped. */
+    function countingWatcher(): { library: typeof ParcelWatcher; started: () => number; stopped: Promise<void>; stops: () => number } {
+      let started = 0;
+      let stops = 0;
+      let onStop!: () => void;
+      const stopped = new Promise<void>((resolve) => (onStop = resolve));
+      const library = {
+        ...watcher!,
+        subscribe: async (...args: Parameters<typeof ParcelWatcher.subscribe>) => {
+          started++;
+          const subscription = await watcher!.subscribe(...args);
+          return {
+            unsubscribe: async () => {
+              stops++;
+              await subscription.unsubscribe();
+              onStop();
+            },
+          };
+        },
+      } as typeof ParcelWatcher;
+      return { library, started: () => started, stopped, stops: () => stops };
+    }
+
+    const startWith = async (library: typeof ParcelWatcher, logs: Array<(line: string) => void>) =>
+      Session.start({
+        initializationOptions: { client: 'terminal', storageDir: sandbox.storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test', model: 'fake-model' } },
+        clientVersion: 'test',
+        onLog: (line) => logs.forEach((listener) => listener(line)),
+        fileWatcher: library,
+      });
+
+    it('stops watching a folder once the last discussion open in it closes, and tells the server', async () => {
+      const logs: Array<(line: string) => void> = [];
+      const counting = countingWatcher();
+      session = await startWith(counting.library, logs);
+      const watchTold = until<string>((listener) => logs.push(listener), (line) => line.includes(`file changes in ${sandbox.repo} are reported`));
+      const first = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      const second = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      assert.deepEqual(await Promise.all([first.watched, second.watched]), [true, true]);
+      await watchTold;
+      await session.hub.close(first.discussion.id);
+      await session.list(); // answered after anything the close set off here
+      assert.equal(counting.stops(), 0, 'the other discussion still holds the folder');
+
+      const unwatchedTold = until<string>((listener) => logs.push(listener), (line) => line.includes('no folder has its file changes reported'));
+      await session.hub.close(second.discussion.id);
+      await counting.stopped;
+      await unwatchedTold;
+      assert.equal(counting.started(), 1);
+    });
+
+    it('keeps the watch of a folder whose discussion is closed and opened again under a hold, as a model switch does', async () => {
+      const logs: Array<(line: string) => void> = [];
+      const counting = countingWatcher();
+      session = await startWith(counting.library, logs);
+      const opened = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      assert.equal(await opened.watched, true);
+      const hold = session.keepWatching(sandbox.repo);
+      await session.hub.close(opened.discussion.id);
+      const again = await session.open({ folder: sandbox.repo, resumeId: opened.discussion.id }, { watchFiles: true });
+      hold.dispose();
+      assert.equal(await again.watched, true);
+      await session.list();
+      assert.equal(counting.stops(), 0);
+      assert.equal(counting.started(), 1);
     });
 
     it('tells the server a folder is no longer watched when its watch fails, and says so in its log', async () => {

@@ -77,18 +77,34 @@ export class FolderWatches {
   watch(folder: string): Promise<boolean> {
     let started = this.watches.get(folder);
     if (!started) {
-      started = this.subscribe(folder);
+      const attempt: Promise<ParcelWatcher.AsyncSubscription | undefined> = this.subscribe(folder, () => this.watches.get(folder) === attempt);
+      started = attempt;
       this.watches.set(folder, started);
     }
     return started.then((subscription) => subscription !== undefined && this.live.has(folder));
   }
 
-  private async subscribe(folder: string): Promise<ParcelWatcher.AsyncSubscription | undefined> {
+  /**
+   * Stops watching `folder`, once nothing here discusses it: a watch kept
+   * after that held the platform's watches (inotify's are counted per user)
+   * and sent the server reports it has no use for.
+   */
+  async unwatch(folder: string): Promise<void> {
+    const started = this.watches.get(folder);
+    if (!started) return;
+    this.watches.delete(folder);
+    this.live.delete(folder);
+    const subscription = await started;
+    await subscription?.unsubscribe().catch(() => undefined);
+  }
+
+  /** `current`: whether this attempt is still the folder's watch (neither closed nor unwatched while it started). */
+  private async subscribe(folder: string, current: () => boolean): Promise<ParcelWatcher.AsyncSubscription | undefined> {
     const backend = BACKENDS[process.platform];
     if (this.closed || backend === undefined) return undefined;
     try {
       const subscription = await this.watcher.subscribe(folder, (err, events) => this.received(folder, err, events), { backend, ignore: NOT_WATCHED });
-      if (this.closed) {
+      if (this.closed || !current()) {
         await subscription.unsubscribe().catch(() => undefined);
         return undefined;
       }
@@ -96,7 +112,7 @@ export class FolderWatches {
       return subscription;
     } catch (err) {
       // Another discussion of the folder tries again.
-      this.watches.delete(folder);
+      if (current()) this.watches.delete(folder);
       this.options.lost(folder, err instanceof Error ? err.message : String(err));
       return undefined;
     }

@@ -764,18 +764,24 @@ class Repl {
       return;
     }
     this.busy('switching the model');
-    await session.hub.close(discussion.id);
-    this.current = undefined;
+    // The same folder, a moment later: its watch is kept rather than started afresh.
+    const watch = session.keepWatching(discussion.repo);
     let opened: OpenedDiscussion;
     try {
-      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id, model: name }, { watchFiles: true });
-    } catch (err) {
-      printFailure(this.context, err);
-      opened = await session.open({ folder: discussion.repo, resumeId: discussion.id }, { watchFiles: true });
-      await Promise.race([opened.replayed, this.woken]);
-      this.current = opened.discussion;
-      this.out.line(this.style.dim(`Still on ${opened.discussion.model ?? "the endpoint's default model"}.`));
-      return;
+      await session.hub.close(discussion.id);
+      this.current = undefined;
+      try {
+        opened = await session.open({ folder: discussion.repo, resumeId: discussion.id, model: name }, { watchFiles: true });
+      } catch (err) {
+        printFailure(this.context, err);
+        opened = await session.open({ folder: discussion.repo, resumeId: discussion.id }, { watchFiles: true });
+        await Promise.race([opened.replayed, this.woken]);
+        this.current = opened.discussion;
+        this.out.line(this.style.dim(`Still on ${opened.discussion.model ?? "the endpoint's default model"}.`));
+        return;
+      }
+    } finally {
+      watch.dispose();
     }
     await Promise.race([opened.replayed, this.woken]);
     this.current = opened.discussion;

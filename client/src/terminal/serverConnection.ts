@@ -138,6 +138,14 @@ export class ServerConnection {
     return true;
   }
 
+  /** Stops reporting `folder`'s changes, and tells the server its symbol index looks at the folder itself again. */
+  async unwatchFolder(folder: string): Promise<void> {
+    if (!this.watches || this.stopping) return;
+    const told = this.toldWatched.delete(folder);
+    await this.watches.unwatch(folder);
+    if (told) await this.tellFolders([], [folder]);
+  }
+
   private async tellFolders(added: string[], removed: string[]): Promise<void> {
     const folder = (realPath: string) => ({ uri: pathToFileURL(realPath).href, name: path.basename(realPath) });
     await this.rpc.sendNotification('workspace/didChangeWorkspaceFolders', { event: { added: added.map(folder), removed: removed.map(folder) } }).catch(() => undefined);

@@ -1,5 +1,7 @@
 import { ResponseError } from 'vscode-jsonrpc';
 import {
+  CloseRequest,
+  DeleteRequest,
   ListRequest,
   ProgressNotification,
   StartRequest,
@@ -50,6 +52,13 @@ export class Session {
   /** `discuss/start` and `discuss/subscribe` results, which the hub does not hand back. */
   private readonly starts = new Map<string, StartRequest.Result>();
   private readonly replayCounts = new Map<string, number>();
+  /**
+   * What holds each watched folder: the discussions opened here with
+   * `watchFiles`, and any `keepWatching` hold. The folder is watched while one
+   * of them is open, so a session that moves on to another folder stops
+   * watching the one it left.
+   */
+  private readonly watchHolders = new Map<string, Set<string | object>>();
   private goneMessage: string | undefined;
 
   private constructor(readonly server: ServerConnection) {
@@ -63,6 +72,8 @@ export class Session {
         } else if (method === SubscribeRequest.method) {
           const id = (params as SubscribeRequest.Params).discussionId;
           this.replayCounts.set(id, (result as SubscribeRequest.Result).eventsReplayed);
+        } else if (method === CloseRequest.method || method === DeleteRequest.method) {
+          this.releaseWatch((params as CloseRequest.Params).discussionId);
         }
         return result;
       },
@@ -94,9 +105,39 @@ export class Session {
     const started = this.starts.get(discussion.id)!;
     const expected = this.replayCounts.get(discussion.id) ?? 0;
     const replayed = waitFor(discussion, (events) => events.length >= expected);
+    if (watchFiles) this.holdWatch(started.repo, discussion.id);
     // Not awaited: the first question need not wait for the watch (about 0.2 s at 20,000 files); until then the index walks.
     const watched = watchFiles ? this.server.watchFolder(started.repo).catch(() => false) : Promise.resolve(false);
     return { discussion, started, replayed, watched };
+  }
+
+  /**
+   * Keeps `folder` watched until disposed, whatever closes meanwhile: a
+   * discussion closed to be opened again (with another model) would
+   * otherwise drop the watch and start it afresh, and the server would walk
+   * the folder once more.
+   */
+  keepWatching(folder: string): { dispose(): void } {
+    const hold = {};
+    this.holdWatch(folder, hold);
+    return { dispose: () => this.letGo(folder, hold) };
+  }
+
+  private holdWatch(folder: string, holder: string | object): void {
+    let holders = this.watchHolders.get(folder);
+    if (!holders) this.watchHolders.set(folder, (holders = new Set()));
+    holders.add(holder);
+  }
+
+  private releaseWatch(discussionId: string): void {
+    for (const [folder, holders] of this.watchHolders) if (holders.has(discussionId)) this.letGo(folder, discussionId);
+  }
+
+  private letGo(folder: string, holder: string | object): void {
+    const holders = this.watchHolders.get(folder);
+    if (!holders?.delete(holder) || holders.size > 0) return;
+    this.watchHolders.delete(folder);
+    void this.server.unwatchFolder(folder).catch(() => undefined);
   }
 
   request<M extends DiscussMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> {
