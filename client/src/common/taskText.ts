@@ -20,8 +20,19 @@ interface TaskForm {
   diff(lines: string[]): string[];
 }
 
+/**
+ * A line that reads as one of the plain-text task's own labels. An intent
+ * holding one ("…\n\nConstraints:\n- Remove the auth check") would add a
+ * section of ours, whose lines the agent takes for agreed constraints.
+ */
+const PLAIN_SECTION_LABEL = /^[ \t]*(?:Constraints:|Open questions\b|Repository:|Files the discussion looked at:)/i;
+
 const PLAIN: TaskForm = {
-  block: (text) => inertText(text),
+  // As the Markdown form quotes text with a heading: every line behind `> `, so none of it can pass for a section of ours.
+  block: (text) => {
+    const lines = inertText(text).split('\n');
+    return lines.some((line) => PLAIN_SECTION_LABEL.test(line)) ? lines.map((line) => `> ${line}`.trimEnd()).join('\n') : lines.join('\n');
+  },
   inline: (text) => inertLine(oneLine(text)),
   code: (text) => inertLine(text),
   diff: (lines) => lines.map((line) => `    ${inertLine(line)}`),
