@@ -14,8 +14,9 @@
  * Third, with the tools called in this process: a `.git` of the folder's own
  * whose contents lead elsewhere (links to another repository's objects and
  * refs, alternates nested through a store in the folder, a link to a secret,
- * a FIFO or /dev/zero as the alternates file) and a config value carrying a
- * bidi override that git quotes in its error.
+ * a FIFO or /dev/zero as the alternates file), a config value carrying a
+ * bidi override that git quotes in its error, and a config whose includes
+ * lead outside the folder, to its `.env` or to a FIFO.
  */
 import { strict as assert } from 'node:assert';
 import { execFileSync } from 'node:child_process';
@@ -308,9 +309,13 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
   let base: string;
   let other: string;
   let otherHead: string;
+  /** A config file outside every folder: git quotes its core.abbrev in an error, and `git config` prints its secret. */
+  let secretConfig: string;
 
   before(() => {
     base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rd-adv-gitdir-')));
+    secretConfig = path.join(base, 'secret.gitconfig');
+    fs.writeFileSync(secretConfig, `[secret]\n\ttoken = ${SENTINEL}\n[core]\n\tabbrev = ${SENTINEL}\n`);
     // A sibling repository, whose commit and file must never be shown.
     other = path.join(base, 'other');
     fs.mkdirSync(other);
@@ -501,6 +506,107 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     const large = folder('large-alternates');
     fs.writeFileSync(path.join(large, '.git', 'objects', 'info', 'alternates'), '# padding\n'.repeat(8 * 1024));
     await assertAllRefused(large, /alternates file \(\.git\/objects\/info\/alternates\) is not a small plain file/);
+  });
+
+  /** Appends `lines` to the folder's `.git/config`. */
+  function configure(dir: string, ...lines: string[]): void {
+    fs.appendFileSync(path.join(dir, '.git', 'config'), `${lines.join('\n')}\n`);
+  }
+
+  /** Control: plain git reads the secret config through the folder's includes (and quotes it in an error). */
+  function assertPlainGitReadsSecret(dir: string): void {
+    assert.equal(git(dir, ['config', '--get', 'secret.token']).trim(), SENTINEL, 'plain git reads the included file as config');
+    assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => String(error.stderr).includes(SENTINEL), 'plain git quotes the included value in an error');
+  }
+
+  it("refuses a config that includes a file outside the folder by its absolute path, naming the include, and shows none of the file's values", async () => {
+    const dir = folder('include-absolute');
+    configure(dir, '[include]', `\tpath = ${secretConfig}`);
+    await assertAllRefused(dir, /its config \(\.git\/config\) includes a file outside this folder, which git would read as config \(path = .*secret\.gitconfig\).*Remove that include/);
+    assertPlainGitReadsSecret(dir);
+  });
+
+  it('refuses a config that includes a file outside the folder by a relative path, resolved from .git as git resolves it, also when the folder is a subfolder of the work tree', async () => {
+    const dir = folder('include-relative');
+    fs.mkdirSync(path.join(dir, 'sub'));
+    fs.writeFileSync(path.join(dir, 'sub', 'b.txt'), 'below\n');
+    configure(dir, '[include]', '\tpath = ../../secret.gitconfig');
+    await assertAllRefused(dir, /its config \(\.git\/config\) includes a file outside this folder.*\(path = \.\.\/\.\.\/secret\.gitconfig\)/);
+    const b = await ReadBoundary.create(path.join(dir, 'sub'));
+    for (const outcome of await within(20_000, 'the git tools', Promise.all([gitLog(b, {}), gitDiff(b, {})]))) {
+      assert.equal(outcome.ok, false, outcome.output);
+      assert.match(outcome.output, /its config \(\.\.\/\.git\/config\) includes a file outside this folder/);
+      assert.ok(!outcome.output.includes(SENTINEL), outcome.output);
+    }
+    assertPlainGitReadsSecret(dir);
+    assert.match(git(path.join(dir, 'sub'), ['config', '--get', 'secret.token']), new RegExp(SENTINEL), 'plain git reads it from the subfolder too');
+  });
+
+  it('refuses a conditional include that matches (gitdir, onbranch, hasconfig), however its section and key are capitalized', async () => {
+    const variants: Array<[string, string[]]> = [
+      ['gitdir', [`[IncludeIf "gitdir:${base}/"]`, `\tPath = ${secretConfig}`]],
+      ['onbranch', ['[includeIf "onbranch:ma*"]', `\tpath = ${secretConfig}`]],
+      ['hasconfig', ['[remote "origin"]', '\turl = https://example.com/r.git', '[includeIf "hasconfig:remote.*.url:https://example.com/**"]', `\tpath = ${secretConfig}`]],
+      ['capitals', ['[Include]', `\tPATH = ${secretConfig}`]],
+    ];
+    for (const [name, lines] of variants) {
+      const dir = folder(`include-if-${name}`);
+      configure(dir, ...lines);
+      await assertAllRefused(dir, /its config \(\.git\/config\) includes a file outside this folder.*secret\.gitconfig/);
+      assertPlainGitReadsSecret(dir);
+    }
+  });
+
+  it("refuses a config that includes the folder's .env, which the tools may not read, and never shows its lines", async () => {
+    const dir = folder('include-env');
+    fs.writeFileSync(path.join(dir, '.env'), `API_TOKEN=${SENTINEL}\n`);
+    configure(dir, '[include]', '\tpath = ../.env');
+    await assertAllRefused(dir, /its config \(\.git\/config\) includes a file the tools may not read.*\(path = \.\.\/\.env\)/);
+    // Control: plain git opens it as config (and stops at its first line, which is not config).
+    assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => /bad config line 1 in file .*\.env/.test(String(error.stderr)), 'plain git reads the .env as config');
+  });
+
+  it('refuses an include inside the folder whose own include leads outside it, naming the file that holds it', async () => {
+    const dir = folder('include-nested');
+    fs.mkdirSync(path.join(dir, 'config'));
+    fs.writeFileSync(path.join(dir, 'config', 'shared.gitconfig'), '[log]\n\tdate = iso\n[include]\n\tpath = ../../secret.gitconfig\n');
+    configure(dir, '[include]', '\tpath = ../config/shared.gitconfig');
+    await assertAllRefused(dir, /its config \(config\/shared\.gitconfig\) includes a file outside this folder.*\(path = \.\.\/\.\.\/secret\.gitconfig\)/);
+    assertPlainGitReadsSecret(dir);
+  });
+
+  it('refuses includes nested deeper than git follows (an include of itself) without following them for ever', async () => {
+    const dir = folder('include-loop');
+    fs.writeFileSync(path.join(dir, 'loop.gitconfig'), '[include]\n\tpath = loop.gitconfig\n');
+    configure(dir, '[include]', '\tpath = ../loop.gitconfig');
+    await assertAllRefused(dir, /includes files nested deeper than git follows/);
+    assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => /exceeded maximum include depth/.test(String(error.stderr)), 'plain git follows the loop to its limit');
+  });
+
+  it('refuses an include of a FIFO in the folder at once, without opening it to wait', async () => {
+    const dir = folder('include-fifo');
+    const fifo = path.join(dir, 'settings.gitconfig');
+    execFileSync('mkfifo', [fifo]);
+    configure(dir, '[include]', '\tpath = ../settings.gitconfig');
+    try {
+      await within(5_000, 'the git tools on a FIFO include', assertAllRefused(dir, /includes something other than a plain file that can be opened \(a FIFO or device git would wait on.*\(path = \.\.\/settings\.gitconfig\)/));
+      // Control: plain git waits on the FIFO until it is killed.
+      assert.throws(() => execFileSync('git', ['config', '--get', 'user.name'], { cwd: dir, timeout: 1_000, stdio: 'pipe', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } }), /ETIMEDOUT/, 'plain git waits on the FIFO');
+    } finally {
+      fs.rmSync(fifo, { force: true });
+    }
+  });
+
+  it('still answers for a config that includes a readable file inside the folder (and that file a missing one beside it)', async () => {
+    const dir = folder('include-benign');
+    fs.writeFileSync(path.join(dir, 'project.gitconfig'), '[log]\n\tdate = iso\n[include]\n\tpath = local.gitconfig\n');
+    configure(dir, '[include]', '\tpath = ../project.gitconfig', `[includeIf "gitdir:${dir}/"]`, '\tpath = ../project.gitconfig');
+    assert.equal(git(dir, ['config', '--get', 'log.date']).trim(), 'iso', 'plain git reads the include');
+    const b = await ReadBoundary.create(dir);
+    for (const outcome of await Promise.all([gitLog(b, {}), gitShow(b, { commit: 'HEAD' })])) {
+      assert.equal(outcome.ok, true, outcome.output);
+      assert.match(outcome.output, /Inside commit/);
+    }
   });
 
   it('shows a bidi override or isolate from a config value that git quotes in its error only as a visible escape', async () => {

@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { inertLine } from '../../../shared/printablePath';
 import { isSameOrInside, type ReadBoundary } from '../access/boundary';
-import { checkGitDirOwnership } from './gitDirOwnership';
+import { checkConfigIncludes, type ConfigQuery } from './configIncludes';
+import { checkGitDirOwnership, type Readable } from './gitDirOwnership';
 
 /**
  * The one way the git tools run git. A repository is untrusted input, and so
@@ -115,10 +116,14 @@ export interface GitRunOptions {
   maxBytes?: number;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Written to git's standard input, which is then closed; without it git gets none. */
+  input?: Buffer;
+  /** Has git report on stderr where it found the repository (GIT_TRACE_SETUP), before it reads any config but the repository's format. */
+  traceSetup?: boolean;
 }
 
 /** The environment git runs in: built from nothing, so no GIT_* variable of ours reaches it. */
-function gitEnvironment(config: ReadonlyArray<readonly [string, string]>): NodeJS.ProcessEnv {
+function gitEnvironment(config: ReadonlyArray<readonly [string, string]>, traceSetup: boolean): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: '/nonexistent-home-for-git',
@@ -140,6 +145,7 @@ function gitEnvironment(config: ReadonlyArray<readonly [string, string]>): NodeJ
     GIT_ASKPASS: '',
     SSH_ASKPASS: '',
   };
+  if (traceSetup) env.GIT_TRACE_SETUP = '2';
   if (process.env.SYSTEMROOT) env.SYSTEMROOT = process.env.SYSTEMROOT; // Windows needs it to start processes
   // Passed as GIT_CONFIG_KEY_n/VALUE_n rather than `-c key=value`: a driver name containing `=`
   // would split a `-c` argument in the wrong place and leave that driver's command in force.
@@ -164,14 +170,18 @@ export function runGit(args: readonly string[], options: GitRunOptions): Promise
     try {
       child = spawn('git', ['--no-pager', ...args], {
         cwd: options.cwd,
-        env: gitEnvironment(options.config ?? []),
-        stdio: ['ignore', 'pipe', 'pipe'],
+        env: gitEnvironment(options.config ?? [], options.traceSetup === true),
+        stdio: [options.input ? 'pipe' : 'ignore', 'pipe', 'pipe'],
         shell: false,
         windowsHide: true,
       });
     } catch {
       resolve({ code: null, stdout: Buffer.alloc(0), stderr: '', truncated: false, failure: 'spawn' });
       return;
+    }
+    if (options.input && child.stdin) {
+      child.stdin.on('error', () => undefined); // git may exit without reading it all (EPIPE)
+      child.stdin.end(options.input);
     }
     const chunks: Buffer[] = [];
     let size = 0;
@@ -284,15 +294,40 @@ async function readConfigValue(cwd: string, file: string, key: string, signal?: 
   return run.code === 0 && !run.failure && !run.truncated ? run.stdout.toString('utf8').replace(/\n$/, '') : undefined;
 }
 
+const CONFIG_UNREADABLE = "the repository's config could not be read, so the git tools cannot be run safely.";
+
+/** `git config` in the folder for configIncludes; exit 1 is "no such keys". */
+function configQuery(cwd: string, signal?: AbortSignal): ConfigQuery {
+  return async (args, options = {}) => {
+    const run = await runGit(['config', ...args], { cwd, signal, maxBytes: 1024 * 1024, ...options });
+    if (run.failure) return { ok: false, message: describeFailure(run, 'git config'), rejected: false };
+    if (run.truncated) return { ok: false, message: CONFIG_UNREADABLE, rejected: false };
+    if (run.code !== 0 && run.code !== 1) return { ok: false, message: `not a git repository: ${describeFailure(run, 'git config')}; the git tools need one.`, rejected: true };
+    return { ok: true, stdout: run.stdout.toString('utf8'), stderr: run.stderr };
+  };
+}
+
 /**
- * Finds the repository the folder is in and checks it: the work tree must
- * contain the folder (a hostile `core.worktree` pointing elsewhere would make
- * every diff one of another directory's files), and its git directory must
- * belong to that work tree (gitDirOwnership: a planted `.git` file would
- * show another repository's history).
+ * Finds the repository the folder is in and checks it: its config may
+ * include only files the folder's read rules allow (configIncludes, checked
+ * before any git run follows them), the work tree must contain the folder (a
+ * hostile `core.worktree` pointing elsewhere would make every diff one of
+ * another directory's files), and its git directory must belong to that work
+ * tree (gitDirOwnership: a planted `.git` file would show another
+ * repository's history).
  */
 export async function openRepository(boundary: ReadBoundary, signal?: AbortSignal): Promise<Opened> {
   const cwd = boundary.root;
+  // A link in the git directory to a secret had git quote its first line in an error ("unexpected line in .git/packed-refs: …").
+  // Only what the folder's read rules allow: in a folder below the work tree's top, a link to a file elsewhere in the work tree
+  // (its `.env` among them) passed as "outside the folder". An object store may sit in another clone's `.git` inside the folder.
+  const readable: Readable = (realPath, asObjectStore) => {
+    if (!boundary.isInside(realPath)) return false;
+    const denial = boundary.denialOf(boundary.relativeOf(realPath));
+    return denial === undefined || (asObjectStore && denial.kind === 'git');
+  };
+  const includes = await checkConfigIncludes(cwd, configQuery(cwd, signal), readable);
+  if (!includes.ok) return includes;
   const run = await runGit(
     ['rev-parse', '--is-inside-work-tree', '--is-shallow-repository', '--show-toplevel', '--absolute-git-dir', '--path-format=absolute', '--git-common-dir'],
     { cwd, signal, maxBytes: 64 * 1024 },
@@ -323,18 +358,11 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
   const ownership = await checkGitDirOwnership(
     { toplevel: path.resolve(toplevel), gitDir: path.resolve(gitDir), commonDir: path.resolve(cwd, commonDir) },
     (file, key) => readConfigValue(cwd, file, key, signal),
-    // A link in the git directory to a secret had git quote its first line in an error ("unexpected line in .git/packed-refs: …").
-    // Only what the folder's read rules allow: in a folder below the work tree's top, a link to a file elsewhere in the work tree
-    // (its `.env` among them) passed as "outside the folder". An object store may sit in another clone's `.git` inside the folder.
-    (realPath, asObjectStore) => {
-      if (!boundary.isInside(realPath)) return false;
-      const denial = boundary.denialOf(boundary.relativeOf(realPath));
-      return denial === undefined || (asObjectStore && denial.kind === 'git');
-    },
+    readable,
   );
   if (!ownership.ok) return { ok: false, message: ownership.message };
   const config = await filterOverrides(cwd, signal);
-  if (!config) return { ok: false, message: "the repository's config could not be read, so the git tools cannot be run safely." };
+  if (!config) return { ok: false, message: CONFIG_UNREADABLE };
   return { ok: true, repo: { cwd, shallow: shallow === 'true', config } };
 }
 
