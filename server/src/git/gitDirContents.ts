@@ -82,7 +82,8 @@ function sameIdentity(stats: fs.Stats, listing: Listing): boolean {
 /** What git would open but must not: a FIFO holds its read until the timeout, a device never ends. */
 const isSpecial = (entry: fs.Dirent | fs.Stats) => entry.isFIFO() || entry.isCharacterDevice() || entry.isBlockDevice();
 
-export type Escape = { kind: 'link' | 'special' | 'unreadable' | 'tooLarge'; path: string };
+/** What stops a check: an entry that leads where git may not go, or (`cancelled`) the call's own end. */
+export type Escape = { kind: 'link' | 'special' | 'unreadable' | 'tooLarge' | 'cancelled'; path: string };
 
 type Listed = { ok: true; listing: Listing } | { ok: false; escape: Escape };
 
@@ -163,7 +164,7 @@ export const GIT_READS = new Set(['objects', 'refs', 'logs', 'info', 'worktrees'
  * walked as well. Directories are walked level by level, each level's
  * lstats issued together.
  */
-export async function findEscape(roots: readonly WalkRoot[], mayLead: (realPath: string) => boolean): Promise<Escape | undefined> {
+export async function findEscape(roots: readonly WalkRoot[], mayLead: (realPath: string) => boolean, signal?: AbortSignal): Promise<Escape | undefined> {
   const visited = new Set<string>();
   const unvisited = (directory: WalkRoot) => {
     if (visited.has(directory.path)) return false;
@@ -177,7 +178,11 @@ export async function findEscape(roots: readonly WalkRoot[], mayLead: (realPath:
     if (walked > GIT_WALK_LIMITS.maxDirectories) return { kind: 'tooLarge', path: level[0].path };
     // In batches: a level of thousands of directories at once queued as many requests on the thread pool every other file read waits on.
     const listed: Listed[] = [];
-    for (let at = 0; at < level.length; at += LISTED_AT_ONCE) listed.push(...(await Promise.all(level.slice(at, at + LISTED_AT_ONCE).map((directory) => list(directory.path)))));
+    for (let at = 0; at < level.length; at += LISTED_AT_ONCE) {
+      // A cancelled call stops here: a walk of 50,000 directories went on for seconds after its turn had ended.
+      if (signal?.aborted) return { kind: 'cancelled', path: level[at].path };
+      listed.push(...(await Promise.all(level.slice(at, at + LISTED_AT_ONCE).map((directory) => list(directory.path)))));
+    }
     const next: WalkRoot[] = [];
     const links: Array<{ path: string; walked: boolean }> = [];
     for (let i = 0; i < level.length; i++) {

@@ -124,7 +124,7 @@ function shown(top: string, file: string): string {
  * rules deny: their alternates (nested ones too) and every link in their
  * trees must lead inside, and no FIFO or device may wait for git there.
  */
-async function contentsInside(top: string, gitDir: string, commonDir: string, readable: Readable): Promise<Ownership> {
+async function contentsInside(top: string, gitDir: string, commonDir: string, readable: Readable, signal?: AbortSignal): Promise<Ownership> {
   const own = [gitDir, commonDir];
   const mayLead = (realPath: string, asObjectStore = false) =>
     isSameOrInside(top, realPath) && (own.some((dir) => isSameOrInside(dir, realPath)) || readable(realPath, asObjectStore));
@@ -132,8 +132,9 @@ async function contentsInside(top: string, gitDir: string, commonDir: string, re
   if (!alternates.ok) return alternates;
   const stores = alternates.stores;
   const roots = [...own.map((dir) => ({ path: dir, descend: GIT_READS, unread: GIT_UNREAD })), ...stores.map((dir) => ({ path: dir }))];
-  const escape = await findEscape(roots, (realPath) => mayLead(realPath) || stores.some((dir) => isSameOrInside(dir, realPath)));
+  const escape = await findEscape(roots, (realPath) => mayLead(realPath) || stores.some((dir) => isSameOrInside(dir, realPath)), signal);
   if (!escape) return { ok: true };
+  if (escape.kind === 'cancelled') return refuse('Cancelled.');
   const where = shown(top, escape.path);
   if (escape.kind === 'link') {
     return refuse(`the git directory holds a link (${where}) that leads outside this folder, to a file the tools may not read, or nowhere; git would read through it, so the git tools are off for this folder. Replace the link with what it points to, or remove it, to use them.`);
@@ -152,7 +153,7 @@ async function contentsInside(top: string, gitDir: string, commonDir: string, re
  * (not a secret, not denied by policy); a link in the git directory may lead
  * only to such a file, or within the git directories themselves.
  */
-export async function checkGitDirOwnership(found: DiscoveredRepository, readConfig: ConfigReader, readable: Readable = () => true): Promise<Ownership> {
+export async function checkGitDirOwnership(found: DiscoveredRepository, readConfig: ConfigReader, readable: Readable = () => true, signal?: AbortSignal): Promise<Ownership> {
   const [top, gitDir, commonDir] = await Promise.all([real(found.toplevel), real(found.gitDir), real(found.commonDir)]);
   if (!top || !gitDir || !commonDir) return refuse('the repository\'s git directory could not be found; the git tools are off for this folder.');
   const dotGit = path.join(top, '.git');
@@ -170,7 +171,7 @@ export async function checkGitDirOwnership(found: DiscoveredRepository, readConf
     const target = await real(dotGit);
     if (!target || target !== gitDir || !isSameOrInside(top, gitDir)) return refuse();
     if (!isSameOrInside(top, commonDir)) return refuse(); // a planted `commondir` file
-    return contentsInside(top, gitDir, commonDir, readable);
+    return contentsInside(top, gitDir, commonDir, readable, signal);
   }
 
   const named = /^gitdir:\s*(.+?)\s*$/m.exec((await readText(dotGit)) ?? '');
@@ -180,7 +181,7 @@ export async function checkGitDirOwnership(found: DiscoveredRepository, readConf
   if (isSameOrInside(top, gitDir)) {
     // The folder's own layout (e.g. an absorbed git directory inside it): every piece must stay inside.
     if (!isSameOrInside(top, commonDir)) return refuse();
-    return contentsInside(top, gitDir, commonDir, readable);
+    return contentsInside(top, gitDir, commonDir, readable, signal);
   }
 
   // A linked worktree: <common>/worktrees/<name>, pointing back at this .git file.

@@ -359,6 +359,7 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
     { toplevel: path.resolve(toplevel), gitDir: path.resolve(gitDir), commonDir: path.resolve(cwd, commonDir) },
     (file, key) => readConfigValue(cwd, file, key, signal),
     readable,
+    signal,
   );
   if (!ownership.ok) return { ok: false, message: ownership.message };
   const config = await filterOverrides(cwd, signal);
