@@ -1,6 +1,7 @@
 import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, PreparedTask, Review, ReviewStatus, TurnProgress } from '../../../shared/protocol';
+import { evidenceLabel } from '../../../shared/evidenceLabel';
 import { attachmentLabel } from '../../../shared/mentions';
-import { inertLine, printablePath } from '../../../shared/printablePath';
+import { inertLine } from '../../../shared/printablePath';
 import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
 import { remedyLine } from './remedies';
@@ -349,7 +350,7 @@ export function decisionLog(decisions: readonly Decision[], style: Style): Termi
     lines.push(term`  ${style.bold(DECISION_HEADINGS[kind])}`);
     for (const entry of entries) {
       // A cited name is the repository's: quoted as the panel shows it, so a line break in it cannot print a forged entry.
-      const cited = entry.evidence.map((evidence) => (evidence.line ? `${printablePath(evidence.path)}:${evidence.line}` : printablePath(evidence.path))).join(', ');
+      const cited = entry.evidence.map(evidenceLabel).join(', ');
       lines.push(term`    ${style.cyan(entry.id)} ${oneLine(entry.text)}${cited ? term`  ${style.dim(cited)}` : ''}`);
     }
   }

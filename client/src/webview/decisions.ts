@@ -4,8 +4,9 @@
  * against the hand-off. Every string here came from the model or the
  * repository, so it reaches the DOM only as textContent, made inert.
  */
-import type { Decision, DecisionEvidence, DecisionKind, Review, ReviewStatus } from '../../../shared/protocol';
-import { inertLine, inertText, printablePath } from '../../../shared/printablePath';
+import type { Decision, DecisionKind, Review, ReviewStatus } from '../../../shared/protocol';
+import { evidenceLabel } from '../../../shared/evidenceLabel';
+import { inertLine, inertText } from '../../../shared/printablePath';
 import { followUpTask } from '../../../shared/reviewFollowUp';
 import { element, icon, iconButton } from './dom';
 import type { Panel } from './panel';
@@ -95,10 +96,6 @@ export function startEditingDecision({ decisionsRegion, model }: Panel, id: stri
 export function editedDecisionText({ decisionsRegion }: Panel, id: string): string | undefined {
   const field = Array.from(decisionsRegion.querySelectorAll<HTMLTextAreaElement>('[data-decision-field]')).find((node) => node.dataset.decisionField === id);
   return field?.value;
-}
-
-function evidenceLabel(evidence: DecisionEvidence): string {
-  return evidence.line ? `${printablePath(evidence.path)}:${evidence.line}` : printablePath(evidence.path);
 }
 
 function reviewSection(review: Review): HTMLElement {

@@ -8,6 +8,7 @@ import {
   type PreparedTask,
   type StaleEvidence,
 } from '../../../shared/protocol';
+import { evidenceLabel } from '../../../shared/evidenceLabel';
 import { oneLine } from '../../../shared/inertMarkdown';
 import { printablePath } from '../../../shared/printablePath';
 import type { Citation } from '../read/types';
@@ -35,17 +36,6 @@ export interface DecisionLogState {
 
 export function hashOf(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-/**
- * `path:line`, or the path alone for a whole-file citation. The path is a
- * repository name: shown as tool answers show it (printablePath), so a line
- * break in it cannot start a forged entry where the label is printed (the
- * system prompt, the task, the terminal).
- */
-export function evidenceLabel(evidence: { path: string; line?: number }): string {
-  const shown = printablePath(evidence.path);
-  return evidence.line === undefined ? shown : `${shown}:${evidence.line}`;
 }
 
 const KIND_HEADINGS: Record<DecisionKind, string> = {
