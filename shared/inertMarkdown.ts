@@ -8,15 +8,8 @@
  *
  * Shared: the server writes the export, the clients the task file.
  */
+import { oneLine } from './oneLine';
 import { inertLine, inertText } from './printablePath';
-
-/** A line ending to CommonMark (CR, LF) or to some editor or renderer (VT, FF, NEL, U+2028, U+2029), with the blanks around it. */
-const LINE_BREAKS = /[ \t]*(?:[\r\n\u000b\u000c\u0085\u2028\u2029][ \t]*)+/g;
-
-/** `text` on one line: each line break becomes a space, so nothing in it starts a line of its own. */
-export function oneLine(text: string): string {
-  return text.replace(LINE_BREAKS, ' ').trim();
-}
 
 /**
  * `text` as one inline code span: every control character escaped (line

@@ -1,4 +1,5 @@
-import { codeSpan, inlineMarkdown, markdownBlock, oneLine } from '../../../shared/inertMarkdown';
+import { codeSpan, inlineMarkdown, markdownBlock } from '../../../shared/inertMarkdown';
+import { oneLine } from '../../../shared/oneLine';
 import { inertLine, inertText, printablePath } from '../../../shared/printablePath';
 import type { ConstraintSource, PreparedTask } from '../../../shared/protocol';
 

@@ -1,7 +1,7 @@
 /**
  * One line a person can read for a tool call and its result, e.g.
  * "references to `createServer` — 37 in 12 files". Used by the terminal and
- * the panel, so it imports nothing (no Node, no vscode).
+ * the panel, so it imports nothing that needs Node or vscode.
  *
  * Everything it returns is plain text built from untrusted strings (the
  * model's arguments, the repository's names): the caller makes it inert for
@@ -10,6 +10,8 @@
  * 600), so every parse here accepts a cut or malformed preview and falls back
  * to less detail, at worst the tool's name.
  */
+
+import { shortLine } from '../../../shared/oneLine';
 
 export interface ToolSummary {
   /** What was asked, e.g. "references to `createServer`"; the tool's name when nothing better can be said. */
@@ -29,12 +31,6 @@ const REFUSAL = /^(Refused\b|This conversation is read-only|That tool is denied|
 
 export function isRefusal(preview: string): boolean {
   return REFUSAL.test(preview.trim());
-}
-
-/** One line, bounded: whitespace runs (newlines included) become one space. */
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/[\s\u2028\u2029]+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
 /**
@@ -61,7 +57,7 @@ export function parseArguments(paramsPreview: string | undefined): Record<string
   }
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? oneLine(value, VALUE_CHARS) : undefined);
+const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? shortLine(value, VALUE_CHARS) : undefined);
 const integer = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
 const quoted = (value: string) => `\`${value}\``;
 const plural = (count: number | string, one: string, many = `${one}s`) => `${count} ${count === 1 || count === '1' ? one : many}`;
@@ -108,7 +104,7 @@ const SUMMARIZERS: Record<string, Summarizer> = {
       const count = numbers(preview, /^(\d+) definition\(s\) of /);
       const first = /\n([^\n]+?):(\d+)-\d+: /.exec(preview);
       if (!count) return undefined;
-      const where = first ? `${oneLine(first[1], VALUE_CHARS)}:${first[2]}` : undefined;
+      const where = first ? `${shortLine(first[1], VALUE_CHARS)}:${first[2]}` : undefined;
       if (count[0] === 1) return where;
       return where ? `${where} (+${count[0] - 1} more)` : `${count[0]} definitions`;
     },
@@ -162,7 +158,7 @@ const SUMMARIZERS: Record<string, Summarizer> = {
     },
   }),
   git_show: (args) => ({
-    subject: `commit ${text(args.commit) ? oneLine(text(args.commit)!, 20) : ''}`.trim(),
+    subject: `commit ${text(args.commit) ? shortLine(text(args.commit)!, 20) : ''}`.trim(),
     outcome: (preview) => {
       const hash = /^commit ([0-9a-f]{7})[0-9a-f]*/.exec(preview);
       const files = numbers(preview, /\n(\d+) file\(s\), \+\d+ −\d+\./);
@@ -215,7 +211,7 @@ const SUMMARIZERS: Record<string, Summarizer> = {
 
 /** The summary of a call, and of its result when there is one. Never throws. */
 export function summarizeTool(call: { tool: string; paramsPreview?: string }, result?: { ok: boolean; preview: string }): ToolSummary {
-  const name = oneLine(typeof call.tool === 'string' && call.tool !== '' ? call.tool : 'tool', VALUE_CHARS);
+  const name = shortLine(typeof call.tool === 'string' && call.tool !== '' ? call.tool : 'tool', VALUE_CHARS);
   let subject = name;
   let outcome: ((preview: string) => string | undefined) | undefined;
   const summarizer = Object.prototype.hasOwnProperty.call(SUMMARIZERS, call.tool) ? SUMMARIZERS[call.tool] : undefined;
@@ -229,7 +225,7 @@ export function summarizeTool(call: { tool: string; paramsPreview?: string }, re
   if (!result) return { subject };
   const preview = typeof result.preview === 'string' ? result.preview : '';
   if (!result.ok) {
-    const reason = oneLine(preview.trim().split(/\r?\n/, 1)[0]?.replace(/^Refused:\s*/, '') ?? '', REASON_CHARS);
+    const reason = shortLine(preview.trim().split(/\r?\n/, 1)[0]?.replace(/^Refused:\s*/, '') ?? '', REASON_CHARS);
     return isRefusal(preview) ? { subject, refused: reason } : { subject, failed: reason };
   }
   let said: string | undefined;
@@ -238,7 +234,7 @@ export function summarizeTool(call: { tool: string; paramsPreview?: string }, re
   } catch {
     said = undefined;
   }
-  return said ? { subject, outcome: oneLine(said, REASON_CHARS) } : { subject };
+  return said ? { subject, outcome: shortLine(said, REASON_CHARS) } : { subject };
 }
 
 /** The summary as one line: "references to `x` — 37 in 12 files", "refused: <reason>". */

@@ -1,6 +1,7 @@
 import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, PreparedTask, Review, ReviewStatus, TurnProgress } from '../../../shared/protocol';
 import { evidenceLabel } from '../../../shared/evidenceLabel';
 import { attachmentLabel } from '../../../shared/mentions';
+import { oneLine } from '../../../shared/oneLine';
 import { inertLine } from '../../../shared/printablePath';
 import { isRefusal, summarizeTool } from '../common/toolSummary';
 import type { ResolvedSettings } from './config';
@@ -379,11 +380,6 @@ export function reviewChecklist(review: Review, style: Style): TerminalText[] {
     }
   }
   return lines;
-}
-
-/** Model text on one line: a line break in it could otherwise pose as another entry of the list. */
-function oneLine(text: string): string {
-  return text.replace(/\s*[\r\n\u2028\u2029]+\s*/g, ' ').trim();
 }
 
 export function discussionRow(row: DiscussionSummary, now: number, style: Style, note = ''): TerminalText {

@@ -9,7 +9,7 @@ import {
   type StaleEvidence,
 } from '../../../shared/protocol';
 import { evidenceLabel } from '../../../shared/evidenceLabel';
-import { oneLine } from '../../../shared/inertMarkdown';
+import { oneLine } from '../../../shared/oneLine';
 import { printablePath } from '../../../shared/printablePath';
 import type { Citation } from '../read/types';
 import { DiscussError } from './errors';

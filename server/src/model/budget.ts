@@ -8,6 +8,7 @@
  * the latest user message and everything after it (the current turn's tool
  * exchange) are never touched.
  */
+import { shortLine } from '../../../shared/oneLine';
 import type { ChatMessage, ToolCall, ToolSpec } from './types';
 
 export interface BudgetOptions {
@@ -209,7 +210,7 @@ const stubs = new WeakMap<ChatMessage, ChatMessage>();
 function stubFor(message: Extract<ChatMessage, { role: 'tool' }>, call: ToolCall | undefined): ChatMessage {
   const known = stubs.get(message);
   if (known) return known;
-  const what = call ? `the result of ${call.name} ${shortArguments(call.arguments)}`.trimEnd() : 'the result of an earlier tool call';
+  const what = call ? `the result of ${call.name} ${shortLine(call.arguments, STUB_ARGUMENTS_LIMIT)}`.trimEnd() : 'the result of an earlier tool call';
   const stub: ChatMessage = {
     role: 'tool',
     toolCallId: message.toolCallId,
@@ -217,11 +218,6 @@ function stubFor(message: Extract<ChatMessage, { role: 'tool' }>, call: ToolCall
   };
   stubs.set(message, stub);
   return stub;
-}
-
-function shortArguments(args: string): string {
-  const flat = args.replace(/\s+/g, ' ').trim();
-  return flat.length > STUB_ARGUMENTS_LIMIT ? `${flat.slice(0, STUB_ARGUMENTS_LIMIT - 1)}…` : flat;
 }
 
 // ---------------------------------------------------------------------------

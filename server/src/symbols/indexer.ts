@@ -5,6 +5,7 @@ import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as 
 import { isSameOrInside, OpenRefusal, openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
 import { RACY_WINDOW_NS } from '../search/directoryStamps';
 import { isWalkedDirectory, walkFiles, walkVerdict } from '../search/walk';
+import { shortLine } from '../../../shared/oneLine';
 import { offsetsInCode } from './codeWords';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
@@ -434,8 +435,9 @@ function pythonImports(node: TreeSitterNode, into: ImportBinding[]): void {
 
 function problemMessage(node: TreeSitterNode): string {
   if (node.isMissing) return `syntax error: missing "${node.type}"`;
-  const snippet = node.text.replace(/\s+/g, ' ').trim();
-  return snippet === '' ? 'syntax error' : `syntax error: unexpected "${snippet.length > 40 ? `${snippet.slice(0, 40)}…` : snippet}"`;
+  // 40 characters of the code and the ellipsis.
+  const snippet = shortLine(node.text, 41);
+  return snippet === '' ? 'syntax error' : `syntax error: unexpected "${snippet}"`;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { ClientKind, RemedyCode } from '../../../../shared/protocol';
 import { ModelError, ModelErrorKind } from '../types';
 import { displayUrl, Endpoint } from './endpoint';
 import { asClause, errorText } from '../../../../shared/errorText';
+import { shortLine } from '../../../../shared/oneLine';
 
 /** A server asking for a longer pause is better reported than waited out. */
 export const MAX_HONOURED_RETRY_AFTER_MS = 60_000;
@@ -358,7 +359,7 @@ function serverDetail(error: APIError, apiKey: string | undefined): string {
   text = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim();
   if (apiKey) text = text.split(apiKey).join('***');
   // It is set inside our sentences, so its own closing stop would double ours (".." or ".,").
-  return asClause(text.length > 300 ? `${text.slice(0, 299)}…` : text);
+  return asClause(shortLine(text, 300));
 }
 
 /** Header-provided wait: `retry-after-ms` (OpenAI), else `retry-after` in seconds or as a date. */

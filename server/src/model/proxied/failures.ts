@@ -4,12 +4,14 @@
  * client, so every client that runs these requests words them alike.
  */
 import { NO_VSCODE_MODELS_REMEDY, type LmFailure } from '../../../../shared/protocol';
+import { shortLine } from '../../../../shared/oneLine';
 import { ModelError } from '../types';
 
 export const NO_MODELS_REMEDY = NO_VSCODE_MODELS_REMEDY;
 
 export function modelErrorFrom(failure: LmFailure, modelName: string): ModelError {
-  const detail = failure.detail ? ` (${oneLine(failure.detail)})` : '';
+  // 300 characters of the client's words and the ellipsis.
+  const detail = failure.detail ? ` (${shortLine(failure.detail, 301)})` : '';
   switch (failure.kind) {
     case 'no_models':
       return new ModelError('not_configured', `VS Code offers no language models${detail}. ${NO_MODELS_REMEDY} (Repo Discuss: Select endpoint).`);
@@ -35,9 +37,4 @@ export function modelErrorFrom(failure: LmFailure, modelName: string): ModelErro
     default:
       return new ModelError('server', `${modelName} failed to answer${detail}. Send the message again, or pick another model in Repo Discuss: Select model.`);
   }
-}
-
-function oneLine(text: string): string {
-  const flat = String(text).replace(/\s+/g, ' ').trim();
-  return flat.length > 300 ? `${flat.slice(0, 300)}…` : flat;
 }
