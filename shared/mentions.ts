@@ -40,17 +40,37 @@ export function mentionsIn(text: string): Attachment[] {
 }
 
 /**
- * An attachment as a chip shows it: `path:start-end`, or the path; a symbol's
- * name after a `#`. The path may be the name a link resolved to (repository
- * input): quoted as the panel's chips quote it, and the whole label is one
- * inert line, so a line break cannot print what looks like a tool line.
+ * How a client writes a chip's label. The terminal's (the default): the lines
+ * the model was given when they are known, always as `start-end`, and a
+ * symbol after a `#`. The panel's (PANEL_CHIP): the lines asked for, one line
+ * as `:N`, and a symbol in parentheses.
  */
-export function attachmentLabel(a: Pick<Attachment, 'path' | 'startLine' | 'endLine'> & { kind?: Attachment['kind']; symbol?: string; shownStart?: number; shownEnd?: number }): string {
-  const start = a.shownStart ?? a.startLine;
-  const end = a.shownEnd ?? a.endLine;
+export interface ChipLook {
+  lines: 'given' | 'asked';
+  singleLine: 'start-end' | 'start';
+  symbol: 'hash' | 'parentheses';
+}
+
+const TERMINAL_CHIP: ChipLook = { lines: 'given', singleLine: 'start-end', symbol: 'hash' };
+export const PANEL_CHIP: ChipLook = { lines: 'asked', singleLine: 'start', symbol: 'parentheses' };
+
+/**
+ * An attachment as a chip shows it: the path and its lines, or the path; a
+ * symbol's name after it. The path may be the name a link resolved to
+ * (repository input): quoted as tool answers quote it, and the whole label is
+ * one inert line, so a line break cannot print what looks like a tool line.
+ */
+export function attachmentLabel(
+  a: Pick<Attachment, 'path' | 'startLine' | 'endLine'> & { kind?: Attachment['kind']; symbol?: string; shownStart?: number; shownEnd?: number },
+  look: ChipLook = TERMINAL_CHIP,
+): string {
+  const start = look.lines === 'given' ? (a.shownStart ?? a.startLine) : a.startLine;
+  const end = look.lines === 'given' ? (a.shownEnd ?? a.endLine) : a.endLine;
   const path = printablePath(a.path);
-  const where = start !== undefined && end !== undefined ? `${path}:${start}-${end}` : path;
+  // Both ends or none: a pending symbol chip may carry a line hint alone, its range found by the server later.
+  const where = start === undefined || end === undefined ? path : start === end && look.singleLine === 'start' ? `${path}:${start}` : `${path}:${start}-${end}`;
   // The name may come from a replayed event: bounded here.
-  const symbol = a.kind === 'symbol' && typeof a.symbol === 'string' ? ` #${a.symbol.length > 80 ? `${a.symbol.slice(0, 80)}…` : a.symbol}` : '';
+  const name = a.kind === 'symbol' && typeof a.symbol === 'string' ? (a.symbol.length > 80 ? `${a.symbol.slice(0, 80)}…` : a.symbol) : undefined;
+  const symbol = name === undefined ? '' : look.symbol === 'hash' ? ` #${name}` : ` (${name})`;
   return inertLine(`${where}${symbol}`);
 }

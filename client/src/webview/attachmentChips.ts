@@ -2,32 +2,15 @@
  * Attachment chips: those of a sent message (from its `user_message`
  * outcomes) and those waiting in the input (picked with `@`, dropped, "Discuss
  * selection", and the implicit active-file chip). A path is repository input:
- * every label goes through printablePath and inertLine, as tool chips do, and
- * is set as text, never markup.
+ * every label is shared/mentions.ts's attachmentLabel in the panel's look
+ * (through printablePath and inertLine, as tool chips), set as text, never
+ * markup.
  */
 import type { Attachment, AttachmentOutcome } from '../../../shared/protocol';
-import { inertLine, printablePath } from '../../../shared/printablePath';
+import { attachmentLabel, PANEL_CHIP } from '../../../shared/mentions';
+import { inertLine } from '../../../shared/printablePath';
 import { element, icon } from './dom';
 import type { Panel } from './panel';
-
-/** `path`, or `path:start-end` for a range, inert. */
-export function attachmentLabel(attachment: Attachment): string {
-  const shown = printablePath(attachment.path);
-  // A pending symbol chip carries only a line hint: the server finds its range, so none is shown yet.
-  const range =
-    attachment.startLine !== undefined && attachment.endLine !== undefined
-      ? attachment.startLine === attachment.endLine
-        ? `:${attachment.startLine}`
-        : `:${attachment.startLine}-${attachment.endLine}`
-      : '';
-  const symbol = attachment.kind === 'symbol' && attachment.symbol !== undefined ? ` (${bounded(attachment.symbol)})` : '';
-  return inertLine(`${shown}${range}${symbol}`);
-}
-
-/** A symbol name in a chip: a replayed event may carry one of any length. */
-function bounded(name: string): string {
-  return name.length > 80 ? `${name.slice(0, 80)}…` : name;
-}
 
 function chipIcon(attachment: Attachment): string {
   return attachment.kind === 'selection' ? 'selection' : attachment.kind === 'symbol' ? 'symbol-method' : 'file';
@@ -39,7 +22,7 @@ export function sentAttachmentChips(outcomes: readonly AttachmentOutcome[]): HTM
     'ul',
     { class: 'attachment-chips', 'aria-label': 'Attached' },
     outcomes.map((outcome) => {
-      const label = attachmentLabel(outcome);
+      const label = attachmentLabel(outcome, PANEL_CHIP);
       const note = outcome.note ? inertLine(outcome.note) : '';
       const status = outcome.status === 'refused' ? `not attached: ${note}` : outcome.status === 'cut' ? `cut: ${note}` : 'attached';
       return element('li', { class: `attachment-chip is-${outcome.status}`, title: `${label} — ${status}` }, [
@@ -88,7 +71,7 @@ export function renderPendingAttachments(panel: Panel): void {
   const { attachmentBar, activeFile, activeFileDropped, pendingAttachments } = panel;
   const chips: HTMLElement[] = [];
   if (activeFile && !activeFileDropped) {
-    const label = attachmentLabel(activeFile);
+    const label = attachmentLabel(activeFile, PANEL_CHIP);
     chips.push(
       element('li', { class: 'attachment-chip is-implicit', title: `Current ${activeFile.kind === 'selection' ? 'selection' : 'file'}: ${label}` }, [
         icon(activeFile.kind === 'selection' ? 'selection' : 'file'),
@@ -104,7 +87,7 @@ export function renderPendingAttachments(panel: Panel): void {
     );
   }
   pendingAttachments.forEach((attachment, index) => {
-    const label = attachmentLabel(attachment);
+    const label = attachmentLabel(attachment, PANEL_CHIP);
     chips.push(
       element('li', { class: attachment.kind === 'symbol' ? 'attachment-chip is-symbol' : 'attachment-chip', title: label }, [
         icon(chipIcon(attachment)),
