@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DISCUSS_SELECTION_COMMAND, PROMOTE_LOCATION_COMMAND, type CodeLocation } from '../../shared/protocol';
+import { relativeStaysInside } from '../../shared/pathContainment';
 
 export interface OfferedAction {
   title: string;
@@ -76,6 +77,6 @@ export function insideWorkspace(uri: string, workspaceFolders: string[]): boolea
   }
   return workspaceFolders.some((folder) => {
     const rel = path.relative(folder, file);
-    return rel !== '' && rel.split(path.sep)[0] !== '..' && !path.isAbsolute(rel);
+    return rel !== '' && relativeStaysInside(rel);
   });
 }

@@ -1,5 +1,6 @@
 import * as path from 'node:path';
 import { toPosix } from '../access/boundary';
+import { relativeStaysInside } from '../../../shared/pathContainment';
 import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES } from '../search/walk';
 
 /**
@@ -60,15 +61,10 @@ export function watcherReportsEverything(watcherExclude: Record<string, unknown>
  */
 export type ChangeEffect = { effect: 'none' } | { effect: 'walk' } | { effect: 'file'; relativePath: string };
 
-/** Whether a path.relative() result names something inside its base (`..foo` is a name, `../foo` is not). */
-function isBelow(relative: string): boolean {
-  return relative !== '..' && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
-}
-
 export function effectOfChange(root: string, changedPath: string): ChangeEffect {
   const relative = path.relative(root, path.resolve(changedPath));
   if (relative === '') return { effect: 'walk' };
-  if (!isBelow(relative)) return { effect: 'none' };
+  if (!relativeStaysInside(relative)) return { effect: 'none' };
   const relativePath = toPosix(relative);
   const segments = relativePath.split('/');
   const git = segments.indexOf('.git');
@@ -87,7 +83,7 @@ export function asRealPath(folders: readonly WatchedFolder[], changedPath: strin
   const absolute = path.resolve(changedPath);
   for (const folder of folders) {
     const relative = path.relative(folder.path, absolute);
-    if (relative === '' || isBelow(relative)) return path.join(folder.realPath, relative);
+    if (relativeStaysInside(relative)) return path.join(folder.realPath, relative);
   }
   return absolute;
 }
