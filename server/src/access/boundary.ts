@@ -492,8 +492,21 @@ export async function listVerifiedDirectory(checkedPath: string): Promise<Verifi
 /**
  * Reads at most `maxBytes` from the start of an opened file. A file that
  * grows while it is read (or is a huge sparse file by now) is not followed:
- * reading stops at the bound whatever the file does.
+ * reading stops at the bound whatever the file does. Reading `limit + 1`
+ * bytes tells a file over a limit from one at it.
  */
+export async function readHead(handle: fs.promises.FileHandle, maxBytes: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(maxBytes);
+  let filled = 0;
+  while (filled < maxBytes) {
+    const { bytesRead } = await handle.read(buffer, filled, maxBytes - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
+}
+
+/** readHead for a descriptor, for the synchronous walk. */
 export function readHeadSync(fd: number, maxBytes: number): Buffer {
   const buffer = Buffer.allocUnsafe(maxBytes);
   let filled = 0;

@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { ReadPolicy } from '../read/types';
-import { openVerified, ReadBoundary } from './boundary';
+import { openVerified, readHead, ReadBoundary } from './boundary';
 import { compileGlob, GLOB_LIMITS, globProblem } from './globs';
 import { normalizeDenyGlob } from './secrets';
 import { DENIABLE_TOOL_NAMES } from '../read/toolbox';
@@ -202,15 +202,9 @@ export async function loadPolicy(root: string, extra?: ExtraReadRestrictions): P
   if (!opened.ok) fail(source, `it could not be read (${opened.refusal === 'changed' ? 'it changed while being read' : opened.refusal})`);
   let text: string;
   try {
-    const buffer = Buffer.alloc(MAX_POLICY_BYTES + 1);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const { bytesRead } = await opened.handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    if (filled > MAX_POLICY_BYTES) fail(source, `it is larger than ${MAX_POLICY_BYTES / 1024} KiB`);
-    text = buffer.toString('utf8', 0, filled);
+    const head = await readHead(opened.handle, MAX_POLICY_BYTES + 1);
+    if (head.length > MAX_POLICY_BYTES) fail(source, `it is larger than ${MAX_POLICY_BYTES / 1024} KiB`);
+    text = head.toString('utf8');
   } catch (error) {
     if (error instanceof PolicyError) throw error;
     fail(source, `it could not be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);

@@ -1,4 +1,4 @@
-import { openVerified, ReadBoundary } from '../access/boundary';
+import { openVerified, readHead, ReadBoundary } from '../access/boundary';
 import { trimToUtf8Boundary } from '../read/answers';
 import type { ReadPolicy } from '../read/types';
 
@@ -11,21 +11,13 @@ export const INSTRUCTION_FILES: readonly string[] = ['AGENTS.md', 'CLAUDE.md', '
 export const INSTRUCTION_FILE_MAX_BYTES = 16 * 1024;
 
 /** The first `maxBytes` of a checked file, opened verified (see boundary.ts): a swapped-in link is not read. */
-async function readHead(realPath: string, maxBytes: number): Promise<Buffer> {
+async function readVerifiedHead(realPath: string, maxBytes: number): Promise<Buffer> {
   const opened = await openVerified(realPath, 'file');
   if (!opened.ok) throw new Error(opened.refusal);
-  const handle = opened.handle;
   try {
-    const buffer = Buffer.alloc(maxBytes);
-    let filled = 0;
-    while (filled < maxBytes) {
-      const { bytesRead } = await handle.read(buffer, filled, maxBytes - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
+    return await readHead(opened.handle, maxBytes);
   } finally {
-    await handle.close();
+    await opened.handle.close();
   }
 }
 
@@ -46,7 +38,7 @@ export async function readInstructionFiles(root: string, policy: ReadPolicy): Pr
     seenRealPaths.add(resolved.realPath);
     let head: Buffer;
     try {
-      head = await readHead(resolved.realPath, INSTRUCTION_FILE_MAX_BYTES);
+      head = await readVerifiedHead(resolved.realPath, INSTRUCTION_FILE_MAX_BYTES);
     } catch {
       continue;
     }

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readHead } from '../access/boundary';
 
 /**
  * Reading and walking a git directory the folder supplies, without trusting
@@ -35,15 +36,9 @@ export async function readSmallFile(file: string, maxBytes: number = POINTER_FIL
     const stats = await handle.stat();
     if (!stats.isFile() || stats.size > maxBytes) return { kind: 'refused' };
     // One byte more than allowed: a file grown since the fstat is caught too.
-    const buffer = Buffer.alloc(maxBytes + 1);
-    let size = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, size, buffer.length - size, size);
-      if (bytesRead === 0) break;
-      size += bytesRead;
-      if (size > maxBytes) return { kind: 'refused' };
-    }
-    return { kind: 'text', text: buffer.toString('utf8', 0, size) };
+    const head = await readHead(handle, maxBytes + 1);
+    if (head.length > maxBytes) return { kind: 'refused' };
+    return { kind: 'text', text: head.toString('utf8') };
   } catch {
     return { kind: 'refused' };
   } finally {

@@ -1,5 +1,5 @@
 import { printablePath } from '../../../shared/printablePath';
-import { openVerified, type ReadBoundary } from '../access/boundary';
+import { openVerified, readHead, type ReadBoundary } from '../access/boundary';
 import type { ToolOutcome } from '../read/types';
 import { INDEX_LIMITS } from './limits';
 import { currentIndex, FolderIndex } from './symbolIndex';
@@ -73,14 +73,7 @@ export async function readFileLines(boundary: ReadBoundary, relativePath: string
   try {
     // The size at open, bounded as the check was: a file grown since is not read past it.
     if (opened.stats.size > INDEX_LIMITS.maxFileBytes) return undefined;
-    const buffer = Buffer.alloc(opened.stats.size);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const { bytesRead } = await opened.handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    text = buffer.toString('utf8', 0, filled);
+    text = (await readHead(opened.handle, opened.stats.size)).toString('utf8');
   } catch {
     return undefined;
   } finally {

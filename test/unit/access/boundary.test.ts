@@ -4,7 +4,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
-import { isSameOrInside, listVerifiedDirectorySync, lstatVerifiedEntrySync, openVerified, openVerifiedSync, ReadBoundary, RefusedPath } from '../../../server/src/access/boundary';
+import {
+  isSameOrInside,
+  listVerifiedDirectorySync,
+  lstatVerifiedEntrySync,
+  openVerified,
+  openVerifiedSync,
+  readHead,
+  readHeadSync,
+  ReadBoundary,
+  RefusedPath,
+} from '../../../server/src/access/boundary';
 import { boundIgnoreRules, IGNORE_FILE_LIMITS } from '../../../server/src/search/walk';
 import { ReadDenyRules } from '../../../server/src/access/secrets';
 import { loadPolicy, mergePolicies, parsePolicy, PolicyError, POLICY_FILE } from '../../../server/src/access/policy';
@@ -272,6 +282,43 @@ describe('read boundary', () => {
       expectRefused(await narrowed.resolve('plan-link.md'), 'denied');
       expectRefused(await narrowed.resolve('internal'), 'denied');
     });
+  });
+});
+
+describe('bounded reads of an opened file', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-head-'));
+  });
+  afterEach(() => {
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function heads(file: string, maxBytes: number): Promise<[string, string]> {
+    const handle = await fs.promises.open(file, 'r');
+    const fd = fs.openSync(file, 'r');
+    try {
+      return [(await readHead(handle, maxBytes)).toString('latin1'), readHeadSync(fd, maxBytes).toString('latin1')];
+    } finally {
+      await handle.close();
+      fs.closeSync(fd);
+    }
+  }
+
+  it('reads a file shorter than the bound whole, and an empty one as nothing, synchronously or not', async () => {
+    fs.writeFileSync(path.join(dir, 'short'), 'hello');
+    fs.writeFileSync(path.join(dir, 'empty'), '');
+    assert.deepEqual(await heads(path.join(dir, 'short'), 6), ['hello', 'hello']);
+    assert.deepEqual(await heads(path.join(dir, 'empty'), 6), ['', '']);
+  });
+
+  it('stops at the bound however large the file is, so one byte over a limit tells a larger file from one at it', async () => {
+    const huge = path.join(dir, 'sparse');
+    fs.writeFileSync(huge, 'abcdef');
+    fs.truncateSync(huge, 2 ** 32);
+    assert.deepEqual(await heads(huge, 4), ['abcd', 'abcd']);
+    fs.writeFileSync(path.join(dir, 'at-limit'), 'abcd');
+    assert.deepEqual(await heads(path.join(dir, 'at-limit'), 4 + 1), ['abcd', 'abcd']);
   });
 });
 
