@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isSameOrInside } from '../../../shared/pathContainment';
+import { isSameOrInside, relativeStaysInside } from '../../../shared/pathContainment';
 
 /** Where a path a reply names leads: to a file or folder inside the discussion's folder, or why not. */
 export type PathInFolder = { ok: true; realPath: string } | { ok: false; why: 'outside' | 'missing' };
@@ -23,4 +23,17 @@ export async function pathInFolder(folder: string, requested: string): Promise<P
     return { ok: false, why: 'missing' };
   }
   return isSameOrInside(realFolder, realPath) ? { ok: true, realPath } : { ok: false, why: 'outside' };
+}
+
+/**
+ * An editor file's path relative to `folder`, with `/` separators, when it is
+ * a file inside it (by name: the chip's path is read through the server's
+ * boundary, which follows links); undefined for the folder itself or
+ * anything outside. A check of `startsWith('..')` left out a file named
+ * `..notes` inside the folder.
+ */
+export function folderRelativePath(folder: string, file: string): string | undefined {
+  const relative = path.relative(folder, file);
+  if (relative === '' || !relativeStaysInside(relative)) return undefined;
+  return relative.split(path.sep).join('/');
 }

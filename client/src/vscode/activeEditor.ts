@@ -1,7 +1,7 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Attachment } from '../../../shared/protocol';
 import { SECTION } from './settings';
+import { folderRelativePath } from '../common/pathInFolder';
 
 /** A selection moving with the mouse fires many events: the panel hears of it once it settles. */
 const SELECTION_SETTLE_MS = 250;
@@ -14,9 +14,8 @@ const SELECTION_SETTLE_MS = 250;
 export function activeEditorAttachment(repo: string | undefined, editor = vscode.window.activeTextEditor): Attachment | null {
   if (!repo || !editor || editor.document.uri.scheme !== 'file') return null;
   if (!vscode.workspace.getConfiguration(SECTION).get<boolean>('context.includeActiveFile', true)) return null;
-  const relative = path.relative(repo, editor.document.uri.fsPath);
-  if (!relative || relative.startsWith('..') || path.isAbsolute(relative)) return null;
-  const shown = relative.split(path.sep).join('/');
+  const shown = folderRelativePath(repo, editor.document.uri.fsPath);
+  if (shown === undefined) return null;
   const selection = editor.selection;
   if (selection.isEmpty) return { kind: 'file', path: shown };
   // A selection ending at column 0 of a line does not take that line.

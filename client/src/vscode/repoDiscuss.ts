@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   DeleteRequest,
@@ -17,6 +16,7 @@ import { locationMessage } from '../../../shared/locationMessage';
 import { NO_VSCODE_MODELS_REMEDY, VSCODE_MODEL_PREFIX, type CodeLocation } from '../../../shared/protocol';
 import { DiscussionHub, type ClientDiscussion } from '../common/discussionHub';
 import { listDiscussionsOf, noDiscussionsMessage } from '../common/savedDiscussions';
+import { folderRelativePath } from '../common/pathInFolder';
 import { renderTaskMarkdown, renderTaskText } from '../common/taskText';
 import { ChatController, chatWebviewOptions, type ChatHost } from './chatController';
 import { registerCommands, type CommandHandlers } from './commands';
@@ -447,9 +447,9 @@ export class RepoDiscussExtension implements ChatHost, CommandHandlers, vscode.W
 function selectionAttachment(where: CodeLocation, repo: string): Attachment | undefined {
   const file = vscode.Uri.parse(where.uri);
   if (file.scheme !== 'file') return undefined;
-  const relative = path.relative(repo, file.fsPath);
-  if (!relative || relative.startsWith('..') || path.isAbsolute(relative)) return undefined;
+  const relative = folderRelativePath(repo, file.fsPath);
+  if (relative === undefined) return undefined;
   const { start, end } = where.range;
   const endLine = end.character === 0 && end.line > start.line ? end.line : end.line + 1;
-  return { kind: 'selection', path: relative.split(path.sep).join('/'), startLine: start.line + 1, endLine };
+  return { kind: 'selection', path: relative, startLine: start.line + 1, endLine };
 }

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { pathInFolder } from '../../../client/src/common/pathInFolder';
+import { folderRelativePath, pathInFolder } from '../../../client/src/common/pathInFolder';
 
 /**
  * Where a path a reply links to leads (client/src/common/pathInFolder.ts),
@@ -48,5 +48,23 @@ describe('a path a reply links to', () => {
   it('takes a name that only starts with two dots as a name inside', async () => {
     fs.writeFileSync(path.join(repo, '..notes'), 'x\n');
     assert.deepEqual(await pathInFolder(repo, '..notes'), { ok: true, realPath: path.join(repo, '..notes') });
+  });
+});
+
+/** The chip an editor file or a code action's selection becomes (folderRelativePath): only a file inside the folder gets one. */
+describe("an editor file's path in the discussion's folder", () => {
+  const repo = path.join(path.sep, 'work', 'app');
+
+  it('is folder-relative with / separators for a file inside, a name starting with two dots included', () => {
+    assert.equal(folderRelativePath(repo, path.join(repo, 'src', 'cart.ts')), 'src/cart.ts');
+    assert.equal(folderRelativePath(repo, path.join(repo, '..notes')), '..notes');
+    assert.equal(folderRelativePath(repo, path.join(repo, '..', 'app', 'docs', 'a.md')), 'docs/a.md');
+  });
+
+  it('is none for the folder itself, its parent, a sibling folder sharing its prefix, or anything outside', () => {
+    assert.equal(folderRelativePath(repo, repo), undefined);
+    assert.equal(folderRelativePath(repo, path.dirname(repo)), undefined);
+    assert.equal(folderRelativePath(repo, path.join(path.dirname(repo), 'app-other', 'a.ts')), undefined);
+    assert.equal(folderRelativePath(repo, path.join(path.sep, 'etc', 'passwd')), undefined);
   });
 });
