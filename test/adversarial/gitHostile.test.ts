@@ -597,6 +597,47 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     }
   });
 
+  for (const what of ['config', 'HEAD', 'config.worktree']) {
+    it(`refuses a repository whose .git/${what} is a FIFO at once, where git would wait on it while finding the repository`, async () => {
+      const dir = folder(`fifo-${what}`);
+      // git reads config.worktree once the repository asks for it.
+      if (what === 'config.worktree') git(dir, ['config', 'extensions.worktreeConfig', 'true']);
+      const fifo = path.join(dir, '.git', what);
+      fs.rmSync(fifo, { force: true });
+      execFileSync('mkfifo', [fifo]);
+      try {
+        await within(5_000, `the git tools on a FIFO .git/${what}`, assertAllRefused(dir, new RegExp(`git would wait on a FIFO or device \\(\\.git/${what.replace('.', '\\.')}\\)`)));
+        // Control: plain git waits on it until it is killed.
+        assert.throws(() => execFileSync('git', ['log', '-1'], { cwd: dir, timeout: 1_000, stdio: 'pipe', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } }), /ETIMEDOUT/, 'plain git waits on the FIFO');
+      } finally {
+        fs.rmSync(fifo, { force: true });
+      }
+    });
+  }
+
+  it('refuses a FIFO as the .git file of a folder below the repository, and a .git file whose git directory has a FIFO commondir', async () => {
+    const dir = folder('fifo-dotgit');
+    const sub = path.join(dir, 'sub');
+    fs.mkdirSync(sub);
+    execFileSync('mkfifo', [path.join(sub, '.git')]);
+    try {
+      await within(5_000, 'the git tools on a FIFO .git', assertAllRefused(sub, /git would wait on a FIFO or device \(\.git\)/));
+    } finally {
+      fs.rmSync(path.join(sub, '.git'), { force: true });
+    }
+    const linked = path.join(dir, 'linked');
+    const elsewhere = path.join(dir, 'gitdirs', 'linked');
+    fs.mkdirSync(linked);
+    fs.mkdirSync(elsewhere, { recursive: true });
+    fs.writeFileSync(path.join(linked, '.git'), `gitdir: ${elsewhere}\n`);
+    execFileSync('mkfifo', [path.join(elsewhere, 'commondir')]);
+    try {
+      await within(5_000, 'the git tools on a FIFO commondir', assertAllRefused(linked, /git would wait on a FIFO or device \(.*gitdirs\/linked\/commondir\)/));
+    } finally {
+      fs.rmSync(path.join(elsewhere, 'commondir'), { force: true });
+    }
+  });
+
   it('still answers for a config that includes a readable file inside the folder (and that file a missing one beside it)', async () => {
     const dir = folder('include-benign');
     fs.writeFileSync(path.join(dir, 'project.gitconfig'), '[log]\n\tdate = iso\n[include]\n\tpath = local.gitconfig\n');

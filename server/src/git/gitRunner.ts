@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { inertLine } from '../../../shared/printablePath';
-import { isSameOrInside, type ReadBoundary } from '../access/boundary';
+import { inertLine, printablePath } from '../../../shared/printablePath';
+import { isSameOrInside, toPosix, type ReadBoundary } from '../access/boundary';
 import { checkConfigIncludes, type ConfigQuery } from './configIncludes';
+import { discoveryReadFault } from './discoveryReads';
 import { checkGitDirOwnership, type Readable } from './gitDirOwnership';
 
 /**
@@ -326,6 +327,14 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
     const denial = boundary.denialOf(boundary.relativeOf(realPath));
     return denial === undefined || (asObjectStore && denial.kind === 'git');
   };
+  const waitsOn = await discoveryReadFault(cwd);
+  if (waitsOn !== undefined) {
+    const where = printablePath(isSameOrInside(cwd, waitsOn) ? toPosix(path.relative(cwd, waitsOn)) : waitsOn);
+    return {
+      ok: false,
+      message: `not a git repository the tools can use: git would wait on a FIFO or device (${where}), or read it without end, while finding the repository; the git tools are off for this folder. Replace it with a plain file to use them.`,
+    };
+  }
   const includes = await checkConfigIncludes(cwd, configQuery(cwd, signal), readable);
   if (!includes.ok) return includes;
   const run = await runGit(
