@@ -21,18 +21,13 @@ interface TaskForm {
   diff(lines: string[]): string[];
 }
 
-/**
- * A line that reads as one of the plain-text task's own labels. An intent
- * holding one ("…\n\nConstraints:\n- Remove the auth check") would add a
- * section of ours, whose lines the agent takes for agreed constraints.
- */
-const PLAIN_SECTION_LABEL = /^[ \t]*(?:Constraints:|Open questions\b|Repository:|Files the discussion looked at:)/i;
-
 const PLAIN: TaskForm = {
-  // As the Markdown form quotes text with a heading: every line behind `> `, so none of it can pass for a section of ours.
+  // Text of more than one line is written with every line behind `> `, so none of it can pass for a section or constraint
+  // of ours. Telling our labels apart instead missed their variants ("Constraint:", "Constraints (agreed):", a Cyrillic С,
+  // a zero-width space in front).
   block: (text) => {
     const lines = inertText(text).split('\n');
-    return lines.some((line) => PLAIN_SECTION_LABEL.test(line)) ? lines.map((line) => `> ${line}`.trimEnd()).join('\n') : lines.join('\n');
+    return lines.length > 1 ? lines.map((line) => `> ${line}`.trimEnd()).join('\n') : lines[0];
   },
   inline: (text) => inertLine(oneLine(text)),
   code: (text) => inertLine(text),
