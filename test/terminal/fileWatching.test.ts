@@ -4,7 +4,8 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as ParcelWatcher from '@parcel/watcher';
 import { FolderWatches, loadFileWatcher, type FileEvent } from '../../client/src/terminal/folderWatcher';
-import { Session, waitFor } from '../../client/src/terminal/session';
+import { Refusal, Session, waitFor } from '../../client/src/terminal/session';
+import { CloseRequest } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { Sandbox, tempDir } from './terminalProcess';
 
@@ -225,8 +226,11 @@ describe('the terminal client watching the folder it discusses', function () {
       assert.match(tool.get('w3') ?? '', /src\/app\.ts:2: constant answerEdited/);
     });
 
-    /** The real watcher, counting the watches it starts and resolving `stopped` when one is stopped. */
-    function countingWatcher(): { library: typeof ParcelWatcher; started: () => number; stopped: Promise<void>; stops: () => number } {
+    /**
+     * The real watcher, counting the watches it starts and resolving `stopped` when one is stopped; `stopsWait`, when
+     * given, holds each stop until it resolves.
+     */
+    function countingWatcher(stopsWait?: Promise<void>): { library: typeof ParcelWatcher; started: () => number; stopped: Promise<void>; stops: () => number } {
       let started = 0;
       let stops = 0;
       let onStop!: () => void;
@@ -239,6 +243,7 @@ describe('the terminal client watching the folder it discusses', function () {
           return {
             unsubscribe: async () => {
               stops++;
+              await stopsWait;
               await subscription.unsubscribe();
               onStop();
             },
@@ -274,6 +279,40 @@ describe('the terminal client watching the folder it discusses', function () {
       await counting.stopped;
       await unwatchedTold;
       assert.equal(counting.started(), 1);
+    });
+
+    it('stops watching a folder whose discussion the server had already closed, though it refuses the close', async () => {
+      const logs: Array<(line: string) => void> = [];
+      const counting = countingWatcher();
+      session = await startWith(counting.library, logs);
+      const opened = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      assert.equal(await opened.watched, true);
+      // As the server's idle close does: the discussion is gone before this client closes it.
+      await session.server.channel().request(CloseRequest.method, { discussionId: opened.discussion.id });
+      await assert.rejects(session.hub.close(opened.discussion.id), Refusal);
+      await counting.stopped;
+    });
+
+    it('tells the server a folder is watched again when a new discussion watches it while the old watch is still stopping', async () => {
+      const logs: Array<(line: string) => void> = [];
+      const told: string[] = [];
+      logs.push((line) => {
+        if (line.includes(`file changes in ${sandbox.repo} are reported`) || line.includes('no folder has its file changes reported')) told.push(line);
+      });
+      let letStop!: () => void;
+      const counting = countingWatcher(new Promise<void>((resolve) => (letStop = resolve)));
+      session = await startWith(counting.library, logs);
+      const first = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      assert.equal(await first.watched, true);
+      await until<string>((listener) => logs.push(listener), (line) => line.includes('are reported'));
+      await session.hub.close(first.discussion.id);
+      const second = await session.open({ folder: sandbox.repo }, { watchFiles: true });
+      assert.equal(await second.watched, true);
+      letStop();
+      await counting.stopped;
+      await session.list(); // answered after anything the server logged for what came before
+      assert.equal(counting.started(), 2);
+      assert.match(told[told.length - 1], /are reported/, `the server's last word on the folder: ${told.join(' | ')}`);
     });
 
     it('keeps the watch of a folder whose discussion is closed and opened again under a hold, as a model switch does', async () => {

@@ -103,7 +103,8 @@ export class FolderWatches {
     const backend = BACKENDS[process.platform];
     if (this.closed || backend === undefined) return undefined;
     try {
-      const subscription = await this.watcher.subscribe(folder, (err, events) => this.received(folder, err, events), { backend, ignore: NOT_WATCHED });
+      // An unwatched attempt's late error must not end a newer watch of the same folder.
+      const subscription = await this.watcher.subscribe(folder, (err, events) => current() && this.received(folder, err, events), { backend, ignore: NOT_WATCHED });
       if (this.closed || !current()) {
         await subscription.unsubscribe().catch(() => undefined);
         return undefined;

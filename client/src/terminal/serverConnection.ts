@@ -141,9 +141,11 @@ export class ServerConnection {
   /** Stops reporting `folder`'s changes, and tells the server its symbol index looks at the folder itself again. */
   async unwatchFolder(folder: string): Promise<void> {
     if (!this.watches || this.stopping) return;
-    const told = this.toldWatched.delete(folder);
+    // Told before the watch has stopped: told after, it could follow the "added" of a new watch of the folder started
+    // meanwhile, and the server would walk a folder that is watched.
+    const told = this.toldWatched.delete(folder) ? this.tellFolders([], [folder]) : undefined;
     await this.watches.unwatch(folder);
-    if (told) await this.tellFolders([], [folder]);
+    await told;
   }
 
   private async tellFolders(added: string[], removed: string[]): Promise<void> {

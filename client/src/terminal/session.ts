@@ -65,6 +65,9 @@ export class Session {
     const inner = server.channel();
     const channel: RpcChannel = {
       request: async <M extends DiscussMethod>(method: M, params: ParamsOf<M>): Promise<ResultOf<M>> => {
+        // Released whatever the answer: a close the server refuses (it closed the discussion itself after an hour idle) kept
+        // the folder watched for good.
+        if (method === CloseRequest.method || method === DeleteRequest.method) this.releaseWatch((params as CloseRequest.Params).discussionId);
         const result = await this.guard(inner.request(method, params));
         if (method === StartRequest.method) {
           const started = result as StartRequest.Result;
@@ -72,8 +75,6 @@ export class Session {
         } else if (method === SubscribeRequest.method) {
           const id = (params as SubscribeRequest.Params).discussionId;
           this.replayCounts.set(id, (result as SubscribeRequest.Result).eventsReplayed);
-        } else if (method === CloseRequest.method || method === DeleteRequest.method) {
-          this.releaseWatch((params as CloseRequest.Params).discussionId);
         }
         return result;
       },
