@@ -615,6 +615,79 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     });
   }
 
+  /** Plain git, in `dir`, waits on a FIFO until it is killed. */
+  function assertPlainGitWaits(dir: string): void {
+    assert.throws(
+      () => execFileSync('git', ['log', '-1'], { cwd: dir, timeout: 1_000, stdio: 'pipe', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } }),
+      /ETIMEDOUT/,
+      'plain git waits on the FIFO',
+    );
+  }
+
+  // Each plants a FIFO where git's discovery opens a file, and names the folder the tools are asked in and the FIFO.
+  const discoveryPlants: Array<[string, (dir: string) => { folder: string; fifo: string }]> = [
+    ['a HEAD in a folder that is in no repository, opened as git asks whether it is a bare one', () => {
+      const dir = fs.mkdtempSync(path.join(base, 'no-repo-'));
+      return { folder: dir, fifo: path.join(dir, 'HEAD') };
+    }],
+    ['a HEAD in a subfolder of the repository, on the way up', (dir) => ({ folder: path.join(dir, 'sub'), fifo: path.join(dir, 'sub', 'HEAD') })],
+    ['the HEAD beside an empty .git, which git passes over', (dir) => {
+      fs.mkdirSync(path.join(dir, 'sub', '.git'), { recursive: true });
+      return { folder: path.join(dir, 'sub'), fifo: path.join(dir, 'sub', 'HEAD') };
+    }],
+    ['the commondir beside a HEAD in a subfolder', (dir) => {
+      fs.mkdirSync(path.join(dir, 'sub'));
+      fs.writeFileSync(path.join(dir, 'sub', 'HEAD'), 'ref: refs/heads/main\n');
+      return { folder: path.join(dir, 'sub'), fifo: path.join(dir, 'sub', 'commondir') };
+    }],
+    ['the HEAD of a git directory a .git file names with a trailing space, which git keeps', (dir) => {
+      const sub = path.join(dir, 'sub');
+      fs.mkdirSync(path.join(sub, 'gd '), { recursive: true });
+      fs.writeFileSync(path.join(sub, '.git'), 'gitdir: gd \n');
+      return { folder: sub, fifo: path.join(sub, 'gd ', 'HEAD') };
+    }],
+    ['the HEAD of a git directory a .git file names through a link and then ..', (dir) => {
+      const sub = path.join(dir, 'sub');
+      fs.mkdirSync(path.join(sub, 'deep', 'er'), { recursive: true });
+      fs.mkdirSync(path.join(sub, 'deep', 'gd'));
+      fs.mkdirSync(path.join(sub, 'gd'));
+      fs.writeFileSync(path.join(sub, 'gd', 'HEAD'), 'ref: refs/heads/main\n');
+      fs.symlinkSync(path.join('deep', 'er'), path.join(sub, 'lnk'));
+      fs.writeFileSync(path.join(sub, '.git'), 'gitdir: lnk/../gd\n');
+      return { folder: sub, fifo: path.join(sub, 'deep', 'gd', 'HEAD') };
+    }],
+    ['the config of a common directory named with a trailing space', (dir) => {
+      // A common directory git takes: objects and refs in it.
+      for (const part of ['objects', 'refs']) fs.mkdirSync(path.join(dir, 'cd ', part), { recursive: true });
+      fs.writeFileSync(path.join(dir, '.git', 'commondir'), '../cd \n');
+      return { folder: dir, fifo: path.join(dir, 'cd ', 'config') };
+    }],
+    ['the config of a common directory named through a link and then ..', (dir) => {
+      fs.mkdirSync(path.join(dir, 'deep', 'er'), { recursive: true });
+      for (const part of ['objects', 'refs']) fs.mkdirSync(path.join(dir, 'deep', 'cd', part), { recursive: true });
+      fs.symlinkSync(path.join('..', 'deep', 'er'), path.join(dir, '.git', 'lnk'));
+      fs.writeFileSync(path.join(dir, '.git', 'commondir'), 'lnk/../cd\n');
+      return { folder: dir, fifo: path.join(dir, 'deep', 'cd', 'config') };
+    }],
+    ['.git/shallow, which rev-parse --is-shallow-repository opens', (dir) => ({ folder: dir, fifo: path.join(dir, '.git', 'shallow') })],
+  ];
+  for (const [where, plant] of discoveryPlants) {
+    it(`refuses at once a FIFO git would wait on while finding the repository: ${where}`, async () => {
+      const dir = folder(`discovery-${discoveryPlants.findIndex(([name]) => name === where)}`);
+      const { folder: asked, fifo } = plant(dir);
+      fs.mkdirSync(asked, { recursive: true });
+      execFileSync('mkfifo', [fifo]);
+      try {
+        assertPlainGitWaits(asked);
+        await within(5_000, `the git tools on ${where}`, assertAllRefused(asked, /git would wait on a FIFO or device \(.+\)/));
+        const outcome = await gitLog(await ReadBoundary.create(asked), {});
+        assert.ok(outcome.output.includes(path.basename(fifo)), outcome.output);
+      } finally {
+        fs.rmSync(fifo, { force: true });
+      }
+    });
+  }
+
   it('refuses a FIFO as the .git file of a folder below the repository, and a .git file whose git directory has a FIFO commondir', async () => {
     const dir = folder('fifo-dotgit');
     const sub = path.join(dir, 'sub');
@@ -638,6 +711,33 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     }
   });
 
+  it("shows nothing of an outside config that .git/config or commondir leads to, though git quotes its values when it cannot find the repository", async () => {
+    const linked = folder('config-linked-out');
+    fs.rmSync(path.join(linked, '.git', 'config'));
+    fs.symlinkSync(secretConfig, path.join(linked, '.git', 'config'));
+    const common = path.join(base, 'common-outside');
+    for (const part of ['objects', 'refs']) fs.mkdirSync(path.join(common, part), { recursive: true });
+    fs.copyFileSync(secretConfig, path.join(common, 'config'));
+    const pointed = folder('commondir-out');
+    fs.writeFileSync(path.join(pointed, '.git', 'commondir'), `${common}\n`);
+    for (const dir of [linked, pointed]) {
+      assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => String(error.stderr).includes(SENTINEL), 'plain git quotes the outside value in an error');
+      await assertAllRefused(dir, /bad numeric config value '…'/);
+    }
+  });
+
+  it('still answers for a relative include in a folder whose path holds a backslash or a U+2028, which git escapes or keeps in its trace', async () => {
+    for (const name of ['back\\slash', 'line\u2028sep']) {
+      const dir = folder(name);
+      fs.writeFileSync(path.join(dir, 'project.gitconfig'), '[log]\n\tdate = iso\n');
+      configure(dir, '[include]', '\tpath = ../project.gitconfig');
+      assert.equal(git(dir, ['config', '--get', 'log.date']).trim(), 'iso', 'plain git reads the include');
+      const outcome = await gitLog(await ReadBoundary.create(dir), {});
+      assert.equal(outcome.ok, true, outcome.output);
+      assert.match(outcome.output, /Inside commit/);
+    }
+  });
+
   it('still answers for a config that includes a readable file inside the folder (and that file a missing one beside it)', async () => {
     const dir = folder('include-benign');
     fs.writeFileSync(path.join(dir, 'project.gitconfig'), '[log]\n\tdate = iso\n[include]\n\tpath = local.gitconfig\n');
@@ -650,13 +750,14 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     }
   });
 
-  it('shows a bidi override or isolate from a config value that git quotes in its error only as a visible escape', async () => {
+  it('shows nothing of a config value git quotes in its error while finding the repository, a bidi override or markup in it neither', async () => {
     const dir = folder('bidi-config');
     fs.appendFileSync(path.join(dir, '.git', 'config'), '[core]\n\tbare = \u202eeurt\u2066 <img src=x onerror=alert(1)>\n');
+    assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => String(error.stderr).includes('<img'), 'plain git quotes the value');
     const outcome = await gitLog(await ReadBoundary.create(dir), {});
     assert.equal(outcome.ok, false, outcome.output);
-    assert.match(outcome.output, /core\.bare/, 'the answer is git\'s error about the value');
+    assert.match(outcome.output, /config value '…' for 'core\.bare'/, 'the answer is git\'s error about the key, without its value');
     assert.ok(!/[\u202a-\u202e\u2066-\u2069\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(outcome.output), `a raw control or bidi character reached the answer: ${JSON.stringify(outcome.output)}`);
-    assert.match(outcome.output, /\\u202e/);
+    assert.ok(!/eurt|<img/.test(outcome.output), outcome.output);
   });
 });

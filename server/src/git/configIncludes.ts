@@ -90,9 +90,21 @@ function parseListing(stdout: string, withOrigin: boolean): Array<{ origin: stri
   return entries;
 }
 
-/** Where git ran once it had found the repository (GIT_TRACE_SETUP's `setup: cwd:`): the folder or a directory above it. */
+const SETUP_CWD = ' setup: cwd: ';
+
+/**
+ * Where git ran once it had found the repository (GIT_TRACE_SETUP's `setup:
+ * cwd:`): the folder or a directory above it. git ends the line with `\n`
+ * alone and escapes `\`, `\n` and `\r` in the path (trace.c quote_crlf); read
+ * with a multiline regular expression, a U+2028 in a directory name cut the
+ * path short, and the includes were checked from another directory than
+ * git's.
+ */
 function setupCwd(stderr: string, root: string): string | undefined {
-  const reported = [...stderr.matchAll(/ setup: cwd: (.*)$/gm)].map((match) => match[1]);
+  const reported = stderr
+    .split('\n')
+    .filter((line) => line.includes(SETUP_CWD))
+    .map((line) => line.slice(line.indexOf(SETUP_CWD) + SETUP_CWD.length).replace(/\\([\\nr])/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : '\\')));
   if (reported.length !== 1 || !path.isAbsolute(reported[0])) return undefined;
   return isSameOrInside(reported[0], root) ? reported[0] : undefined;
 }

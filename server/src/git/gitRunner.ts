@@ -251,8 +251,14 @@ export type Opened = { ok: true; repo: GitRepository } | { ok: false; message: s
 
 export const GIT_MISSING = 'git is not installed (no `git` on the PATH of the server); the git tools need it.';
 
-/** A model-facing message for a failed run that is not one of the expected cases. */
-export function describeFailure(run: GitRun, what: string): string {
+/**
+ * A model-facing message for a failed run that is not one of the expected
+ * cases. `hideQuoted`: for runs that read only the repository's own files
+ * (finding it, listing its config), whose errors quote config values ("bad
+ * numeric config value '…'"): before the checks that keep git to the folder
+ * have run, such a value may come from a file outside it, a secret among them.
+ */
+export function describeFailure(run: GitRun, what: string, { hideQuoted = false }: { hideQuoted?: boolean } = {}): string {
   if (run.failure === 'missing') return GIT_MISSING;
   if (run.failure === 'timeout') return `${what} took too long and was stopped. Narrow it with a path or a smaller range.`;
   if (run.failure === 'aborted') return 'Cancelled.';
@@ -262,7 +268,9 @@ export function describeFailure(run: GitRun, what: string): string {
   }
   const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
   // The reason is on the fatal/error line; warnings come first.
-  const firstLine = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? `exit code ${run.code}`;
+  const found = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? `exit code ${run.code}`;
+  // A key name (`core.abbrev`) says what to fix and is kept; anything else quoted may be the value.
+  const firstLine = hideQuoted ? found.replace(/'([^']*)'/g, (quoted, inner: string) => (/^[A-Za-z][A-Za-z0-9-]*\.[A-Za-z][A-Za-z0-9-]*$/.test(inner) ? quoted : "'…'")) : found;
   // git quotes the repository's config values and file lines here: a bidi override among them would reorder the message.
   return `${what} failed: ${inertLine(firstLine.slice(0, 300))}`;
 }
@@ -303,7 +311,7 @@ function configQuery(cwd: string, signal?: AbortSignal): ConfigQuery {
     const run = await runGit(['config', ...args], { cwd, signal, maxBytes: 1024 * 1024, ...options });
     if (run.failure) return { ok: false, message: describeFailure(run, 'git config'), rejected: false };
     if (run.truncated) return { ok: false, message: CONFIG_UNREADABLE, rejected: false };
-    if (run.code !== 0 && run.code !== 1) return { ok: false, message: `not a git repository: ${describeFailure(run, 'git config')}; the git tools need one.`, rejected: true };
+    if (run.code !== 0 && run.code !== 1) return { ok: false, message: `not a git repository: ${describeFailure(run, 'git config', { hideQuoted: true })}; the git tools need one.`, rejected: true };
     return { ok: true, stdout: run.stdout.toString('utf8'), stderr: run.stderr };
   };
 }
@@ -349,7 +357,7 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
     if (/dubious ownership/i.test(run.stderr)) {
       return { ok: false, message: 'not a git repository that can be read: it is owned by another user (git "dubious ownership"); the git tools need one.' };
     }
-    return { ok: false, message: `not a git repository: ${describeFailure(run, 'git rev-parse')}; the git tools need one.` };
+    return { ok: false, message: `not a git repository: ${describeFailure(run, 'git rev-parse', { hideQuoted: true })}; the git tools need one.` };
   }
   const [inside, shallow, toplevel, gitDir, commonDir] = run.stdout.toString('utf8').split('\n');
   if (inside !== 'true' || !toplevel || !gitDir || !commonDir) {
