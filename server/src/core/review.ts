@@ -1,7 +1,7 @@
-import { REVIEW_STATUSES, type RemedyCode, type Handoff, type Review, type ReviewItem, type ReviewStatus, type UnrequestedChange } from '../../../shared/protocol';
-import { ModelError, type ChatModel, type TokenUsage } from '../model/types';
-import { asClause, errorText } from '../../../shared/errorText';
-import { parseJsonObjectReply } from './distill';
+import { REVIEW_STATUSES, type Handoff, type Review, type ReviewItem, type ReviewStatus, type UnrequestedChange } from '../../../shared/protocol';
+import type { ChatModel, TokenUsage } from '../model/types';
+import { asClause } from '../../../shared/errorText';
+import { parseJsonObjectReply, requestStructured } from './structuredReply';
 import { DiscussError } from './errors';
 import { bound } from './text';
 import { DiffPlaces } from './reviewEvidence';
@@ -42,38 +42,21 @@ export async function reviewImplementation(model: ChatModel, input: ReviewInput)
   const shown = shownDiff(input.diff);
   const prompt = reviewPrompt(input.handoff, shown, fence);
   const places = new DiffPlaces(shown);
-  let lastProblem = 'no attempt was made';
-  // A model failure's fix (a key, a model) is the fix for this request too.
-  let lastRemedy: RemedyCode | undefined;
-  for (let attempt = 0; attempt < REVIEW_LIMITS.attempts; attempt++) {
-    if (input.signal.aborted) break;
-    let text: string;
-    try {
-      const response = await model.complete(
-        { messages: [{ role: 'user', content: prompt }], model: input.model, temperature: 0, maxTokens: REVIEW_LIMITS.replyTokens, signal: input.signal },
-        () => {},
-      );
-      if (response.usage) input.onUsage?.(response.usage);
-      text = response.content;
-    } catch (err) {
-      if (input.signal.aborted) break;
-      lastProblem = errorText(err);
-      lastRemedy = err instanceof ModelError ? err.remedy : undefined;
-      continue;
-    }
-    const parsed = parseReview(text, input.handoff.constraints, places);
-    if (typeof parsed === 'string') {
-      lastProblem = parsed;
-      lastRemedy = undefined;
-      continue;
-    }
-    return { intent: input.handoff.intent, ...(input.base ? { base: input.base } : {}), compared: input.compared, ...parsed, at: input.now };
-  }
+  const answer = await requestStructured(model, {
+    prompt,
+    model: input.model,
+    maxTokens: REVIEW_LIMITS.replyTokens,
+    attempts: REVIEW_LIMITS.attempts,
+    signal: input.signal,
+    parse: (text) => parseReview(text, input.handoff.constraints, places),
+    onUsage: input.onUsage,
+  });
+  if (answer.ok) return { intent: input.handoff.intent, ...(input.base ? { base: input.base } : {}), compared: input.compared, ...answer.value, at: input.now };
   if (input.signal.aborted) throw new DiscussError('InvalidParams', 'The review was cancelled — nothing was changed.');
   throw new DiscussError(
     'ModelFailed',
-    `The model's review could not be read after ${REVIEW_LIMITS.attempts} attempts: ${asClause(lastProblem)}. Try again, or pick a stronger model.`,
-    lastRemedy,
+    `The model's review could not be read after ${REVIEW_LIMITS.attempts} attempts: ${asClause(answer.problem)}. Try again, or pick a stronger model.`,
+    answer.remedy,
   );
 }
 
