@@ -4,7 +4,7 @@ import type { ReadBoundary } from '../access/boundary';
 import { stripCarriageReturn } from '../read/answers';
 import type { ToolOutcome } from '../read/types';
 import { DIFF_CAP_BYTES, filterPatch, parseNumstat, quotePathForDisplay, unquoteGitPath } from './diffFilter';
-import { describeFailure, type GitRepository, openRepository, runInRepository, SAFE_DIFF_FLAGS } from './gitRunner';
+import { describeFailure, type GitRepository, type GitRun, openRepository, runInRepository, SAFE_DIFF_FLAGS } from './gitRunner';
 
 /**
  * The four read-only git tools: git_diff, git_log, git_show, git_blame. Each
@@ -36,14 +36,21 @@ const PLAUSIBLE_REVISION = /^(?!-)(?!.*\.\.)[A-Za-z0-9_./~^@{}+-]{1,200}$/;
 
 const failed = (output: string): ToolOutcome => ({ ok: false, output });
 
-/** Never throws into the caller: any surprise becomes a plain failure. */
+/**
+ * The call's answer when a step falls short (an argument, the repository, a
+ * git run): thrown there, so each tool reads as its steps, and answered by
+ * `guarded` with its message.
+ */
+class Refusal extends Error {}
+
+/** Never throws into the caller: a refusal is answered with its message, any surprise with a plain failure. */
 function guarded(name: string, run: (boundary: ReadBoundary, args: Record<string, unknown>, signal?: AbortSignal) => Promise<ToolOutcome>) {
   return async (boundary: ReadBoundary, args: Record<string, unknown>, signal?: AbortSignal): Promise<ToolOutcome> => {
     try {
       if (signal?.aborted) return failed('Cancelled.');
       return await run(boundary, args ?? {}, signal);
-    } catch {
-      return failed(`The ${name} call failed. Try again with other arguments.`);
+    } catch (err) {
+      return failed(err instanceof Refusal ? err.message : `The ${name} call failed. Try again with other arguments.`);
     }
   };
 }
@@ -53,25 +60,41 @@ function guarded(name: string, run: (boundary: ReadBoundary, args: Record<string
 
 type Resolved<T> = { ok: true; value: T } | { ok: false; message: string };
 
+/** The resolved value; else the call is refused with the message. */
+function required<T>(resolved: Resolved<T>): T {
+  if (!resolved.ok) throw new Refusal(resolved.message);
+  return resolved.value;
+}
+
+/** A run that failed refuses the call with what went wrong; one cut at its byte bound is read as far as it goes. */
+function refuseIfFailed(run: GitRun, what: string): void {
+  if (run.failure || (run.code !== 0 && !run.truncated)) throw new Refusal(describeFailure(run, what));
+}
+
 /**
  * A `path` argument as a pathspec relative to the folder. Resolved through
  * the boundary; a path that no longer exists (a deleted file has history)
  * is accepted when it is lexically inside the folder and not denied.
  */
-async function resolvePathArgument(boundary: ReadBoundary, requested: unknown): Promise<Resolved<string>> {
-  if (typeof requested !== 'string' || requested === '') return { ok: false, message: 'Refused: the path must be a non-empty string.' };
+async function resolvePathArgument(boundary: ReadBoundary, requested: unknown): Promise<string> {
+  if (typeof requested !== 'string' || requested === '') throw new Refusal('Refused: the path must be a non-empty string.');
   const resolved = await boundary.resolve(requested);
-  if (resolved.ok) return { ok: true, value: resolved.relativePath };
-  if (resolved.kind !== 'not_found' || /^file:/i.test(requested)) return { ok: false, message: resolved.message };
+  if (resolved.ok) return resolved.relativePath;
+  if (resolved.kind !== 'not_found' || /^file:/i.test(requested)) throw new Refusal(resolved.message);
   const lexical = path.resolve(boundary.root, requested);
-  if (!boundary.isInside(lexical)) return { ok: false, message: resolved.message };
+  if (!boundary.isInside(lexical)) throw new Refusal(resolved.message);
   const relative = boundary.relativeOf(lexical);
-  if (boundary.denialOf(relative)) return { ok: false, message: resolved.message };
-  return { ok: true, value: relative };
+  if (boundary.denialOf(relative)) throw new Refusal(resolved.message);
+  return relative;
 }
 
 /** A pathspec that means exactly this path (no glob magic), relative to the folder. */
 const literalPathspec = (relative: string) => (relative === '.' ? '.' : `:(literal)${relative}`);
+
+/** The pathspec of an optional `path` argument: the whole folder when there is none. */
+async function pathspecOf(boundary: ReadBoundary, requested: unknown): Promise<string> {
+  return requested === undefined ? '.' : literalPathspec(await resolvePathArgument(boundary, requested));
+}
 
 /** Resolves a revision the model named to a full commit hash; the hash is what git is given afterwards. */
 async function resolveCommit(repo: GitRepository, revision: unknown, what: string, signal?: AbortSignal): Promise<Resolved<string>> {
@@ -100,13 +123,23 @@ export async function headCommitOf(boundary: ReadBoundary, signal?: AbortSignal)
   return opened.ok ? headCommit(opened.repo, signal) : undefined;
 }
 
-async function open(boundary: ReadBoundary, signal?: AbortSignal): Promise<Resolved<GitRepository>> {
+/** The repository the folder is in; else the call is refused with why it cannot be used. */
+async function open(boundary: ReadBoundary, signal?: AbortSignal): Promise<GitRepository> {
   const opened = await openRepository(boundary, signal);
-  return opened.ok ? { ok: true, value: opened.repo } : { ok: false, message: opened.message };
+  if (!opened.ok) throw new Refusal(opened.message);
+  return opened.repo;
 }
 
 // ---------------------------------------------------------------------------
 // Diffs (git_diff, git_show)
+
+interface BoundedDiff {
+  text: string;
+  files: number;
+  added: number;
+  deleted: number;
+  hidden: string[];
+}
 
 /**
  * A diff of `revisions` (git diff / git show arguments) limited to the
@@ -120,28 +153,32 @@ async function boundedDiff(
   command: readonly string[],
   pathspec: string,
   signal?: AbortSignal,
-): Promise<Resolved<{ text: string; files: number; added: number; deleted: number; hidden: string[] }>> {
+): Promise<BoundedDiff> {
   const common = [...command, ...SAFE_DIFF_FLAGS, '--relative'];
   const numstat = await runInRepository(repo, [...common, '--numstat', '-z', '--', pathspec], { signal });
-  if (numstat.failure || numstat.code !== 0) return { ok: false, message: describeFailure(numstat, 'git diff') };
+  if (numstat.failure || numstat.code !== 0) throw new Refusal(describeFailure(numstat, 'git diff'));
   const stats = parseNumstat(numstat.stdout.toString('utf8'));
   const denied = stats.filter((stat) => boundary.denialOf(stat.path)).map((stat) => `:(exclude,literal)${stat.path}`);
   const patch = await runInRepository(repo, [...common, '-p', '--', pathspec, ...denied], { signal, maxBytes: 2 * 1024 * 1024 });
-  if (patch.failure || (patch.code !== 0 && !patch.truncated)) return { ok: false, message: describeFailure(patch, 'git diff') };
+  refuseIfFailed(patch, 'git diff');
   // A CR or U+2028 inside a line could pose as further diff lines, so they are escaped, before the cap so that it
   // counts what is shown. Unlike read_file, a CRLF line's last CR stays (as \r): the line ending may be the change.
   const filtered = filterPatch(boundary, escapeLineBreaks(patch.stdout.toString('utf8')), stats, patch.truncated);
   const shown = stats.filter((stat) => !boundary.denialOf(stat.path));
   return {
-    ok: true,
-    value: {
-      text: filtered.text,
-      files: shown.length,
-      added: shown.reduce((sum, stat) => sum + (stat.added ?? 0), 0),
-      deleted: shown.reduce((sum, stat) => sum + (stat.deleted ?? 0), 0),
-      hidden: filtered.hidden,
-    },
+    text: filtered.text,
+    files: shown.length,
+    added: shown.reduce((sum, stat) => sum + (stat.added ?? 0), 0),
+    deleted: shown.reduce((sum, stat) => sum + (stat.deleted ?? 0), 0),
+    hidden: filtered.hidden,
   };
+}
+
+/** git_diff's answer: the diff of `what`, or that there is none (`where` says what it was limited to). */
+function diffAnswer(diff: BoundedDiff, what: string, where: string): ToolOutcome {
+  const { files, added, deleted, text } = diff;
+  if (files === 0 && diff.hidden.length === 0) return { ok: true, output: `No ${what}${where}. (Untracked files are not part of git diffs.)` };
+  return { ok: true, output: `Diff of ${what}: ${files} file(s), +${added} −${deleted}.\n\n${text}` };
 }
 
 /** The base of a branch diff: the upstream, else the default branch (origin/HEAD, main, master). */
@@ -159,15 +196,8 @@ export const gitDiff = guarded('git_diff', async (boundary, args, signal) => {
     return failed('Invalid scope: use "working" (unstaged changes), "staged" (the index against HEAD) or "branch" (this branch against its base); leave it out for all uncommitted changes.');
   }
   if (args.base !== undefined && scope !== 'branch') return failed('"base" goes with scope "branch" only.');
-  const repoResult = await open(boundary, signal);
-  if (!repoResult.ok) return failed(repoResult.message);
-  const repo = repoResult.value;
-  let pathspec = '.';
-  if (args.path !== undefined) {
-    const resolved = await resolvePathArgument(boundary, args.path);
-    if (!resolved.ok) return failed(resolved.message);
-    pathspec = literalPathspec(resolved.value);
-  }
+  const repo = await open(boundary, signal);
+  const pathspec = await pathspecOf(boundary, args.path);
   const head = await headCommit(repo, signal);
   let command: string[];
   let what: string;
@@ -184,9 +214,7 @@ export const gitDiff = guarded('git_diff', async (boundary, args, signal) => {
     if (!head) return failed('The repository has no commits yet, so there is no branch to compare.');
     let base: { name: string; hash: string };
     if (args.base !== undefined) {
-      const resolved = await resolveCommit(repo, args.base, 'base', signal);
-      if (!resolved.ok) return failed(resolved.message);
-      base = { name: String(args.base), hash: resolved.value };
+      base = { name: String(args.base), hash: required(await resolveCommit(repo, args.base, 'base', signal)) };
     } else {
       const found = await defaultBase(repo, signal);
       if (!found) return failed('No base to compare with: the branch has no upstream and there is no origin/HEAD, main or master. Pass "base" (a branch, tag or commit).');
@@ -201,11 +229,7 @@ export const gitDiff = guarded('git_diff', async (boundary, args, signal) => {
     command = ['diff', mergeHash, head];
     what = `this branch (HEAD) against ${inertLine(base.name)}, from their merge base ${mergeHash.slice(0, 10)}`;
   }
-  const diff = await boundedDiff(boundary, repo, command, pathspec, signal);
-  if (!diff.ok) return failed(diff.message);
-  const { files, added, deleted, text } = diff.value;
-  if (files === 0 && diff.value.hidden.length === 0) return { ok: true, output: `No ${what}${pathspec === '.' ? '' : ' in that path'}. (Untracked files are not part of git diffs.)` };
-  return { ok: true, output: `Diff of ${what}: ${files} file(s), +${added} −${deleted}.\n\n${text}` };
+  return diffAnswer(await boundedDiff(boundary, repo, command, pathspec, signal), what, pathspec === '.' ? '' : ' in that path');
 });
 
 /**
@@ -216,50 +240,34 @@ export const gitDiff = guarded('git_diff', async (boundary, args, signal) => {
  * git_diff.
  */
 export const gitDiffSince = guarded('git_diff', async (boundary, args, signal) => {
-  const repoResult = await open(boundary, signal);
-  if (!repoResult.ok) return failed(repoResult.message);
-  const repo = repoResult.value;
+  const repo = await open(boundary, signal);
   let command: string[];
   let what: string;
   if (args.base !== undefined) {
-    const resolved = await resolveCommit(repo, args.base, 'base', signal);
-    if (!resolved.ok) return failed(resolved.message);
-    command = ['diff', resolved.value];
-    what = `changes since ${resolved.value.slice(0, 10)} (commits and the working tree)`;
+    const base = required(await resolveCommit(repo, args.base, 'base', signal));
+    command = ['diff', base];
+    what = `changes since ${base.slice(0, 10)} (commits and the working tree)`;
   } else {
     const head = await headCommit(repo, signal);
     command = ['diff', head ?? EMPTY_TREE];
     what = 'uncommitted changes (working tree and staged) against HEAD';
   }
-  const diff = await boundedDiff(boundary, repo, command, '.', signal);
-  if (!diff.ok) return failed(diff.message);
-  const { files, added, deleted, text } = diff.value;
-  if (files === 0 && diff.value.hidden.length === 0) return { ok: true, output: `No ${what}. (Untracked files are not part of git diffs.)` };
-  return { ok: true, output: `Diff of ${what}: ${files} file(s), +${added} −${deleted}.\n\n${text}` };
+  return diffAnswer(await boundedDiff(boundary, repo, command, '.', signal), what, '');
 });
 
 export const gitShow = guarded('git_show', async (boundary, args, signal) => {
-  const repoResult = await open(boundary, signal);
-  if (!repoResult.ok) return failed(repoResult.message);
-  const repo = repoResult.value;
-  const commit = await resolveCommit(repo, args.commit, 'commit', signal);
-  if (!commit.ok) return failed(commit.message);
-  let pathspec = '.';
-  if (args.path !== undefined) {
-    const resolved = await resolvePathArgument(boundary, args.path);
-    if (!resolved.ok) return failed(resolved.message);
-    pathspec = literalPathspec(resolved.value);
-  }
+  const repo = await open(boundary, signal);
+  const commit = required(await resolveCommit(repo, args.commit, 'commit', signal));
+  const pathspec = await pathspecOf(boundary, args.path);
   const meta = await runInRepository(
     repo,
-    ['log', '-1', '--no-show-signature', '--no-mailmap', '--no-color', '--date=iso-strict', '--format=%H%x00%an%x00%ad%x00%P%x00%B', commit.value, '--'],
+    ['log', '-1', '--no-show-signature', '--no-mailmap', '--no-color', '--date=iso-strict', '--format=%H%x00%an%x00%ad%x00%P%x00%B', commit, '--'],
     { signal, maxBytes: GIT_LIMITS.showMessageMaxBytes },
   );
-  if (meta.failure || (meta.code !== 0 && !meta.truncated)) return failed(describeFailure(meta, 'git show'));
+  refuseIfFailed(meta, 'git show');
   const [hash, author, date, parents, ...body] = meta.stdout.toString('utf8').split('\0');
   const message = inertText(body.join(' ').trimEnd()) + (meta.truncated ? '\n[… message cut]' : '');
-  const diff = await boundedDiff(boundary, repo, ['show', '--format=', '--diff-merges=first-parent', commit.value], pathspec, signal);
-  if (!diff.ok) return failed(diff.message);
+  const diff = await boundedDiff(boundary, repo, ['show', '--format=', '--diff-merges=first-parent', commit], pathspec, signal);
   const parentList = (parents ?? '').trim().split(' ').filter(Boolean);
   const header = [
     `commit ${hash}`,
@@ -269,8 +277,8 @@ export const gitShow = guarded('git_show', async (boundary, args, signal) => {
     '',
     message.split('\n').map((line) => `    ${line}`).join('\n'),
   ].filter((line, i) => i !== 1 || line !== '');
-  const { files, added, deleted, text } = diff.value;
-  const changes = files === 0 && diff.value.hidden.length === 0 ? `No changes${pathspec === '.' ? ' inside this folder' : ' to that path'}.` : `${files} file(s), +${added} −${deleted}.\n\n${text}`;
+  const { files, added, deleted, text } = diff;
+  const changes = files === 0 && diff.hidden.length === 0 ? `No changes${pathspec === '.' ? ' inside this folder' : ' to that path'}.` : `${files} file(s), +${added} −${deleted}.\n\n${text}`;
   return { ok: true, output: `${header.join('\n')}\n\n${changes}` };
 });
 
@@ -286,15 +294,8 @@ export const gitLog = guarded('git_log', async (boundary, args, signal) => {
   if (args.grep !== undefined && (typeof args.grep !== 'string' || args.grep === '' || args.grep.length > 200 || /[\x00-\x1f]/.test(args.grep))) {
     return failed('"grep" must be a one-line string of at most 200 characters (an extended regular expression matched against commit messages, case-insensitive).');
   }
-  const repoResult = await open(boundary, signal);
-  if (!repoResult.ok) return failed(repoResult.message);
-  const repo = repoResult.value;
-  let pathspec = '.';
-  if (args.path !== undefined) {
-    const resolved = await resolvePathArgument(boundary, args.path);
-    if (!resolved.ok) return failed(resolved.message);
-    pathspec = literalPathspec(resolved.value);
-  }
+  const repo = await open(boundary, signal);
+  const pathspec = await pathspecOf(boundary, args.path);
   const head = await headCommit(repo, signal);
   if (!head) return { ok: true, output: 'The repository has no commits yet.' };
   const grep = typeof args.grep === 'string' ? ['--extended-regexp', '--regexp-ignore-case', `--grep=${args.grep}`] : [];
@@ -306,7 +307,7 @@ export const gitLog = guarded('git_log', async (boundary, args, signal) => {
     ],
     { signal, maxBytes: 1024 * 1024 },
   );
-  if (run.failure || (run.code !== 0 && !run.truncated)) return failed(describeFailure(run, 'git log'));
+  refuseIfFailed(run, 'git log');
   const records = run.stdout.toString('utf8').split('\x1e').slice(1);
   if (run.truncated) records.pop(); // the last record may be cut
   const entries: string[] = [];
@@ -362,24 +363,21 @@ export const gitBlame = guarded('git_blame', async (boundary, args, signal) => {
     return failed('"start_line" and "end_line" must be integers with 1 <= start_line <= end_line.');
   }
   const last = Math.min(end, start + GIT_LIMITS.blameMaxLines - 1);
-  const resolved = await resolvePathArgument(boundary, args.path);
-  if (!resolved.ok) return failed(resolved.message);
-  if (resolved.value === '.') return failed('git_blame needs a file path.');
-  const repoResult = await open(boundary, signal);
-  if (!repoResult.ok) return failed(repoResult.message);
-  const repo = repoResult.value;
+  const file = await resolvePathArgument(boundary, args.path);
+  if (file === '.') return failed('git_blame needs a file path.');
+  const repo = await open(boundary, signal);
   const head = await headCommit(repo, signal);
   if (!head) return failed('The repository has no commits yet, so nothing can be blamed.');
   // Blamed at HEAD, not the working file: comparing the working file would run its clean filter and textconv.
-  const run = await runInRepository(repo, ['blame', '--porcelain', '--no-textconv', `-L${start},${last}`, head, '--', resolved.value], {
+  const run = await runInRepository(repo, ['blame', '--porcelain', '--no-textconv', `-L${start},${last}`, head, '--', file], {
     signal,
     maxBytes: 2 * 1024 * 1024,
   });
   if (run.failure) return failed(describeFailure(run, 'git blame'));
   if (run.code !== 0) {
     const only = /has only (\d+) lines?/.exec(run.stderr);
-    if (only) return failed(`${quotePathForDisplay(resolved.value)} has only ${only[1]} lines in the last commit (HEAD).`);
-    if (/no such path/i.test(run.stderr)) return failed(`${quotePathForDisplay(resolved.value)} is not in the last commit (HEAD), so it has no blame.`);
+    if (only) return failed(`${quotePathForDisplay(file)} has only ${only[1]} lines in the last commit (HEAD).`);
+    if (/no such path/i.test(run.stderr)) return failed(`${quotePathForDisplay(file)} is not in the last commit (HEAD), so it has no blame.`);
     return failed(describeFailure(run, 'git blame'));
   }
   const commits = new Map<string, BlameCommit>();
@@ -413,7 +411,7 @@ export const gitBlame = guarded('git_blame', async (boundary, args, signal) => {
   }
   const notes: string[] = [];
   if (last < end) notes.push(`[At most ${GIT_LIMITS.blameMaxLines} lines per call: continue with start_line ${last + 1}.]`);
-  return { ok: true, output: [`Blame of ${quotePathForDisplay(resolved.value)} lines ${start}-${last} as of HEAD (${head.slice(0, 10)}):`, ...groups, ...notes].join('\n') };
+  return { ok: true, output: [`Blame of ${quotePathForDisplay(file)} lines ${start}-${last} as of HEAD (${head.slice(0, 10)}):`, ...groups, ...notes].join('\n') };
 });
 
 // ---------------------------------------------------------------------------

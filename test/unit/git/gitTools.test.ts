@@ -445,6 +445,32 @@ describe('git tools', function () {
     });
   });
 
+  describe('refusals', () => {
+    it("answers with the first refused step's own message, in each tool's order of checks", async () => {
+      const plain = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-plain-')));
+      try {
+        const b = await ReadBoundary.create(plain);
+        const notARepository = (await refused(gitLog(b, {}))).split('\n')[0];
+        // git_diff, git_log and git_show open the repository before the path is looked at; git_blame looks at the path first.
+        for (const outcome of [gitDiff(b, { path: '' }), gitLog(b, { path: '' }), gitShow(b, { commit: '--x', path: '' })]) {
+          assert.equal((await refused(outcome)).split('\n')[0], notARepository);
+        }
+        assert.equal(await refused(gitBlame(b, { path: '', start_line: 1, end_line: 1 })), 'Refused: the path must be a non-empty string.');
+      } finally {
+        fs.rmSync(plain, { recursive: true, force: true });
+      }
+      assert.match(await refused(gitShow(boundary, { commit: '--x', path: '' })), /^Invalid commit: /);
+      assert.equal(await refused(gitShow(boundary, { commit: 'HEAD', path: '' })), 'Refused: the path must be a non-empty string.');
+    });
+
+    it('answers an error nothing foresaw with a plain failure naming the tool, never its text', async () => {
+      const failing = Object.create(boundary) as ReadBoundary;
+      failing.resolve = () => Promise.reject(new Error(`unforeseen ${SECRET_MARKER}`));
+      assert.equal(await refused(gitLog(failing, { path: 'README.md' })), 'The git_log call failed. Try again with other arguments.');
+      assert.equal(await refused(gitBlame(failing, { path: 'README.md', start_line: 1, end_line: 1 })), 'The git_blame call failed. Try again with other arguments.');
+    });
+  });
+
   describe('toolbox', () => {
     it('advertises the four git tools and lets the policy deny each of them', async () => {
       const all = await createToolbox(repo, { denyTools: [], denyRead: [] });
