@@ -1,3 +1,5 @@
+import { cutText } from './cutText';
+
 /**
  * Untrusted text (the model's, a tool's, an endpoint's) put on one line of
  * ours, where a line break in it could pose as another entry, heading or
@@ -25,6 +27,5 @@ export function oneLine(text: string): string {
  */
 export function shortLine(text: string, max: number): string {
   // String(): a detail from another process may not be the string its type says.
-  const flat = String(text).replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+  return cutText(String(text).replace(/\s+/g, ' ').trim(), max, 'within');
 }

@@ -1,4 +1,5 @@
 import type { Decision, DecisionKind, DiscussionEvent, DiscussionSummary, PreparedTask, Review, ReviewStatus, TurnProgress } from '../../../shared/protocol';
+import { cutText } from '../../../shared/cutText';
 import { evidenceLabel } from '../../../shared/evidenceLabel';
 import { attachmentLabel } from '../../../shared/mentions';
 import { oneLine } from '../../../shared/oneLine';
@@ -133,7 +134,7 @@ export function toolVerdict(ok: boolean, preview: string): ToolVerdict {
 /** What came back: the summary's count when it has one ("37 in 12 files"), else ok / refused / failed with the reason. */
 function verdictText(verdict: ToolVerdict, preview: string, style: Style, outcome?: string): TerminalText {
   if (verdict === 'ok') return style.green(outcome ?? 'ok');
-  const reason = cut(preview.trim().split(/\r?\n/, 1)[0].replace(/^Refused:\s*/, ''), RESULT_REASON_CHARS);
+  const reason = cutText(preview.trim().split(/\r?\n/, 1)[0].replace(/^Refused:\s*/, ''), RESULT_REASON_CHARS, 'within');
   const word = verdict === 'refused' ? style.yellow(style.bold('refused')) : style.red('failed');
   return term`${word}${reason ? style.dim(` — ${reason}`) : ''}`;
 }
@@ -385,7 +386,7 @@ export function reviewChecklist(review: Review, style: Style): TerminalText[] {
 export function discussionRow(row: DiscussionSummary, now: number, style: Style, note = ''): TerminalText {
   const when = relativeTime(row.updatedAt ?? row.createdAt, now);
   const details = [`${row.turns} turn${row.turns === 1 ? '' : 's'}`, when, row.model ? `model ${row.model}` : ''].filter(Boolean).join(' · ');
-  return term`  ${style.cyan(row.discussionId)}  ${style.bold(cut(row.title || '(untitled)', 60))}${note ? term`  ${style.yellow(note)}` : ''}\n      ${style.dim(`${details} · ${row.repo}`)}`;
+  return term`  ${style.cyan(row.discussionId)}  ${style.bold(cutText(row.title || '(untitled)', 60, 'within'))}${note ? term`  ${style.yellow(note)}` : ''}\n      ${style.dim(`${details} · ${row.repo}`)}`;
 }
 
 export function relativeTime(at: number, now: number): string {
@@ -398,8 +399,4 @@ export function relativeTime(at: number, now: number): string {
   const days = Math.round(hours / 24);
   if (days < 30) return `${days} days ago`;
   return new Date(at).toISOString().slice(0, 10);
-}
-
-export function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 }

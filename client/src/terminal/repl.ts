@@ -19,7 +19,7 @@ import { exportedText, taskContextOf, writeOutputFile } from './outputFiles';
 import { TerminalText, term, type Printable } from './inertText';
 import { switchEndpoint } from './endpointSwitch';
 import { discussionUsage, usageReport } from './usage';
-import { TurnPrinter, cut, decisionLog, discussionRow, reviewChecklist, taskCard } from './render';
+import { TurnPrinter, decisionLog, discussionRow, reviewChecklist, taskCard } from './render';
 import type { OpenedDiscussion, Session } from './session';
 import { configuredEditor, editTask, editText } from './taskEdit';
 import { defaultStorageDir } from '../../../shared/storageDir';
@@ -28,6 +28,7 @@ import { KeyboardFilter, LINE_BREAK_MARK } from './keyboard';
 import { PLAIN_LOOKS, terminalLooks, type Looks } from './looks';
 import { SLASH_COMMANDS } from './slashCommands';
 import { followUpTask } from '../../../shared/reviewFollowUp';
+import { cutText } from '../../../shared/cutText';
 import { errorText } from '../../../shared/errorText';
 import { attachmentLabel, mentionOf, mentionsIn } from '../../../shared/mentions';
 import type { Attachment } from '../../../shared/protocol';
@@ -384,7 +385,7 @@ class Repl {
     const model = started.model ? `model ${started.model}` : "the endpoint's default model";
     this.out.line(term`${style.bold('Repo Discuss')} ${style.dim('·')} ${started.repo}`);
     const what = started.resumed ? term`Resumed ${style.cyan(started.discussionId)}` : term`New discussion ${style.cyan(started.discussionId)}`;
-    this.out.line(term`${what}${title ? term` ${style.bold(`“${cut(title, 60)}”`)}` : ''} ${style.dim('·')} ${model}`);
+    this.out.line(term`${what}${title ? term` ${style.bold(`“${cutText(title, 60, 'within')}”`)}` : ''} ${style.dim('·')} ${model}`);
   }
 
   private titleOf(discussion: ClientDiscussion): string {

@@ -1,7 +1,7 @@
 import type { DiscussionEvent } from '../../../shared/protocol';
 import type { ChatMessage, ChatModel, TokenUsage } from '../model/types';
 import { errorText } from '../../../shared/errorText';
-import { bound } from './text';
+import { cutText } from '../../../shared/cutText';
 
 /**
  * The "so far" note that stands in for the oldest turns once a request would
@@ -66,7 +66,7 @@ export async function summarizeTurns(model: ChatModel, input: SummarizeInput): P
     );
     const note = response.content.trim();
     if (!note) throw new Error('the summary was empty');
-    return { note: bound(note, COMPACTION_LIMITS.noteChars), ...(response.usage ? { usage: response.usage } : {}) };
+    return { note: cutText(note, COMPACTION_LIMITS.noteChars, 'after'), ...(response.usage ? { usage: response.usage } : {}) };
   } catch (err) {
     throw new Error(`summarizing earlier turns failed: ${errorText(err)}`);
   }
@@ -78,11 +78,11 @@ function asText(message: ChatMessage): string {
     case 'user':
       return `User: ${message.content}`;
     case 'assistant': {
-      const calls = (message.toolCalls ?? []).map((call) => `[called ${call.name} ${bound(call.arguments, 200)}]`).join(' ');
+      const calls = (message.toolCalls ?? []).map((call) => `[called ${call.name} ${cutText(call.arguments, 200, 'after')}]`).join(' ');
       return `Assistant: ${message.content}${calls ? ` ${calls}` : ''}`;
     }
     case 'tool':
-      return `Tool result: ${bound(message.content, COMPACTION_LIMITS.toolResultChars)}`;
+      return `Tool result: ${cutText(message.content, COMPACTION_LIMITS.toolResultChars, 'after')}`;
   }
 }
 

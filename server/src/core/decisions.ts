@@ -9,11 +9,11 @@ import {
   type StaleEvidence,
 } from '../../../shared/protocol';
 import { evidenceLabel } from '../../../shared/evidenceLabel';
+import { cutText } from '../../../shared/cutText';
 import { oneLine } from '../../../shared/oneLine';
 import { printablePath } from '../../../shared/printablePath';
 import type { Citation } from '../read/types';
 import { DiscussError } from './errors';
-import { bound } from './text';
 
 /** Bounds of the log: every request carries all of it, so it must stay small. */
 export const DECISION_LIMITS = Object.freeze({
@@ -233,7 +233,7 @@ export class DecisionLog {
   private require(id: unknown): Decision {
     const found = this.find(id);
     if (!found) {
-      throw new DiscussError('NotFound', `No decision ${typeof id === 'string' ? bound(id, 40) : ''} in this discussion's log — list them with discuss/decisions.`);
+      throw new DiscussError('NotFound', `No decision ${typeof id === 'string' ? cutText(id, 40, 'after') : ''} in this discussion's log — list them with discuss/decisions.`);
     }
     return found;
   }
@@ -251,7 +251,7 @@ function evidenceFrom(cited: Extract<Citation, { ok: true }>, line: number | und
     path: cited.path,
     ...(line !== undefined ? { line } : {}),
     hash: hashOf(cited.text),
-    ...(line !== undefined ? { text: bound(cited.text, DECISION_LIMITS.citedLineChars) } : {}),
+    ...(line !== undefined ? { text: cutText(cited.text, DECISION_LIMITS.citedLineChars, 'after') } : {}),
     ...(cited.commit ? { commit: cited.commit } : {}),
   };
 }
@@ -266,8 +266,8 @@ export async function staleEvidence(decision: Decision, cite: Cite, signal?: Abo
     const after = now.ok
       ? evidence.line === undefined
         ? '(the file has changed)'
-        : bound(now.text, DECISION_LIMITS.citedLineChars)
-      : `(cannot be read now: ${bound(now.problem, 200)})`;
+        : cutText(now.text, DECISION_LIMITS.citedLineChars, 'after')
+      : `(cannot be read now: ${cutText(now.problem, 200, 'after')})`;
     stale.push({
       path: evidence.path,
       ...(evidence.line !== undefined ? { line: evidence.line } : {}),

@@ -14,7 +14,8 @@ import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, countedBound, fitToBudget, PrecountedTokens, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
 import { sharedTokenCounter } from '../model/tokenCounter';
 import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
-import { bound, firstLine } from './text';
+import { firstLine } from './text';
+import { cutText } from '../../../shared/cutText';
 import { answerUnansweredCalls, runTurn, type TurnHost } from './turn';
 import { errorText } from '../../../shared/errorText';
 import type { ReadAttachment } from '../read/attachments';
@@ -354,7 +355,7 @@ export class Discussion {
   rename(title: string): void {
     const trimmed = title.trim();
     if (!trimmed) throw new DiscussError('InvalidParams', 'The title is empty — give the discussion a name.');
-    this.title = bound(trimmed, TITLE_MAX_CHARS);
+    this.title = cutText(trimmed, TITLE_MAX_CHARS, 'after');
     this.changed();
   }
 
@@ -381,7 +382,7 @@ export class Discussion {
     // longer says what was agreed.
     this.clearTask();
     this.generation++;
-    if (!this.title) this.title = bound(firstLine(message), TITLE_MAX_CHARS);
+    if (!this.title) this.title = cutText(firstLine(message), TITLE_MAX_CHARS, 'after');
     this.history.push({ role: 'user', content: withAttachments(message, attachments) });
     const outcomes = attachments.map((a) => a.outcome);
     this.recordTranscript('User', outcomes.length ? `${message}\n(attached: ${outcomes.filter((o) => o.status !== 'refused').map(attachmentLabel).join(', ') || 'none readable'})` : message);
@@ -581,11 +582,11 @@ export class Discussion {
     try {
       const diff = await this.toolbox.diffSince(from, abort.signal);
       if (abort.signal.aborted) throw new DiscussError('InvalidParams', 'The review was cancelled — nothing was changed.');
-      if (!diff.ok) throw new DiscussError('InvalidParams', `The diff to review could not be taken: ${bound(diff.output, 400)}`);
+      if (!diff.ok) throw new DiscussError('InvalidParams', `The diff to review could not be taken: ${cutText(diff.output, 400, 'after')}`);
       review = await reviewImplementation(this.model, {
         handoff,
         diff: diff.output,
-        compared: bound(firstLine(diff.output).replace(/:.*$/, ''), 200),
+        compared: cutText(firstLine(diff.output).replace(/:.*$/, ''), 200, 'after'),
         ...(from ? { base: from } : {}),
         model: this.effectiveModel ?? undefined,
         now: this.clock.now(),

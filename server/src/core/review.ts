@@ -3,7 +3,7 @@ import type { ChatModel, TokenUsage } from '../model/types';
 import { asClause } from '../../../shared/errorText';
 import { parseJsonObjectReply, requestStructured } from './structuredReply';
 import { DiscussError } from './errors';
-import { bound } from './text';
+import { cutText } from '../../../shared/cutText';
 import { DiffPlaces } from './reviewEvidence';
 import { randomBytes } from 'node:crypto';
 
@@ -129,7 +129,7 @@ export function parseReview(text: string, constraints: readonly string[], places
       constraint,
       status,
       evidence: cited.evidence,
-      ...(note ? { note: bound(note, REVIEW_LIMITS.noteChars) } : {}),
+      ...(note ? { note: cutText(note, REVIEW_LIMITS.noteChars, 'after') } : {}),
       ...(cited.dropped ? { droppedEvidence: cited.dropped } : {}),
     };
   });
@@ -140,7 +140,7 @@ export function parseReview(text: string, constraints: readonly string[], places
       const changeText = typeof change.text === 'string' ? inert(change.text) : '';
       if (!changeText) return [];
       const cited = checkedEvidence(change.evidence, places);
-      return [{ text: bound(changeText, REVIEW_LIMITS.noteChars), evidence: cited.evidence, ...(cited.dropped ? { droppedEvidence: cited.dropped } : {}) }];
+      return [{ text: cutText(changeText, REVIEW_LIMITS.noteChars, 'after'), evidence: cited.evidence, ...(cited.dropped ? { droppedEvidence: cited.dropped } : {}) }];
     });
   return { items, unrequested };
 }
@@ -161,7 +161,7 @@ function checkedEvidence(value: unknown, places: DiffPlaces | undefined): { evid
   const cited = value
     .filter((e): e is string => typeof e === 'string' && e.trim() !== '')
     .slice(0, REVIEW_LIMITS.evidencePerItem)
-    .map((e) => bound(inert(e), REVIEW_LIMITS.evidenceChars));
+    .map((e) => cutText(inert(e), REVIEW_LIMITS.evidenceChars, 'after'));
   const evidence = places ? cited.filter((e) => places.covers(e)) : cited;
   return { evidence, dropped: cited.length - evidence.length };
 }

@@ -3,7 +3,7 @@ import { ModelError } from '../model/types';
 import type { Logger } from './deps';
 import type { EventStream } from './eventStream';
 import { MAX_MODEL_CALLS_PER_REPLY, PARAMS_PREVIEW_CHARS, RESULT_PREVIEW_CHARS } from './limits';
-import { bound } from './text';
+import { cutText } from '../../../shared/cutText';
 import { errorText } from '../../../shared/errorText';
 import type { TurnProgress } from '../../../shared/protocol';
 
@@ -163,8 +163,8 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
 
 async function answerToolCall(host: TurnHost, toolCall: ToolCall, signal: AbortSignal): Promise<void> {
   // The name is the model's output: bounded like everything else it shows.
-  const shownName = bound(toolCall.name, TOOL_NAME_CHARS);
-  host.stream.emit({ type: 'tool_call', tool: shownName, paramsPreview: bound(toolCall.arguments, PARAMS_PREVIEW_CHARS) });
+  const shownName = cutText(toolCall.name, TOOL_NAME_CHARS, 'after');
+  host.stream.emit({ type: 'tool_call', tool: shownName, paramsPreview: cutText(toolCall.arguments, PARAMS_PREVIEW_CHARS, 'after') });
   let { ok, output } = await host.runTool(toolCall, signal);
   // Every later request carries this answer: one oversized result (a huge
   // error echoing its input) must not grow them all.
@@ -174,7 +174,7 @@ async function answerToolCall(host: TurnHost, toolCall: ToolCall, signal: AbortS
     output = `${output.slice(0, limit)}\n[cut: this result was ${output.length} characters; ask for less]`;
   }
   host.history.push({ role: 'tool', toolCallId: toolCall.id, content: output });
-  host.stream.emit({ type: 'tool_result', tool: shownName, ok, preview: bound(output, RESULT_PREVIEW_CHARS) });
+  host.stream.emit({ type: 'tool_result', tool: shownName, ok, preview: cutText(output, RESULT_PREVIEW_CHARS, 'after') });
 }
 
 /**

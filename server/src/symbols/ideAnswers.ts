@@ -2,12 +2,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ReadBoundary } from '../access/boundary';
 import type { ToolOutcome } from '../read/types';
 import type { IdeItem, IdePosition, IdeQueryRequest } from '../../../shared/protocol';
-import { escapeLineBreaks, inertLine, printablePath, quoteAsJson } from '../../../shared/printablePath';
+import { escapeLineBreaks, printablePath, quoteAsJson } from '../../../shared/printablePath';
 import { withQuotedNamesNote } from '../read/answers';
 import type { IdeQueries } from './ideSource';
 import { KIND_ALIASES, SymbolKind } from './languages';
 import { matchScore } from './matching';
-import { Args, isOutcome, loadIndex, ok, readFileLines, resultLine, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
+import { Args, inertBoundedLine, isOutcome, loadIndex, ok, readFileLines, resultLine, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
 
 /**
  * The symbol tools answered from the editor's own language providers
@@ -35,13 +35,7 @@ const IDE_KINDS: ReadonlyMap<string, SymbolKind> = new Map<string, SymbolKind>([
 
 function kindWord(item: IdeItem): string {
   const raw = typeof item.kind === 'string' ? item.kind.toLowerCase() : '';
-  return IDE_KINDS.get(raw) ?? (raw === '' ? 'symbol' : oneLine(raw, 40));
-}
-
-/** Text the editor supplied (names, messages) as one inert, bounded line. */
-function oneLine(text: unknown, max = 300): string {
-  const flat = inertLine(typeof text === 'string' ? text : '');
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
+  return IDE_KINDS.get(raw) ?? (raw === '' ? 'symbol' : inertBoundedLine(raw, 40));
 }
 
 /** One editor location inside the folder, with 1-based lines. */
@@ -166,9 +160,9 @@ export async function findSymbolFromIde(boundary: ReadBoundary, ide: IdeQueries,
   const filter = kindArgument ? ` of kind ${kindArgument}` : '';
   const lines: string[] = [];
   for (const c of shown) {
-    const container = c.item.container ? `${oneLine(c.item.container, 100)}.` : '';
+    const container = c.item.container ? `${inertBoundedLine(c.item.container, 100)}.` : '';
     const [text] = await citations.text(c.relativePath, c.line);
-    lines.push(resultLine(c.relativePath, c.line, `${kindWord(c.item)} ${container}${oneLine(c.item.name, 200)} — ${(text ?? '').trim()}`));
+    lines.push(resultLine(c.relativePath, c.line, `${kindWord(c.item)} ${container}${inertBoundedLine(c.item.name, 200)} — ${(text ?? '').trim()}`));
   }
   const notes = citations.note();
   if (cited.length > shown.length) notes.unshift(`[Showing the best ${shown.length}; ${cited.length - shown.length} more left out. Use a longer query or pass kind.]`);
@@ -216,7 +210,7 @@ export async function goToDefinitionFromIde(boundary: ReadBoundary, ide: IdeQuer
   const shown = unique.slice(0, SYMBOL_LIMITS.definitionMaxResults);
   const blocks: string[] = [];
   for (const c of shown) {
-    const what = c.item.name !== undefined ? ` ${c.item.kind !== undefined ? `${kindWord(c.item)} ` : ''}${c.item.container ? `${oneLine(c.item.container, 100)}.` : ''}${oneLine(c.item.name, 200)}` : '';
+    const what = c.item.name !== undefined ? ` ${c.item.kind !== undefined ? `${kindWord(c.item)} ` : ''}${c.item.container ? `${inertBoundedLine(c.item.container, 100)}.` : ''}${inertBoundedLine(c.item.name, 200)}` : '';
     blocks.push(`${printablePath(c.relativePath)}:${c.line}-${c.endLine}:${what}`);
     const last = Math.min(c.endLine, c.line + SYMBOL_LIMITS.definitionSignatureLines - 1);
     (await citations.text(c.relativePath, c.line, last)).forEach((text, offset) => blocks.push(`  ${c.line + offset}: ${text}`));
@@ -337,7 +331,7 @@ export async function listSymbolsFromIde(boundary: ReadBoundary, ide: IdeQueries
     while (open.length > 0 && !(symbol.line >= open[open.length - 1].line && symbol.endLine <= open[open.length - 1].endLine)) open.pop();
     const nameLine = validPosition(symbol.item.selectionRange?.start) ? symbol.item.selectionRange.start.line + 1 : symbol.line;
     const [text] = await citations.text(file.relativePath, nameLine);
-    lines.push(`${'  '.repeat(open.length)}${kindWord(symbol.item)} ${oneLine(symbol.item.name, 200)} ${symbol.line}-${symbol.endLine}: ${(text ?? '').trim()}`);
+    lines.push(`${'  '.repeat(open.length)}${kindWord(symbol.item)} ${inertBoundedLine(symbol.item.name, 200)} ${symbol.line}-${symbol.endLine}: ${(text ?? '').trim()}`);
     open.push(symbol);
   }
   if (symbols.length > SYMBOL_LIMITS.outlineMax) lines.push(`[${symbols.length - SYMBOL_LIMITS.outlineMax} more symbol(s) left out.]`);
@@ -363,8 +357,8 @@ export async function getDiagnosticsFromIde(boundary: ReadBoundary, ide: IdeQuer
   const lines: string[] = [];
   for (const c of inScope.slice(0, SYMBOL_LIMITS.diagnosticsMax)) {
     const severity = SEVERITIES.has(c.item.severity as string) ? (c.item.severity as string) : 'error';
-    const source = c.item.source ? ` [${oneLine(c.item.source, 60)}]` : '';
-    lines.push(resultLine(c.relativePath, c.line, `${severity}: ${oneLine(c.item.message, 500)}${source}`));
+    const source = c.item.source ? ` [${inertBoundedLine(c.item.source, 60)}]` : '';
+    lines.push(resultLine(c.relativePath, c.line, `${severity}: ${inertBoundedLine(c.item.message, 500)}${source}`));
   }
   const files = new Set(inScope.map((c) => c.relativePath)).size;
   const notes = citations.note();

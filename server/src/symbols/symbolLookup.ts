@@ -3,7 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ReadBoundary } from '../access/boundary';
 import { MAX_REQUESTED_PATH_LENGTH } from '../access/boundary';
 import type { IdeItem, SymbolSuggestion } from '../../../shared/protocol';
-import { inertLine, quotedPath, quoteAsJson } from '../../../shared/printablePath';
+import { quotedPath, quoteAsJson } from '../../../shared/printablePath';
 import type { IdeQueries } from './ideSource';
 import { stampOf, type FileIndex } from './indexer';
 import { languageOf } from './languages';
@@ -11,7 +11,7 @@ import { INDEX_LIMITS } from './limits';
 import { matchScore } from './matching';
 import { BestOf, forEachMatchingName } from './nameSearch';
 import { currentIndex, type FolderIndex } from './symbolIndex';
-import { splitQualified, SYMBOL_LIMITS } from './symbolShared';
+import { inertBoundedLine, splitQualified, SYMBOL_LIMITS } from './symbolShared';
 
 /**
  * Symbols for the user's side of a message: the definition a `symbol`
@@ -177,16 +177,11 @@ export async function definitionInFile(
 
 // ------------------------------------------------------------ completion
 
-function bounded(text: string, max: number): string {
-  const flat = inertLine(text);
-  return flat.length > max ? `${flat.slice(0, max)}…` : flat;
-}
-
 /** A suggestion whose name and path can be sent back as they are; undefined when either is too long. */
 function suggestion(name: unknown, kind: unknown, container: unknown, relativePath: string, line: number): SymbolSuggestion | undefined {
   if (typeof name !== 'string' || name === '' || name.length > SYMBOL_SUGGESTION_LIMITS.maxNameChars || relativePath.length > MAX_REQUESTED_PATH_LENGTH) return undefined;
-  const item: SymbolSuggestion = { name, kind: bounded(typeof kind === 'string' ? kind : 'symbol', SYMBOL_SUGGESTION_LIMITS.maxKindChars), path: relativePath, line };
-  if (typeof container === 'string' && container !== '') item.container = bounded(container, SYMBOL_SUGGESTION_LIMITS.maxContainerChars);
+  const item: SymbolSuggestion = { name, kind: inertBoundedLine(typeof kind === 'string' ? kind : 'symbol', SYMBOL_SUGGESTION_LIMITS.maxKindChars), path: relativePath, line };
+  if (typeof container === 'string' && container !== '') item.container = inertBoundedLine(container, SYMBOL_SUGGESTION_LIMITS.maxContainerChars);
   return item;
 }
 

@@ -1,4 +1,5 @@
-import { printablePath } from '../../../shared/printablePath';
+import { cutText } from '../../../shared/cutText';
+import { inertLine, printablePath } from '../../../shared/printablePath';
 import { openVerified, readHead, type ReadBoundary } from '../access/boundary';
 import type { ToolOutcome } from '../read/types';
 import { INDEX_LIMITS } from './limits';
@@ -85,6 +86,11 @@ export async function readFileLines(boundary: ReadBoundary, relativePath: string
       const trimmed = line.replace(/\r$/, '');
       return trimmed.length > INDEX_LIMITS.maxLineChars ? `${trimmed.slice(0, INDEX_LIMITS.maxLineChars)}…` : trimmed;
     });
+}
+
+/** Text the editor or the index supplied (a name, a kind, a message) as one inert line, cut after `max` characters; anything but a string is empty. */
+export function inertBoundedLine(text: unknown, max: number): string {
+  return cutText(inertLine(typeof text === 'string' ? text : ''), max, 'after');
 }
 
 /**
