@@ -287,21 +287,20 @@ export class SearchPool {
   }
 
   private onCrash(slot: Slot, message: string): void {
-    if (!this.slots.has(slot)) return;
-    this.slots.delete(slot);
-    this.forgetOwner(slot);
-    if (slot.idleTimer) clearTimeout(slot.idleTimer);
-    const job = slot.job;
-    slot.job = undefined;
-    if (job) {
-      for (const pid of job.pids) killQuietly(pid);
-      job.settle({ ok: false, reason: 'failed', message });
-    }
-    this.pump();
+    if (this.remove(slot, message)) this.pump();
   }
 
   private async discard(slot: Slot): Promise<void> {
-    if (!this.slots.has(slot)) return;
+    if (!this.remove(slot, 'the search threads were stopped')) return;
+    await slot.worker.terminate().catch(() => undefined);
+  }
+
+  /**
+   * Takes the slot out of the pool, its indexes with it, and answers its job
+   * as failed with `message`; false when it was out already.
+   */
+  private remove(slot: Slot, message: string): boolean {
+    if (!this.slots.has(slot)) return false;
     this.slots.delete(slot);
     this.forgetOwner(slot);
     if (slot.idleTimer) clearTimeout(slot.idleTimer);
@@ -310,11 +309,11 @@ export class SearchPool {
     if (job) {
       // ripgrep is a separate process: ending the thread does not end it.
       for (const pid of job.pids) killQuietly(pid);
-      // A job timed out is answered already; one running when the pool closes would
-      // otherwise wait out its whole time limit (15 s) for an answer.
-      job.settle({ ok: false, reason: 'failed', message: 'the search threads were stopped' });
+      // A job timed out is answered already; one still running would otherwise
+      // wait out its whole time limit (15 s) for an answer.
+      job.settle({ ok: false, reason: 'failed', message });
     }
-    await slot.worker.terminate().catch(() => undefined);
+    return true;
   }
 }
 

@@ -245,6 +245,28 @@ parentPort.on('message', ({ id, job }) => {
     // Had close() left it unanswered, the race would go to the second, settled, promise.
     assert.deepEqual(await Promise.race([running, Promise.resolve('unanswered')]), { ok: false, reason: 'failed', message: 'the search threads were stopped' });
   });
+
+  it('answers a job whose thread dies as failed, and runs the next job on a new thread', async () => {
+    // A stand-in worker that ends its thread on a job for the folder "crash" and answers any other.
+    const script = path.join(base, 'crashingWorker.js');
+    fs.writeFileSync(
+      script,
+      `const { parentPort } = require('node:worker_threads');
+parentPort.on('message', ({ id, job }) => {
+  if (job.root === 'crash') process.exit(1);
+  parentPort.postMessage({ type: 'done', id, result: { kind: 'prepareIndex', engine: 'index', indexed: true, listingStopped: false } });
+});
+`,
+    );
+    const single = new SearchPool({ maxWorkers: 1, script });
+    try {
+      assert.deepEqual(await single.run({ ...preparation(), root: 'crash' }, 60_000), { ok: false, reason: 'failed', message: 'the search worker stopped' });
+      assert.ok((await single.run(preparation(), 60_000)).ok);
+      assert.equal(single.workerCount, 1);
+    } finally {
+      await single.close();
+    }
+  });
 });
 
 describe('a warm grep_files past its head start', function () {
