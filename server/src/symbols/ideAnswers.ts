@@ -1,4 +1,4 @@
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { ReadBoundary } from '../access/boundary';
 import type { ToolOutcome } from '../read/types';
 import type { IdeItem, IdePosition, IdeQueryRequest } from '../../../shared/protocol';
@@ -7,7 +7,7 @@ import { withQuotedNamesNote } from '../read/answers';
 import type { IdeQueries } from './ideSource';
 import { KIND_ALIASES, SymbolKind } from './languages';
 import { matchScore } from './matching';
-import { Args, inertBoundedLine, isOutcome, loadIndex, ok, readFileLines, resultLine, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
+import { Args, inertBoundedLine, isOutcome, pathOfFileUri, loadIndex, ok, readFileLines, resultLine, splitQualified, stringArgument, SYMBOL_LIMITS, validName } from './symbolShared';
 
 /**
  * The symbol tools answered from the editor's own language providers
@@ -63,7 +63,7 @@ class Citations {
   async cite(items: readonly IdeItem[], limit = 5000): Promise<Cited[]> {
     const out: Cited[] = [];
     for (const item of items.slice(0, limit)) {
-      const relativePath = typeof item?.uri === 'string' && validPosition(item.range?.start) ? await this.pathOf(item.uri) : undefined;
+      const relativePath = typeof item?.uri === 'string' && validPosition(item.range?.start) ? await pathOfFileUri(this.boundary, this.resolved, item.uri) : undefined;
       if (relativePath === undefined) {
         this.leftOut += 1;
         continue;
@@ -74,24 +74,6 @@ class Citations {
     return out;
   }
 
-  private pathOf(uri: string): Promise<string | undefined> {
-    let known = this.resolved.get(uri);
-    if (!known) {
-      known = (async () => {
-        if (!uri.startsWith('file:')) return undefined; // untitled:, git:, a virtual document: nothing readable here
-        let absolute: string;
-        try {
-          absolute = fileURLToPath(uri);
-        } catch {
-          return undefined;
-        }
-        const resolved = await this.boundary.resolve(absolute);
-        return resolved.ok && resolved.kind === 'file' ? resolved.relativePath : undefined;
-      })();
-      this.resolved.set(uri, known);
-    }
-    return known;
-  }
 
   /** Lines [start, end] (1-based) of a cited file, read through the boundary; each file is read once per call. */
   async text(relativePath: string, start: number, end = start): Promise<string[]> {

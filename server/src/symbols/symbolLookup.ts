@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { ReadBoundary } from '../access/boundary';
 import { MAX_REQUESTED_PATH_LENGTH } from '../access/boundary';
 import type { IdeItem, SymbolSuggestion } from '../../../shared/protocol';
@@ -11,7 +11,7 @@ import { INDEX_LIMITS } from './limits';
 import { matchScore } from './matching';
 import { BestOf, forEachMatchingName } from './nameSearch';
 import { currentIndex, type FolderIndex } from './symbolIndex';
-import { inertBoundedLine, splitQualified, SYMBOL_LIMITS } from './symbolShared';
+import { inertBoundedLine, pathOfFileUri, splitQualified, SYMBOL_LIMITS } from './symbolShared';
 
 /**
  * Symbols for the user's side of a message: the definition a `symbol`
@@ -61,25 +61,6 @@ function sameName(candidate: unknown, name: string): boolean {
   return typeof candidate === 'string' && (candidate === name || candidate.startsWith(`${name}(`));
 }
 
-function pathOfUri(boundary: ReadBoundary, cache: Map<string, Promise<string | undefined>>, uri: unknown): Promise<string | undefined> {
-  if (typeof uri !== 'string' || !uri.startsWith('file:')) return Promise.resolve(undefined);
-  let known = cache.get(uri);
-  if (!known) {
-    known = (async () => {
-      let absolute: string;
-      try {
-        absolute = fileURLToPath(uri);
-      } catch {
-        return undefined;
-      }
-      const resolved = await boundary.resolve(absolute);
-      return resolved.ok && resolved.kind === 'file' ? resolved.relativePath : undefined;
-    })();
-    cache.set(uri, known);
-  }
-  return known;
-}
-
 function validLine(value: unknown): value is number {
   return Number.isInteger(value) && (value as number) >= 0;
 }
@@ -115,7 +96,7 @@ async function definitionFromIde(
     const end = item.range?.end?.line;
     if (!validLine(start)) continue;
     // A location in another file (a re-export the editor lists) is not this file's definition.
-    if ((await pathOfUri(boundary, cache, item.uri)) !== file.relativePath) continue;
+    if ((await pathOfFileUri(boundary, cache, item.uri)) !== file.relativePath) continue;
     const nameLine = validLine(item.selectionRange?.start?.line) ? item.selectionRange.start.line : start;
     candidates.push({ line: nameLine + 1, startLine: start + 1, endLine: (validLine(end) && end >= start ? end : start) + 1, nested: container !== undefined, kind: kindOf(item.kind) });
   }
@@ -201,7 +182,7 @@ async function suggestionsFromIde(boundary: ReadBoundary, ide: IdeQueries, query
   for (const { item, score } of ranked) {
     if (signal?.aborted || scored.length >= SYMBOL_SUGGESTION_LIMITS.maxResults) break;
     if (!validLine(item.range?.start?.line)) continue;
-    const relativePath = await pathOfUri(boundary, cache, item.uri);
+    const relativePath = await pathOfFileUri(boundary, cache, item.uri);
     if (relativePath === undefined) continue;
     const made = suggestion(item.name, kindOf(item.kind), item.container, relativePath, item.range.start.line + 1);
     if (made) scored.push({ item: made, score });

@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { cutText } from '../../../shared/cutText';
 import { inertLine, printablePath } from '../../../shared/printablePath';
 import { openVerified, readHead, type ReadBoundary } from '../access/boundary';
@@ -86,6 +87,30 @@ export async function readFileLines(boundary: ReadBoundary, relativePath: string
       const trimmed = line.replace(/\r$/, '');
       return trimmed.length > INDEX_LIMITS.maxLineChars ? `${trimmed.slice(0, INDEX_LIMITS.maxLineChars)}…` : trimmed;
     });
+}
+
+/**
+ * The folder-relative path of a file the editor names by URI, resolved
+ * through the boundary once per `cache`; undefined for one that is not a
+ * readable file in the folder (untitled:, git:, a virtual document among them).
+ */
+export function pathOfFileUri(boundary: ReadBoundary, cache: Map<string, Promise<string | undefined>>, uri: unknown): Promise<string | undefined> {
+  if (typeof uri !== 'string' || !uri.startsWith('file:')) return Promise.resolve(undefined);
+  let known = cache.get(uri);
+  if (!known) {
+    known = (async () => {
+      let absolute: string;
+      try {
+        absolute = fileURLToPath(uri);
+      } catch {
+        return undefined;
+      }
+      const resolved = await boundary.resolve(absolute);
+      return resolved.ok && resolved.kind === 'file' ? resolved.relativePath : undefined;
+    })();
+    cache.set(uri, known);
+  }
+  return known;
 }
 
 /** Text the editor or the index supplied (a name, a kind, a message) as one inert line, cut after `max` characters; anything but a string is empty. */
