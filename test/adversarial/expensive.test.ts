@@ -423,6 +423,43 @@ process.stdin.once('data', () => process.exit(0));
     }
   });
 
+  it("a ripgrep whose start the main thread had not yet heard of when the process exited ends too", async function () {
+    const ripgrep = ripgrepOnPath();
+    if (ripgrep === undefined || process.platform !== 'linux') this.skip();
+    // The main thread never turns after starting the census: the worker's message naming its ripgrep is never read.
+    const script = path.join(lab.root, 'exitBeforeHearing.js');
+    fs.writeFileSync(
+      script,
+      `const fs = require('node:fs');
+const { SearchPool } = require(${JSON.stringify(path.resolve(__dirname, '../../server/src/search/searchPool.js'))});
+const [root, rg] = process.argv.slice(2);
+const pool = new SearchPool({ maxWorkers: 1 });
+void pool.run({ kind: 'census', root, denyRead: [], scope: { relativePath: '.', realPath: root, kind: 'directory' }, ripgrep: { path: rg, version: 'ripgrep' }, maxEntries: 1000, timeMs: 60000, extensions: 5 }, 60000);
+const started = () => fs.readdirSync('/proc').some((entry) => {
+  try {
+    return /^\\d+$/.test(entry) && fs.readlinkSync('/proc/' + entry + '/cwd') === root && fs.readFileSync('/proc/' + entry + '/cmdline', 'utf8').split('\\0')[0] === rg;
+  } catch {
+    return false;
+  }
+});
+// The thread that started it notes its pid once its spawn returns, a moment after ripgrep shows in /proc.
+const noted = () => [...pool.slots].some((slot) => slot.ripgrepPids.some((pid) => pid > 0));
+const deadline = Date.now() + 20000;
+while (Date.now() < deadline && !(started() && noted()));
+process.exit(started() && noted() ? 0 : 3);
+`,
+    );
+    const child = spawn(process.execPath, [script, lab.repo, ripgrep as string], { stdio: ['ignore', 'ignore', 'inherit'] });
+    try {
+      const [code] = (await once(child, 'exit')) as [number | null];
+      assert.equal(code, 0, 'the search thread started a ripgrep in the folder');
+      await until(() => ripgrepsIn(lab.repo).length === 0, 10_000, 'no ripgrep left in the folder after the process exited');
+    } finally {
+      child.kill('SIGKILL');
+      for (const pid of ripgrepsIn(lab.repo)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
   it('read_file of a file that grows while it is read answers with what the file held when it was opened', async () => {
     const file = lab.write('grow/log.txt', 'first line\n');
     const writer = fs.openSync(file, 'a');

@@ -38,6 +38,19 @@ export type RipgrepOption = string | null | undefined;
 const running = new Set<ChildProcess>();
 let endsWithThread = false;
 
+/**
+ * In a search worker, cells shared with the pool's thread where each running
+ * ripgrep's pid is noted the moment it starts, for the pool to kill at the
+ * process's exit. The pid the worker sends in a message was lost when the
+ * process exited before its main thread read it, and a ripgrep blocked on a
+ * FIFO outlived the server.
+ */
+let sharedPids: Int32Array | undefined;
+
+export function notePidsIn(cells: Int32Array): void {
+  sharedPids = cells;
+}
+
 function tracked(child: ChildProcess): ChildProcess {
   if (!endsWithThread) {
     endsWithThread = true;
@@ -46,8 +59,22 @@ function tracked(child: ChildProcess): ChildProcess {
     });
   }
   running.add(child);
+  const pid = child.pid;
+  let cell = -1;
+  if (sharedPids && pid !== undefined) {
+    for (let i = 0; i < sharedPids.length && cell < 0; i++) if (Atomics.compareExchange(sharedPids, i, 0, pid) === 0) cell = i;
+  }
+  // Cleared once the process is reaped ('exit'), not at 'close': its pid may be reused from then on.
+  const reaped = () => {
+    if (cell >= 0 && sharedPids) Atomics.compareExchange(sharedPids, cell, pid as number, 0);
+    cell = -1;
+  };
+  child.once('exit', reaped);
   child.once('close', () => running.delete(child));
-  child.once('error', () => running.delete(child));
+  child.once('error', () => {
+    running.delete(child);
+    reaped();
+  });
   return child;
 }
 const SYMLINK_LOG_MARKER = ': failed to pass subject filter';

@@ -33,6 +33,8 @@ const INDEX_OWNER_IDLE_MS = 10 * 60_000;
 interface Slot {
   worker: Worker;
   stopFlag: Int32Array;
+  /** The pids of the ripgreps the thread runs now, noted by the thread itself (ripgrep.ts notePidsIn); 0 in a free cell. */
+  ripgrepPids: Int32Array;
   job?: RunningJob;
   idleTimer?: NodeJS.Timeout;
 }
@@ -61,6 +63,8 @@ const WORKER_SCRIPT = path.join(__dirname, 'searchWorker.js');
  * folder would outlive the server.
  */
 const openPools = new Set<SearchPool>();
+/** More than the ripgreps one job runs at once; past them a pid is known from the worker's message alone. */
+const RIPGREP_PID_CELLS = 8;
 let killsOnExit = false;
 
 function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGTERM'): void {
@@ -105,7 +109,10 @@ export class SearchPool {
 
   /** Kills every ripgrep the workers' running jobs started. */
   private killRipgreps(): void {
-    for (const slot of this.slots) for (const pid of slot.job?.pids ?? []) killQuietly(pid, 'SIGKILL');
+    for (const slot of this.slots) {
+      for (const pid of slot.job?.pids ?? []) killQuietly(pid, 'SIGKILL');
+      for (const pid of slot.ripgrepPids) if (pid > 0) killQuietly(pid, 'SIGKILL');
+    }
   }
 
   /** Starts a worker ahead of the first search, so that search does not pay for the thread's start. */
@@ -203,9 +210,10 @@ export class SearchPool {
     let contentCell = -1;
     for (let cell = 0; cell < this.contentCells.length && contentCell < 0; cell++) if (!this.cellsInUse.has(cell)) contentCell = cell;
     if (contentCell >= 0) this.cellsInUse.add(contentCell);
-    const workerData: WorkerOptions = { stopBuffer, contentCells: this.contentCells.buffer as SharedArrayBuffer, contentCell };
+    const ripgrepPids = new SharedArrayBuffer(4 * RIPGREP_PID_CELLS);
+    const workerData: WorkerOptions = { stopBuffer, contentCells: this.contentCells.buffer as SharedArrayBuffer, contentCell, ripgrepPids };
     const worker = new Worker(this.script, { workerData });
-    const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer) };
+    const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer), ripgrepPids: new Int32Array(ripgrepPids) };
     worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
     worker.on('error', (error) => this.onCrash(slot, error.message));
     worker.on('exit', () => {

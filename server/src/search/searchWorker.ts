@@ -3,6 +3,7 @@ import { runSearchJob, SearchJob } from './searchJobs';
 import { FileIndexes } from './fileIndex';
 import { CONTENT_CACHE_LIMITS, ContentBudget } from './contentCache';
 import { errorText } from '../../../shared/errorText';
+import { notePidsIn } from './ripgrep';
 
 /**
  * Entry point of a search worker thread (started by searchPool.ts). It runs
@@ -19,6 +20,8 @@ export interface WorkerOptions {
   /** The threads' shared count of kept file contents (contentCache.ts ContentBudget), and this thread's cell in it; -1: keep nothing. */
   contentCells: SharedArrayBuffer;
   contentCell: number;
+  /** Where this thread notes its running ripgreps' pids (ripgrep.ts notePidsIn). */
+  ripgrepPids: SharedArrayBuffer;
 }
 
 export type WorkerReply =
@@ -30,6 +33,7 @@ const port = parentPort;
 if (!port) throw new Error('searchWorker.js must run as a worker thread');
 const options = workerData as WorkerOptions;
 const stopFlag = new Int32Array(options.stopBuffer);
+notePidsIn(new Int32Array(options.ripgrepPids));
 
 // Searches running now; the content filler (contentCache.ts) reads only when there are none.
 let running = 0;
