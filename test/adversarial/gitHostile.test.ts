@@ -494,7 +494,7 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
   it('refuses a FIFO in .git that git itself would wait on (packed-refs) at once, naming it', async () => {
     const dir = folder('fifo-packed-refs');
     execFileSync('mkfifo', [path.join(dir, '.git', 'packed-refs')]);
-    await assertAllRefused(dir, /the git directory holds a FIFO or device \(\.git\/packed-refs\)/);
+    await assertAllRefused(dir, /(the git directory holds|git would wait on) a FIFO or device \(\.git\/packed-refs\)/);
   });
 
   it('refuses an alternates file that is a device (/dev/zero, /dev/null) or larger than 64 KiB as not a small plain file, without reading it through', async () => {
@@ -670,12 +670,44 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
       return { folder: dir, fifo: path.join(dir, 'deep', 'cd', 'config') };
     }],
     ['.git/shallow, which rev-parse --is-shallow-repository opens', (dir) => ({ folder: dir, fifo: path.join(dir, '.git', 'shallow') })],
+    ['the HEAD of a git directory a .git file names before a NUL, where git stops reading', (dir) => {
+      const sub = path.join(dir, 'sub');
+      fs.mkdirSync(path.join(sub, 'gd'), { recursive: true });
+      fs.writeFileSync(path.join(sub, '.git'), 'gitdir: gd\0junk\n');
+      return { folder: sub, fifo: path.join(sub, 'gd', 'HEAD') };
+    }],
+    ['the config of a common directory commondir names before a NUL', (dir) => {
+      for (const part of ['objects', 'refs']) fs.mkdirSync(path.join(dir, '.git', 'cd', part), { recursive: true });
+      fs.writeFileSync(path.join(dir, '.git', 'commondir'), 'cd\0junk\n');
+      return { folder: dir, fifo: path.join(dir, '.git', 'cd', 'config') };
+    }],
+    ['the config of a git directory whose objects is an executable file, which git takes as a directory', (dir) => {
+      fs.rmSync(path.join(dir, '.git', 'objects'), { recursive: true, force: true });
+      fs.writeFileSync(path.join(dir, '.git', 'objects'), '', { mode: 0o755 });
+      return { folder: dir, fifo: path.join(dir, '.git', 'config') };
+    }],
+    ['the config of a git directory whose HEAD is a dangling link to a branch, which git takes by its name', (dir) => {
+      fs.rmSync(path.join(dir, '.git', 'HEAD'));
+      fs.symlinkSync('refs/heads/gone', path.join(dir, '.git', 'HEAD'));
+      return { folder: dir, fifo: path.join(dir, '.git', 'config') };
+    }],
+    ['the config of the repository above a subfolder whose own .git git passes over (its HEAD is not a ref)', (dir) => {
+      for (const part of ['objects', 'refs']) fs.mkdirSync(path.join(dir, 'sub', '.git', part), { recursive: true });
+      fs.writeFileSync(path.join(dir, 'sub', '.git', 'HEAD'), 'garbage\n');
+      return { folder: path.join(dir, 'sub'), fifo: path.join(dir, '.git', 'config') };
+    }],
+    ['the branch HEAD names, which an includeIf on the branch has git resolve while it reads the config', (dir) => {
+      fs.writeFileSync(path.join(dir, '.git', 'config'), fs.readFileSync(path.join(dir, '.git', 'config'), 'utf8') + '[includeIf "onbranch:main"]\n\tpath = ../inc.gitconfig\n');
+      fs.rmSync(path.join(dir, '.git', 'refs', 'heads', 'main'));
+      return { folder: dir, fifo: path.join(dir, '.git', 'refs', 'heads', 'main') };
+    }],
   ];
   for (const [where, plant] of discoveryPlants) {
     it(`refuses at once a FIFO git would wait on while finding the repository: ${where}`, async () => {
       const dir = folder(`discovery-${discoveryPlants.findIndex(([name]) => name === where)}`);
       const { folder: asked, fifo } = plant(dir);
       fs.mkdirSync(asked, { recursive: true });
+      fs.rmSync(fifo, { force: true });
       execFileSync('mkfifo', [fifo]);
       try {
         assertPlainGitWaits(asked);
@@ -711,7 +743,7 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     }
   });
 
-  it("shows nothing of an outside config that .git/config or commondir leads to, though git quotes its values when it cannot find the repository", async () => {
+  it("shows nothing of an outside config that .git/config or commondir leads to, though git quotes its values when it finds the repository", async () => {
     const linked = folder('config-linked-out');
     fs.rmSync(path.join(linked, '.git', 'config'));
     fs.symlinkSync(secretConfig, path.join(linked, '.git', 'config'));
@@ -722,8 +754,24 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     fs.writeFileSync(path.join(pointed, '.git', 'commondir'), `${common}\n`);
     for (const dir of [linked, pointed]) {
       assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => String(error.stderr).includes(SENTINEL), 'plain git quotes the outside value in an error');
-      await assertAllRefused(dir, /bad numeric config value '…'/);
+      await assertAllRefused(dir, /git could not read the repository here/);
     }
+  });
+
+  it("shows nothing of .env linked as .git/shallow, or as packed-refs under an includeIf on the branch, though git prints its first line", async () => {
+    const shallow = folder('shallow-env');
+    fs.writeFileSync(path.join(shallow, '.env'), `API_KEY=${SENTINEL}\n`);
+    fs.symlinkSync('../.env', path.join(shallow, '.git', 'shallow'));
+    assert.throws(() => git(shallow, ['rev-parse', '--is-shallow-repository']), (error: { stderr?: string }) => String(error.stderr).includes(SENTINEL), 'plain git prints the line');
+    await assertAllRefused(shallow, /git could not read the repository here/);
+
+    const packed = folder('packed-refs-env');
+    fs.writeFileSync(path.join(packed, '.env'), `API_KEY=${SENTINEL}\n`);
+    fs.rmSync(path.join(packed, '.git', 'refs', 'heads', 'main'));
+    fs.symlinkSync('../.env', path.join(packed, '.git', 'packed-refs'));
+    configure(packed, '[includeIf "onbranch:main"]', '\tpath = ../inc.gitconfig');
+    assert.throws(() => git(packed, ['rev-parse', '--show-toplevel']), (error: { stderr?: string }) => String(error.stderr).includes(SENTINEL), 'plain git prints the line');
+    await assertAllRefused(packed, /git could not read the repository here/);
   });
 
   it('still answers for a relative include in a folder whose path holds a backslash or a U+2028, which git escapes or keeps in its trace', async () => {
@@ -750,13 +798,13 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     }
   });
 
-  it('shows nothing of a config value git quotes in its error while finding the repository, a bidi override or markup in it neither', async () => {
+  it('shows nothing of what git prints while finding the repository, a config value with a bidi override or markup in it neither', async () => {
     const dir = folder('bidi-config');
     fs.appendFileSync(path.join(dir, '.git', 'config'), '[core]\n\tbare = \u202eeurt\u2066 <img src=x onerror=alert(1)>\n');
     assert.throws(() => git(dir, ['log']), (error: { stderr?: string }) => String(error.stderr).includes('<img'), 'plain git quotes the value');
     const outcome = await gitLog(await ReadBoundary.create(dir), {});
     assert.equal(outcome.ok, false, outcome.output);
-    assert.match(outcome.output, /config value '…' for 'core\.bare'/, 'the answer is git\'s error about the key, without its value');
+    assert.match(outcome.output, /git could not read the repository here \(run `git status` in the folder to see why\)/, 'the answer says where to see why, without git\'s words');
     assert.ok(!/[\u202a-\u202e\u2066-\u2069\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(outcome.output), `a raw control or bidi character reached the answer: ${JSON.stringify(outcome.output)}`);
     assert.ok(!/eurt|<img/.test(outcome.output), outcome.output);
   });

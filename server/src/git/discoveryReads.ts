@@ -1,102 +1,135 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readSmallFile } from './gitDirContents';
+import { readHead } from '../access/boundary';
 
 /**
- * The files git opens to find the repository, before any of our checks can
- * run. A FIFO or device among them held every git run of the tools until its
- * timeout (git opens them blocking), the include check's first `git config`
- * included. They are looked at here first, with stat and non-blocking opens
- * only, the way git's discovery (setup.c) goes: from the folder up, at each
- * directory its `.git` (a directory, or a file naming the git directory),
- * and failing that the directory itself as a bare repository; in each
- * candidate `HEAD` and `commondir`, and in the repository found its
- * `config`, `config.worktree` and `shallow`. What they hold is checked
- * afterwards, from git's answers (gitDirOwnership, configIncludes).
+ * The files git opens to find the repository and read its config, before
+ * the git directory can be checked (gitDirOwnership, gitDirContents). A FIFO
+ * or device among them held every git run of the tools until its timeout
+ * (git opens them blocking). They are looked at here first, with stat and
+ * non-blocking opens only.
+ *
+ * Rather than copy git's judgement of what is a git directory (setup.c
+ * is_git_directory: `access(X_OK)` on `objects` and `refs`, a HEAD link taken
+ * by its name, a HEAD's content checked), which a hostile folder can make
+ * ours and git's disagree on, every place git could look is looked at: at
+ * each directory from the folder up to the root, its `.git` (a directory, or
+ * a file naming the git directory) and the directory itself as a bare
+ * repository; in each, `HEAD` and `commondir`, and in the common directory
+ * they lead to the config, `config.worktree`, `shallow`, `packed-refs` and
+ * the branch HEAD names (an `includeIf "onbranch:…"` has git resolve it while
+ * it reads the config). Pointer files are read as git reads them: bytes up
+ * to the first NUL, only the line ending stripped, joined to their directory
+ * as text, so `..` after a link is left to the file system.
  */
 
-/** A FIFO or device git would open and wait on, or read without end; undefined when there is none. */
+/** git's own limit on a `.git` file (setup.c read_gitfile_gently). */
+const POINTER_MAX_BYTES = 1024 * 1024;
+
+const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOCTTY ?? 0);
+
+/** A FIFO or device git could open and wait on, or read without end; undefined when there is none. */
 export async function discoveryReadFault(folder: string): Promise<string | undefined> {
   for (let dir = folder; ; dir = path.dirname(dir)) {
-    const found = await atDirectory(dir);
-    if (found.kind === 'fault') return found.file;
-    if (found.kind === 'repository') return repositoryFault(found.gitDir, found.commonDir);
+    const fault = await faultAt(Buffer.from(dir));
+    if (fault) return fault.toString();
     if (path.dirname(dir) === dir) return undefined;
   }
 }
 
-type AtDirectory = { kind: 'fault'; file: string } | { kind: 'repository'; gitDir: string; commonDir: string } | { kind: 'none' };
-
-async function atDirectory(dir: string): Promise<AtDirectory> {
+async function faultAt(dir: Buffer): Promise<Buffer | undefined> {
   const dotGit = join(dir, '.git');
   const entry = await statOf(dotGit);
-  if (entry && isSpecial(entry)) return { kind: 'fault', file: dotGit };
+  if (entry && isSpecial(entry)) return dotGit;
   if (entry?.isFile()) {
-    // A `.git` file: git uses the directory it names, or stops with an error; it never looks further up.
-    // Opened non-blocking: a FIFO swapped in since the stat is refused, not waited on. One too large is not a pointer git takes.
-    const pointer = await readSmallFile(dotGit);
-    if (pointer.kind !== 'text' || !pointer.text.startsWith('gitdir: ')) return { kind: 'none' };
-    const named = stripLineEnd(pointer.text.slice('gitdir: '.length));
-    const gitDir = path.isAbsolute(named) ? named : join(dir, named);
-    const candidate = await candidateAt(gitDir);
-    return candidate.kind === 'fault' ? candidate : { kind: 'repository', gitDir, commonDir: candidate.commonDir };
+    const pointer = await readPointer(dotGit);
+    if (pointer === 'special') return dotGit;
+    if (pointer?.subarray(0, 8).toString('latin1') === 'gitdir: ') {
+      const fault = await candidateFault(resolved(dir, pointer.subarray(8)));
+      if (fault) return fault;
+    }
+  } else if (entry?.isDirectory()) {
+    const fault = await candidateFault(dotGit);
+    if (fault) return fault;
   }
-  if (entry?.isDirectory()) {
-    const candidate = await candidateAt(dotGit);
-    if (candidate.kind === 'fault') return candidate;
-    if (candidate.valid) return { kind: 'repository', gitDir: dotGit, commonDir: candidate.commonDir };
-  }
-  // git asks whether the directory is a bare repository before it goes up (and refuses one it finds: safe.bareRepository).
-  const bare = await candidateAt(dir);
-  if (bare.kind === 'fault') return bare;
-  return bare.valid ? { kind: 'repository', gitDir: dir, commonDir: bare.commonDir } : { kind: 'none' };
+  return candidateFault(dir);
 }
 
-type Candidate = { kind: 'fault'; file: string } | { kind: 'candidate'; valid: boolean; commonDir: string };
-
-/** What git opens to tell whether `gitDir` is a git directory (is_git_directory): `HEAD`, then `commondir`. */
-async function candidateAt(gitDir: string): Promise<Candidate> {
+/** What git opens in a directory it asks about as a git directory, and in the common directory that one leads to. */
+async function candidateFault(gitDir: Buffer): Promise<Buffer | undefined> {
   const head = join(gitDir, 'HEAD');
-  const headStats = await statOf(head);
-  if (headStats && isSpecial(headStats)) return { kind: 'fault', file: head };
   const commonFile = join(gitDir, 'commondir');
-  const commonStats = await statOf(commonFile);
-  if (commonStats && isSpecial(commonStats)) return { kind: 'fault', file: commonFile };
-  let commonDir = gitDir;
-  const common = commonStats?.isFile() ? await readSmallFile(commonFile) : undefined;
-  if (common?.kind === 'text') {
-    const named = stripLineEnd(common.text);
-    if (named !== '') commonDir = path.isAbsolute(named) ? named : join(gitDir, named);
-  }
-  const valid = headStats !== undefined && (await isDirectory(join(commonDir, 'objects'))) && (await isDirectory(join(commonDir, 'refs')));
-  return { kind: 'candidate', valid, commonDir };
-}
-
-/** The files git reads in the repository it found, before and while it reads its config. */
-async function repositoryFault(gitDir: string, commonDir: string): Promise<string | undefined> {
-  for (const file of [join(commonDir, 'config'), join(gitDir, 'config.worktree'), join(commonDir, 'shallow'), join(gitDir, 'shallow')]) {
-    const stats = await statOf(file);
-    if (stats && isSpecial(stats)) return file;
-  }
+  for (const file of [head, commonFile]) if (await isSpecialFile(file)) return file;
+  const common = await readPointer(commonFile);
+  if (common === 'special') return commonFile;
+  const commonDir = common && common.length > 0 ? resolved(gitDir, common) : gitDir;
+  const files = [join(commonDir, 'config'), join(gitDir, 'config.worktree'), join(commonDir, 'shallow'), join(gitDir, 'shallow'), join(commonDir, 'packed-refs')];
+  const branch = await headRef(head);
+  if (branch) files.push(join(commonDir, branch), join(gitDir, branch));
+  for (const file of files) if (await isSpecialFile(file)) return file;
   return undefined;
 }
 
-/**
- * `name` under `dir` as git builds it: joined as text, `..` left to the file
- * system. Normalized here, `link/../x` would skip the link that git follows
- * first, and a FIFO where the link leads went unseen.
- */
-function join(dir: string, name: string): string {
-  return dir.endsWith(path.sep) ? `${dir}${name}` : `${dir}${path.sep}${name}`;
+/** The ref HEAD names (`refs/…`), by its link's name or its `ref:` line, as git resolves it. */
+async function headRef(head: Buffer): Promise<Buffer | undefined> {
+  let named: Buffer | undefined;
+  try {
+    if ((await fs.promises.lstat(head)).isSymbolicLink()) named = await fs.promises.readlink(head, { encoding: 'buffer' });
+  } catch {
+    return undefined;
+  }
+  if (!named) {
+    const text = await readPointer(head);
+    if (!text || text === 'special' || text.subarray(0, 5).toString('latin1') !== 'ref: ') return undefined;
+    named = text.subarray(5);
+  }
+  const start = named.indexOf('refs/');
+  return start >= 0 ? named.subarray(start) : undefined;
 }
 
-/** git strips only the line ending of a pointer file (setup.c); trailing spaces are part of the path. */
-function stripLineEnd(text: string): string {
-  return text.replace(/[\r\n]+$/, '');
+/**
+ * A pointer file as git reads it: its bytes up to the first NUL (git takes
+ * them as a C string), the line ending stripped. `special` when it is not a
+ * regular file once opened (a FIFO swapped in since the stat), undefined
+ * when there is none or it is over git's limit.
+ */
+async function readPointer(file: Buffer): Promise<Buffer | 'special' | undefined> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(file, READ_FLAGS);
+  } catch {
+    return undefined;
+  }
+  try {
+    const stats = await handle.stat();
+    if (isSpecial(stats)) return 'special';
+    if (!stats.isFile() || stats.size > POINTER_MAX_BYTES) return undefined;
+    let bytes = await readHead(handle, POINTER_MAX_BYTES);
+    const nul = bytes.indexOf(0);
+    if (nul >= 0) bytes = bytes.subarray(0, nul);
+    let end = bytes.length;
+    while (end > 0 && (bytes[end - 1] === 0x0a || bytes[end - 1] === 0x0d)) end--;
+    return bytes.subarray(0, end);
+  } catch {
+    return undefined;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** `named` as git takes it: absolute, or joined to `dir` as text. */
+function resolved(dir: Buffer, named: Buffer): Buffer {
+  return path.isAbsolute(named.toString('latin1')) ? named : join(dir, named);
+}
+
+/** Joined as text, `..` left to the file system: normalized here, `link/../x` would skip the link git follows first. */
+function join(dir: Buffer, name: string | Buffer): Buffer {
+  const separator = dir.length > 0 && (dir[dir.length - 1] === 0x2f || dir[dir.length - 1] === 0x5c) ? '' : path.sep;
+  return Buffer.concat([dir, Buffer.from(separator), Buffer.isBuffer(name) ? name : Buffer.from(name)]);
 }
 
 /** Where a link leads, or the entry itself; undefined when there is nothing. stat never opens, so never waits. */
-async function statOf(file: string): Promise<fs.Stats | undefined> {
+async function statOf(file: Buffer): Promise<fs.Stats | undefined> {
   try {
     return await fs.promises.stat(file);
   } catch {
@@ -104,8 +137,9 @@ async function statOf(file: string): Promise<fs.Stats | undefined> {
   }
 }
 
-async function isDirectory(file: string): Promise<boolean> {
-  return (await statOf(file))?.isDirectory() === true;
+async function isSpecialFile(file: Buffer): Promise<boolean> {
+  const stats = await statOf(file);
+  return stats !== undefined && isSpecial(stats);
 }
 
 const isSpecial = (stats: fs.Stats) => stats.isFIFO() || stats.isCharacterDevice() || stats.isBlockDevice() || stats.isSocket();

@@ -251,14 +251,8 @@ export type Opened = { ok: true; repo: GitRepository } | { ok: false; message: s
 
 export const GIT_MISSING = 'git is not installed (no `git` on the PATH of the server); the git tools need it.';
 
-/**
- * A model-facing message for a failed run that is not one of the expected
- * cases. `hideQuoted`: for runs that read only the repository's own files
- * (finding it, listing its config), whose errors quote config values ("bad
- * numeric config value '…'"): before the checks that keep git to the folder
- * have run, such a value may come from a file outside it, a secret among them.
- */
-export function describeFailure(run: GitRun, what: string, { hideQuoted = false }: { hideQuoted?: boolean } = {}): string {
+/** A model-facing message for a failed run that is not one of the expected cases. */
+export function describeFailure(run: GitRun, what: string): string {
   if (run.failure === 'missing') return GIT_MISSING;
   if (run.failure === 'timeout') return `${what} took too long and was stopped. Narrow it with a path or a smaller range.`;
   if (run.failure === 'aborted') return 'Cancelled.';
@@ -268,9 +262,7 @@ export function describeFailure(run: GitRun, what: string, { hideQuoted = false 
   }
   const lines = run.stderr.split('\n').filter((line) => line.trim() !== '');
   // The reason is on the fatal/error line; warnings come first.
-  const found = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? `exit code ${run.code}`;
-  // A key name (`core.abbrev`) says what to fix and is kept; anything else quoted may be the value.
-  const firstLine = hideQuoted ? found.replace(/'([^']*)'/g, (quoted, inner: string) => (/^[A-Za-z][A-Za-z0-9-]*\.[A-Za-z][A-Za-z0-9-]*$/.test(inner) ? quoted : "'…'")) : found;
+  const firstLine = lines.find((line) => /^(fatal|error):/.test(line)) ?? lines[0] ?? `exit code ${run.code}`;
   // git quotes the repository's config values and file lines here: a bidi override among them would reorder the message.
   return `${what} failed: ${inertLine(firstLine.slice(0, 300))}`;
 }
@@ -305,13 +297,25 @@ async function readConfigValue(cwd: string, file: string, key: string, signal?: 
 
 const CONFIG_UNREADABLE = "the repository's config could not be read, so the git tools cannot be run safely.";
 
+/**
+ * The runs before the git directory is checked (the include listing,
+ * rev-parse) read whatever the repository's pointers and links lead to:
+ * their error text is never passed on. git quotes or prints what it read
+ * there ("bad shallow line: …", "unexpected line in .git/packed-refs: …",
+ * "bad numeric config value '…'"), and through a `.git/shallow` linked to
+ * `.env` that was the secret's first line. Each takes a few milliseconds;
+ * the short limit bounds anything the checks before them missed.
+ */
+const BEFORE_CHECKS_TIMEOUT_MS = 5_000;
+const UNREADABLE_HERE = 'git could not read the repository here (run `git status` in the folder to see why)';
+
 /** `git config` in the folder for configIncludes; exit 1 is "no such keys". */
 function configQuery(cwd: string, signal?: AbortSignal): ConfigQuery {
   return async (args, options = {}) => {
-    const run = await runGit(['config', ...args], { cwd, signal, maxBytes: 1024 * 1024, ...options });
-    if (run.failure) return { ok: false, message: describeFailure(run, 'git config'), rejected: false };
+    const run = await runGit(['config', ...args], { cwd, signal, maxBytes: 1024 * 1024, timeoutMs: BEFORE_CHECKS_TIMEOUT_MS, ...options });
+    if (run.failure) return { ok: false, message: describeFailure({ ...run, stderr: '' }, 'git config'), rejected: false };
     if (run.truncated) return { ok: false, message: CONFIG_UNREADABLE, rejected: false };
-    if (run.code !== 0 && run.code !== 1) return { ok: false, message: `not a git repository: ${describeFailure(run, 'git config', { hideQuoted: true })}; the git tools need one.`, rejected: true };
+    if (run.code !== 0 && run.code !== 1) return { ok: false, message: `not a git repository the tools can use: ${UNREADABLE_HERE}; the git tools need one.`, rejected: true };
     return { ok: true, stdout: run.stdout.toString('utf8'), stderr: run.stderr };
   };
 }
@@ -347,9 +351,9 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
   if (!includes.ok) return includes;
   const run = await runGit(
     ['rev-parse', '--is-inside-work-tree', '--is-shallow-repository', '--show-toplevel', '--absolute-git-dir', '--path-format=absolute', '--git-common-dir'],
-    { cwd, signal, maxBytes: 64 * 1024 },
+    { cwd, signal, maxBytes: 64 * 1024, timeoutMs: BEFORE_CHECKS_TIMEOUT_MS },
   );
-  if (run.failure) return { ok: false, message: describeFailure(run, 'git rev-parse') };
+  if (run.failure) return { ok: false, message: describeFailure({ ...run, stderr: '' }, 'git rev-parse') };
   if (run.code !== 0) {
     if (/not a git repository/i.test(run.stderr)) {
       return { ok: false, message: 'not a git repository: the folder of this discussion is not inside a Git work tree; the git tools need one. Use the other read tools instead.' };
@@ -357,7 +361,7 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
     if (/dubious ownership/i.test(run.stderr)) {
       return { ok: false, message: 'not a git repository that can be read: it is owned by another user (git "dubious ownership"); the git tools need one.' };
     }
-    return { ok: false, message: `not a git repository: ${describeFailure(run, 'git rev-parse', { hideQuoted: true })}; the git tools need one.` };
+    return { ok: false, message: `not a git repository the tools can use: ${UNREADABLE_HERE}; the git tools need one.` };
   }
   const [inside, shallow, toplevel, gitDir, commonDir] = run.stdout.toString('utf8').split('\n');
   if (inside !== 'true' || !toplevel || !gitDir || !commonDir) {
