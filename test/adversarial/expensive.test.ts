@@ -405,12 +405,7 @@ describe('adversarial: ignore files that never answer or never end', function ()
     const script = path.join(lab.root, 'exitWhileSearching.js');
     fs.writeFileSync(
       script,
-      `const { SearchPool } = require(${JSON.stringify(path.resolve(__dirname, '../../server/src/search/searchPool.js'))});
-const [root, rg] = process.argv.slice(2);
-const pool = new SearchPool({ maxWorkers: 1 });
-void pool.run({ kind: 'census', root, denyRead: [], scope: { relativePath: '.', realPath: root, kind: 'directory' }, ripgrep: { path: rg, version: 'ripgrep' }, maxEntries: 1000, timeMs: 60000, extensions: 5 }, 60000);
-process.stdin.once('data', () => process.exit(0));
-`,
+      censusInAThread(`process.stdin.once('data', () => process.exit(0));`),
     );
     const child = spawn(process.execPath, [script, lab.repo, ripgrep as string], { stdio: ['pipe', 'ignore', 'inherit'] });
     try {
@@ -430,11 +425,7 @@ process.stdin.once('data', () => process.exit(0));
     const script = path.join(lab.root, 'exitBeforeHearing.js');
     fs.writeFileSync(
       script,
-      `const fs = require('node:fs');
-const { SearchPool } = require(${JSON.stringify(path.resolve(__dirname, '../../server/src/search/searchPool.js'))});
-const [root, rg] = process.argv.slice(2);
-const pool = new SearchPool({ maxWorkers: 1 });
-void pool.run({ kind: 'census', root, denyRead: [], scope: { relativePath: '.', realPath: root, kind: 'directory' }, ripgrep: { path: rg, version: 'ripgrep' }, maxEntries: 1000, timeMs: 60000, extensions: 5 }, 60000);
+      censusInAThread(`const fs = require('node:fs');
 const started = () => fs.readdirSync('/proc').some((entry) => {
   try {
     return /^\\d+$/.test(entry) && fs.readlinkSync('/proc/' + entry + '/cwd') === root && fs.readFileSync('/proc/' + entry + '/cmdline', 'utf8').split('\\0')[0] === rg;
@@ -446,8 +437,7 @@ const started = () => fs.readdirSync('/proc').some((entry) => {
 const noted = () => [...pool.slots].some((slot) => slot.ripgrepPids.some((pid) => pid > 0));
 const deadline = Date.now() + 20000;
 while (Date.now() < deadline && !(started() && noted()));
-process.exit(started() && noted() ? 0 : 3);
-`,
+process.exit(started() && noted() ? 0 : 3);`),
     );
     const child = spawn(process.execPath, [script, lab.repo, ripgrep as string], { stdio: ['ignore', 'ignore', 'inherit'] });
     try {
@@ -494,6 +484,16 @@ process.exit(started() && noted() ? 0 : 3);
 });
 
 /** Live ripgrep processes whose working directory is `folder` (Linux /proc). */
+/** A script run as `node SCRIPT ROOT RG` that starts a census of ROOT in a search thread (its ripgrep waits on the folder's FIFO ignore file), then runs `then`. */
+function censusInAThread(then: string): string {
+  return `const { SearchPool } = require(${JSON.stringify(path.resolve(__dirname, '../../server/src/search/searchPool.js'))});
+const [root, rg] = process.argv.slice(2);
+const pool = new SearchPool({ maxWorkers: 1 });
+void pool.run({ kind: 'census', root, denyRead: [], scope: { relativePath: '.', realPath: root, kind: 'directory' }, ripgrep: { path: rg, version: 'ripgrep' }, maxEntries: 1000, timeMs: 60000, extensions: 5 }, 60000);
+${then}
+`;
+}
+
 function ripgrepsIn(folder: string): number[] {
   const found: number[] = [];
   for (const entry of fs.readdirSync('/proc')) {
