@@ -434,7 +434,7 @@ const started = () => fs.readdirSync('/proc').some((entry) => {
   }
 });
 // The thread that started it notes its pid once its spawn returns, a moment after ripgrep shows in /proc.
-const noted = () => [...pool.slots].some((slot) => slot.ripgrepPids.some((pid) => pid > 0));
+const noted = () => [...pool.slots].some((slot) => slot.ripgrepPids.slice(2).some((pid) => pid > 0));
 const deadline = Date.now() + 20000;
 while (Date.now() < deadline && !(started() && noted()));
 process.exit(started() && noted() ? 0 : 3);`),

@@ -41,14 +41,32 @@ let endsWithThread = false;
 /**
  * In a search worker, cells shared with the pool's thread where each running
  * ripgrep's pid is noted the moment it starts, for the pool to kill at the
- * process's exit. The pid the worker sends in a message was lost when the
- * process exited before its main thread read it, and a ripgrep blocked on a
- * FIFO outlived the server.
+ * process's exit (searchPool.ts `killRipgreps`). The pid the worker sends in a
+ * message was lost when the process exited before its main thread read it,
+ * and a ripgrep blocked on a FIFO outlived the server. Cell CLOSING is set by
+ * the pool at exit, after which no ripgrep starts; cell SPAWNING counts starts
+ * under way, which the pool waits for, so none slips in between its kill and
+ * the thread's end.
  */
+export const PID_CELLS = { CLOSING: 0, SPAWNING: 1, FIRST_PID: 2 } as const;
 let sharedPids: Int32Array | undefined;
 
 export function notePidsIn(cells: Int32Array): void {
   sharedPids = cells;
+}
+
+/** `spawn`, noted as above; throws instead of starting ripgrep once the process is exiting. */
+function spawnTracked(...args: Parameters<typeof spawn>): ChildProcess {
+  const cells = sharedPids;
+  if (!cells) return tracked(spawn(...args));
+  Atomics.add(cells, PID_CELLS.SPAWNING, 1);
+  try {
+    if (Atomics.load(cells, PID_CELLS.CLOSING) !== 0) throw new Error('the server is exiting');
+    return tracked(spawn(...args));
+  } finally {
+    Atomics.sub(cells, PID_CELLS.SPAWNING, 1);
+    Atomics.notify(cells, PID_CELLS.SPAWNING);
+  }
 }
 
 function tracked(child: ChildProcess): ChildProcess {
@@ -62,7 +80,7 @@ function tracked(child: ChildProcess): ChildProcess {
   const pid = child.pid;
   let cell = -1;
   if (sharedPids && pid !== undefined) {
-    for (let i = 0; i < sharedPids.length && cell < 0; i++) if (Atomics.compareExchange(sharedPids, i, 0, pid) === 0) cell = i;
+    for (let i = PID_CELLS.FIRST_PID; i < sharedPids.length && cell < 0; i++) if (Atomics.compareExchange(sharedPids, i, 0, pid) === 0) cell = i;
   }
   // Cleared once the process is reaped ('exit'), not at 'close': its pid may be reused from then on.
   const reaped = () => {
@@ -166,7 +184,7 @@ export function capture(binary: string, args: string[], cwd: string, timeoutMs: 
     };
     let child: ReturnType<typeof spawn>;
     try {
-      child = tracked(spawn(binary, args, { cwd, stdio: ['ignore', 'pipe', log.fd], windowsHide: true }));
+      child = spawnTracked(binary, args, { cwd, stdio: ['ignore', 'pipe', log.fd], windowsHide: true });
     } finally {
       unlinkStderrFile(log);
     }
@@ -375,13 +393,11 @@ export function runRipgrep(run: RipgrepRun): Promise<RipgrepListing> {
     const log = openStderrFile();
     let child: ReturnType<typeof spawn>;
     try {
-      child = tracked(
-        spawn(run.ripgrep.path, ripgrepArguments(run.query), {
-          cwd: run.root,
-          stdio: ['ignore', 'pipe', log.fd],
-          windowsHide: true,
-        }),
-      );
+      child = spawnTracked(run.ripgrep.path, ripgrepArguments(run.query), {
+        cwd: run.root,
+        stdio: ['ignore', 'pipe', log.fd],
+        windowsHide: true,
+      });
     } catch (error) {
       // spawn throws, rather than emitting 'error', when the arguments are too long for
       // the system (E2BIG for a 128 KiB pattern): answered as a failed run, so the walk answers.

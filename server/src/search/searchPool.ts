@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { sumOfCells } from './contentCache';
+import { PID_CELLS } from './ripgrep';
 import type { SearchJob, SearchJobResult } from './searchJobs';
 import type { WorkerOptions, WorkerReply, WorkerRequest } from './searchWorker';
 
@@ -33,7 +34,7 @@ const INDEX_OWNER_IDLE_MS = 10 * 60_000;
 interface Slot {
   worker: Worker;
   stopFlag: Int32Array;
-  /** The pids of the ripgreps the thread runs now, noted by the thread itself (ripgrep.ts notePidsIn); 0 in a free cell. */
+  /** The pids of the ripgreps the thread runs now, noted by the thread itself, and the cells that keep it from starting more at exit (ripgrep.ts PID_CELLS). */
   ripgrepPids: Int32Array;
   job?: RunningJob;
   idleTimer?: NodeJS.Timeout;
@@ -64,7 +65,7 @@ const WORKER_SCRIPT = path.join(__dirname, 'searchWorker.js');
  */
 const openPools = new Set<SearchPool>();
 /** More than the ripgreps one job runs at once; past them a pid is known from the worker's message alone. */
-const RIPGREP_PID_CELLS = 8;
+const RIPGREP_PID_CELLS = PID_CELLS.FIRST_PID + 8;
 let killsOnExit = false;
 
 function killQuietly(pid: number, signal: NodeJS.Signals = 'SIGTERM'): void {
@@ -110,8 +111,12 @@ export class SearchPool {
   /** Kills every ripgrep the workers' running jobs started. */
   private killRipgreps(): void {
     for (const slot of this.slots) {
+      const cells = slot.ripgrepPids;
+      Atomics.store(cells, PID_CELLS.CLOSING, 1);
+      // A start under way is noted within moments; the thread runs on until the process ends, and would start no more.
+      for (let waits = 0; waits < 50 && Atomics.load(cells, PID_CELLS.SPAWNING) > 0; waits++) Atomics.wait(cells, PID_CELLS.SPAWNING, Atomics.load(cells, PID_CELLS.SPAWNING), 2);
       for (const pid of slot.job?.pids ?? []) killQuietly(pid, 'SIGKILL');
-      for (const pid of slot.ripgrepPids) if (pid > 0) killQuietly(pid, 'SIGKILL');
+      for (let cell = PID_CELLS.FIRST_PID; cell < cells.length; cell++) if (cells[cell] > 0) killQuietly(cells[cell], 'SIGKILL');
     }
   }
 
