@@ -463,6 +463,32 @@ export function openListedChildSync(parentFd: number, name: string): OpenListing
   return listOpened(fd);
 }
 
+/**
+ * Opens the file `name` inside the open directory `parentFd` for reading,
+ * refusing it if it is a link there now or not a regular file: the file
+ * counterpart of `openListedChildSync`, for a walk that reads what it lists
+ * (grep_files without ripgrep). One open and one fstat, where the verified
+ * open also resolves, stats and reads back the whole path: on vite's 2,800
+ * files that was most of a grep's time. The caller closes `fd`. Linux only.
+ */
+export function openChildFileSync(parentFd: number, name: string): VerifiedOpen {
+  let fd: number;
+  try {
+    fd = fs.openSync(`${PROC_FD}/${parentFd}/${name}`, OPEN_FLAGS);
+  } catch (error) {
+    return { ok: false, refusal: openFailure(error, 'file') };
+  }
+  try {
+    const stats = fs.fstatSync(fd);
+    if (stats.isFile()) return { ok: true, fd, stats };
+    fs.closeSync(fd);
+    return { ok: false, refusal: 'not_regular' };
+  } catch {
+    fs.closeSync(fd);
+    return { ok: false, refusal: 'unopenable' };
+  }
+}
+
 function listOpened(fd: number): OpenListing {
   try {
     return { ok: true, fd, entries: fs.readdirSync(`${PROC_FD}/${fd}`, { withFileTypes: true }) };

@@ -1,7 +1,7 @@
 import { isAscii } from 'node:buffer';
 import * as fs from 'node:fs';
 import { escapeLineBreaks, printablePath } from '../../../shared/printablePath';
-import { openVerifiedSync } from '../access/boundary';
+import { openChildFileSync, openVerifiedSync } from '../access/boundary';
 import type { FileContents } from './contentCache';
 import { nowNs } from './directoryStamps';
 
@@ -198,8 +198,11 @@ export class Grep {
     return this.result.more;
   }
 
-  /** Searches one file (a real path the boundary already approved). */
-  searchFile(realPath: string, relativePath: string): FileOutcome {
+  /**
+   * Searches one file (a real path the boundary already approved). `inDirectory`: the open directory it is in
+   * and its name there (a walk's, walk.ts `WalkFile.inDirectory`), to open it there instead of by its path.
+   */
+  searchFile(realPath: string, relativePath: string, inDirectory?: { fd: number; name: string }): FileOutcome {
     const kept = this.contents?.lookup(realPath);
     if (kept !== undefined) {
       this.result.filesFromMemory += 1;
@@ -207,7 +210,7 @@ export class Grep {
       return kept.length === 0 || this.searchLines(kept, 1, relativePath) ? 'searched' : 'capped';
     }
     // Proved to be the listed file: a swapped-in link (here or in a directory above) is not read.
-    const opened = openVerifiedSync(realPath, 'file');
+    const opened = inDirectory ? openChildFileSync(inDirectory.fd, inDirectory.name) : openVerifiedSync(realPath, 'file');
     if (!opened.ok) {
       if (opened.refusal === 'changed') this.result.changedFiles += 1;
       return 'unreadable';

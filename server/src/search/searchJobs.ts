@@ -504,6 +504,8 @@ interface IndexedFileLike {
   denied: boolean;
   /** A symlinked file, resolved through the boundary (the walk's; the index does not say). */
   viaLink?: boolean;
+  /** The walk's: where to open the file inside its directory (walk.ts `WalkFile.inDirectory`), during the visit only. */
+  inDirectory?: { fd: number; name: string };
 }
 
 type OrderedOutcome = 'finished' | 'capped' | 'out_of_time' | 'entry_limit';
@@ -520,7 +522,7 @@ async function orderedFiles(
   deadline: number | undefined,
   visit: (file: IndexedFileLike) => boolean | void,
   extendDeadline?: WalkOptions['extendDeadline'],
-  walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'namesOnly' | 'shard'>,
+  walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'listInsideParents' | 'shard'>,
 ): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
@@ -536,7 +538,7 @@ async function orderedFiles(
   }
   const stats = await walkFiles(
     { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline, extendDeadline, ...walkAs },
-    (file) => visit({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined, viaLink: file.viaLink === true }),
+    (file) => visit({ relativePath: file.relativePath, realPath: file.realPath, denied: file.denial !== undefined, viaLink: file.viaLink === true, inDirectory: file.inDirectory }),
   );
   const outcome: OrderedOutcome =
     stats.stoppedBy === undefined ? 'finished' : stats.stoppedBy === 'visitor' ? 'capped' : stats.stoppedBy === 'entry_limit' ? 'entry_limit' : 'out_of_time';
@@ -564,9 +566,12 @@ async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobCon
       // Secret and policy-denied files are skipped silently: their contents never reach the model.
       if (file.denied) return;
       if (globTest && !globTest(file.relativePath)) return;
-      return searcher.searchFile(file.realPath, file.relativePath) !== 'capped';
+      return searcher.searchFile(file.realPath, file.relativePath, file.inDirectory) !== 'capped';
     },
     extend,
+    // Each file opened inside its directory's descriptor: the verified open's realpath, stat and readlink of
+    // every file were most of a walk's grep.
+    index ? undefined : { listInsideParents: true },
   );
   if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
   return {
@@ -731,7 +736,7 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
     },
     undefined,
     // Names only: nothing is read, and each name shown is checked below.
-    index ? undefined : { wanted: matches, wantedName, namesOnly: true, shard: job.shard },
+    index ? undefined : { wanted: matches, wantedName, listInsideParents: true, shard: job.shard },
   );
   let changedEntries = ordered.changedDirectories;
   let shown: FindJobResult['results'] = [];
@@ -742,7 +747,7 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
       else changedEntries += 1;
     }
   } else {
-    // Each directory was proven as it was opened (walk.ts namesOnly); a file swapped for a link since is
+    // Each directory was proven as it was opened (walk.ts listInsideParents); a file swapped for a link since is
     // not shown: a name is shown only if it is still a regular file reached through no link. Links were
     // resolved through the boundary as they were found.
     const isPlainFileInside = plainFileInsideCheck(job.root);

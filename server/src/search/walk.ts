@@ -49,6 +49,15 @@ export interface WalkFile {
   denial?: ReadDenial;
   /** A symlinked file: `realPath` is its target's, resolved through the boundary. */
   viaLink?: true;
+  /**
+   * In a walk that lists each directory inside its parent's descriptor
+   * (`listInsideParents`), a file that is no link: the open descriptor of its
+   * directory and its name there, to open it inside that directory
+   * (boundary.ts `openChildFileSync`) rather than by `realPath`. Valid only
+   * during the visit: the walk closes the descriptor when it leaves the
+   * directory.
+   */
+  inDirectory?: { fd: number; name: string };
 }
 
 export interface WalkOptions {
@@ -88,12 +97,13 @@ export interface WalkOptions {
    * `openListedChildSync`) instead of through the verified open, whose
    * realpath and stat were half of the walk's time: the chain from the
    * verified start still proves every listing is of a directory inside.
-   * Files are not opened, so only for a caller that reads none (find_files)
-   * or reads each through the verified open itself (the symbol index).
-   * Where directories cannot be opened that way (not Linux), the verified
-   * open is used.
+   * The walk opens no file; a caller that reads one opens it inside its
+   * directory's descriptor (`WalkFile.inDirectory`, grep_files) or through
+   * the verified open (the symbol index), never by the path alone. Where
+   * directories cannot be opened that way (not Linux), the verified open is
+   * used and `inDirectory` is never set.
    */
-  namesOnly?: boolean;
+  listInsideParents?: boolean;
   /**
    * This walk is one of `of` that together walk the tree (a find_files split
    * across the search threads, findShards.ts). The first directory with two
@@ -447,7 +457,7 @@ function sortEntries(entries: fs.Dirent[]): fs.Dirent[] {
 
 /**
  * A directory's sorted entries and, for a walk that opens each directory
- * inside its parent (`namesOnly`), its open descriptor: `parentFd` and
+ * inside its parent (`listInsideParents`), its open descriptor: `parentFd` and
  * `name` when it is not the start directory.
  */
 function listDirectory(absolutePath: string, stats: WalkStats, chained: boolean, parent?: { fd: number; name: string }): { entries: fs.Dirent[]; fd?: number } {
@@ -505,7 +515,7 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
   if (!boundary.isInside(options.startDirectory)) return stats;
 
   const startRelative = boundary.relativeOf(options.startDirectory);
-  const chained = options.namesOnly === true && CAN_OPEN_INSIDE_OPEN_DIRECTORY;
+  const chained = options.listInsideParents === true && CAN_OPEN_INSIDE_OPEN_DIRECTORY;
   const start = listDirectory(options.startDirectory, stats, chained);
   const stack: DirectoryFrame[] = [
     {
@@ -636,7 +646,8 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
     }
 
     const denial = boundary.denyRules.entryDenialOf(relativePath);
-    if (visit({ relativePath, realPath: absolutePath, denial }) === false) {
+    const inDirectory = frame.fd === undefined ? undefined : { fd: frame.fd, name };
+    if (visit({ relativePath, realPath: absolutePath, denial, inDirectory }) === false) {
       stats.stoppedBy = 'visitor';
       return stats;
     }

@@ -600,7 +600,7 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
       boundary,
       startDirectory: boundary.root,
       // Each directory listed inside its parent's descriptor: no file is read by the path the walk gives, only through the verified open (indexFile).
-      namesOnly: true,
+      listInsideParents: true,
       shouldStop: () => control.shouldStop(),
       maxEntries: INDEX_LIMITS.walkMaxEntries,
       deadline,

@@ -6,8 +6,11 @@ import { pathToFileURL } from 'node:url';
 import { execFileSync } from 'node:child_process';
 import {
   isSameOrInside,
+  CAN_OPEN_INSIDE_OPEN_DIRECTORY,
   listVerifiedDirectorySync,
   lstatVerifiedEntrySync,
+  openChildFileSync,
+  openListedDirectorySync,
   openVerified,
   openVerifiedSync,
   readHead,
@@ -452,6 +455,66 @@ describe('verified open', () => {
     fs.rmSync(config, { recursive: true });
     fs.symlinkSync(sandbox.outside, config);
     assert.deepEqual(lstatVerifiedEntrySync(config, 'secret.txt'), { ok: false, refusal: 'changed' });
+  });
+
+  describe('a file opened inside its open directory', () => {
+    /** Runs `use` with `repo/src` held open as a verified directory, as the walk holds it. */
+    function insideSrc<T>(use: (fd: number) => T): T {
+      const listed = openListedDirectorySync(path.join(sandbox.repo, 'src'));
+      assert.ok(listed.ok);
+      try {
+        return use(listed.fd);
+      } finally {
+        fs.closeSync(listed.fd);
+      }
+    }
+    beforeEach(function () {
+      if (!CAN_OPEN_INSIDE_OPEN_DIRECTORY) this.skip();
+      // The same name as a file of the outside directory (`outside/dir/inner.txt`).
+      fs.writeFileSync(path.join(sandbox.repo, 'src', 'inner.txt'), 'INSIDE-INNER\n');
+    });
+
+    it('opens a regular file there, with its stats', () => {
+      insideSrc((fd) => {
+        const opened = openChildFileSync(fd, 'inner.txt');
+        assert.ok(opened.ok && opened.stats.isFile());
+        try {
+          assert.equal(readHeadSync(opened.fd, 100).toString(), fs.readFileSync(path.join(sandbox.repo, 'src', 'inner.txt'), 'utf8'));
+        } finally {
+          fs.closeSync(opened.fd);
+        }
+      });
+    });
+
+    it('refuses, as changed, a name that is now a symlink to an outside file', () => {
+      insideSrc((fd) => {
+        fs.rmSync(path.join(sandbox.repo, 'src', 'inner.txt'));
+        fs.symlinkSync(path.join(sandbox.outside, 'secret.txt'), path.join(sandbox.repo, 'src', 'inner.txt'));
+        assert.deepEqual(openChildFileSync(fd, 'inner.txt'), { ok: false, refusal: 'changed' });
+      });
+    });
+
+    it('reads from the directory it holds, not from an outside one swapped in at its path since', () => {
+      insideSrc((fd) => {
+        const src = path.join(sandbox.repo, 'src');
+        fs.renameSync(src, path.join(sandbox.repo, 'moved'));
+        fs.symlinkSync(path.join(sandbox.outside, 'dir'), src);
+        // The swapped-in link leads to a directory holding a file of the same name.
+        assert.ok(fs.existsSync(path.join(src, 'inner.txt')));
+        const opened = openChildFileSync(fd, 'inner.txt');
+        assert.ok(opened.ok);
+        try {
+          assert.equal(readHeadSync(opened.fd, 100).toString(), fs.readFileSync(path.join(sandbox.repo, 'moved', 'inner.txt'), 'utf8'));
+        } finally {
+          fs.closeSync(opened.fd);
+        }
+      });
+    });
+
+    it('answers at once that a FIFO is not a regular file', () => {
+      execFileSync('mkfifo', [path.join(sandbox.repo, 'src', 'pipe')]);
+      insideSrc((fd) => assert.deepEqual(openChildFileSync(fd, 'pipe'), { ok: false, refusal: 'not_regular' }));
+    });
   });
 
   it('keeps the first rules of an oversized ignore file and says it was cut', () => {

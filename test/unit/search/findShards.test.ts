@@ -15,7 +15,7 @@ import { expectOk, NO_POLICY, writeTree } from '../../support/toolFixture';
 async function walked(root: string, shard?: WalkShard): Promise<string[]> {
   const boundary = await ReadBoundary.create(root, []);
   const files: string[] = [];
-  await walkFiles({ boundary, startDirectory: root, namesOnly: true, shard }, (file) => void files.push(file.relativePath));
+  await walkFiles({ boundary, startDirectory: root, listInsideParents: true, shard }, (file) => void files.push(file.relativePath));
   return files;
 }
 

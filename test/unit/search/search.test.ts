@@ -694,3 +694,95 @@ describe('find_files, which opens each directory inside its parent rather than t
     assert.deepEqual(await findWhileSwapping(true), { shown: ['kept.txt'], changedEntries: 1 });
   });
 });
+
+describe('grep_files without ripgrep, which opens each directory and file inside its parent rather than through the verified open', () => {
+  // The module itself: the server's `import * as fs` reads its functions from it at each call.
+  const nodeFs = require('node:fs') as { openSync: typeof fs.openSync };
+  let base: string;
+  let realOpen: typeof fs.openSync;
+  beforeEach(function () {
+    if (!fs.existsSync('/proc/self/fd')) this.skip();
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-grep-inside-')));
+    realOpen = nodeFs.openSync;
+    // Every file holds the needle; the outside ones say so.
+    writeTree(base, {
+      'outside/both.txt': 'needle OUTSIDE\n',
+      'outside/secret.txt': 'needle OUTSIDE-SECRET\n',
+      'repo/swap/d/both.txt': 'needle inside\n',
+      'repo/swap/f.txt': 'needle inside\n',
+      'repo/kept.txt': 'needle inside\n',
+    });
+  });
+  afterEach(() => {
+    nodeFs.openSync = realOpen;
+    if (base) fs.rmSync(base, { recursive: true, force: true });
+  });
+
+  /**
+   * Replaces `repo/<swapped>` with a link to `outside/<target>` the first time
+   * the walk opens it inside its parent's descriptor, and with `back` puts the
+   * real one back as soon as that open returns.
+   */
+  async function grepWhileSwapping(swapped: string, target: string, back: boolean): Promise<{ lines: string[]; changedEntries: number }> {
+    const repo = path.join(base, 'repo');
+    const at = path.join(repo, swapped);
+    const away = path.join(base, 'moved-away');
+    const opened = new RegExp(`^/proc/self/fd/\\d+/${path.basename(swapped).replace('.', '\\.')}$`);
+    let swaps = 0;
+    nodeFs.openSync = ((target_: fs.PathLike, ...rest: unknown[]) => {
+      const call = (): number => (realOpen as (t: fs.PathLike, ...r: unknown[]) => number)(target_, ...rest);
+      if (swaps > 0 || !opened.test(String(target_))) return call();
+      swaps += 1;
+      fs.renameSync(at, away);
+      fs.symlinkSync(path.join(base, 'outside', target), at);
+      try {
+        return call();
+      } finally {
+        if (back) {
+          fs.unlinkSync(at);
+          fs.renameSync(away, at);
+        }
+      }
+    }) as typeof fs.openSync;
+    const result = await runSearchJob(
+      { kind: 'grep', pattern: 'needle', root: repo, denyRead: [], scope: { relativePath: '.', realPath: repo, kind: 'directory' } },
+      { shouldStop: () => false, onSpawn: () => undefined },
+    );
+    nodeFs.openSync = realOpen;
+    assert.equal(swaps, 1, 'the swap happened');
+    assert.ok(result.kind === 'grep' && result.engine === 'node');
+    return { lines: result.kind === 'grep' ? result.lines : [], changedEntries: result.changedEntries ?? 0 };
+  }
+
+  for (const back of [false, true]) {
+    const andBack = back ? ', and put back at once,' : '';
+    it(`shows no line from a file swapped for a link to an outside one${andBack} as the walk opens it, and counts it changed`, async () => {
+      assert.deepEqual(await grepWhileSwapping('swap/f.txt', 'secret.txt', back), {
+        lines: ['kept.txt:1: needle inside', 'swap/d/both.txt:1: needle inside'],
+        changedEntries: 1,
+      });
+    });
+
+    it(`shows no line from a directory swapped for a link to an outside one${andBack} as the walk enters it`, async () => {
+      assert.deepEqual(await grepWhileSwapping('swap/d', '.', back), { lines: ['kept.txt:1: needle inside', 'swap/f.txt:1: needle inside'], changedEntries: 1 });
+    });
+  }
+
+  it('closes every directory and file it opened, whether it read the whole tree or stopped at the match cap', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 600; i++) files[`repo/many/d${i % 30}/f${i}.txt`] = 'needle\n';
+    writeTree(base, files);
+    const repo = path.join(base, 'repo');
+    const open = (): number => fs.readdirSync('/proc/self/fd').length;
+    const before = open();
+    for (const pattern of ['OUTSIDE', 'needle']) {
+      const result = await runSearchJob(
+        { kind: 'grep', pattern, root: repo, denyRead: [], scope: { relativePath: '.', realPath: repo, kind: 'directory' } },
+        { shouldStop: () => false, onSpawn: () => undefined },
+      );
+      assert.ok(result.kind === 'grep');
+      if (pattern === 'needle') assert.ok(result.kind === 'grep' && result.more, 'stopped at the cap');
+    }
+    assert.equal(open(), before);
+  });
+});
