@@ -18,7 +18,7 @@ import { expectFailure, expectOk, NO_POLICY, OUTSIDE_MARKER, writeTree } from '.
 import type { FakeStep } from '../support/fakeOpenAI';
 import type { ServerProcess } from '../support/serverProcess';
 import { escapeAttempts, type Attempt, type Expect } from './escapeAttempts';
-import { INSIDE_MARKER, Lab, SENTINEL, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, startSwapper, toolOutputs, SEARCH_ENGINES, ripgrepOnPath } from './lab';
+import { INSIDE_MARKER, Lab, SENTINEL, SENTINEL_PATTERNS, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, startSwapper, toolOutputs, SEARCH_ENGINES, SPLIT_WALK_ENGINE, ripgrepOnPath } from './lab';
 
 
 /** Calls per model step; several steps per reply, several replies. */
@@ -250,7 +250,7 @@ describe('adversarial: a file or directory swapped for a link while it is read',
     assertNoLeak(leaks);
   });
 
-  for (const config of SEARCH_ENGINES) {
+  for (const config of [...SEARCH_ENGINES, SPLIT_WALK_ENGINE]) {
     it(`grep_files, find_files and list_dir of a directory swapped, again and again, with a link to an outside directory show inside names and lines or nothing, never an outside name or line (${config.name})`, async () => {
       const swapper = startSwapper(lab, 'directory', `swapdir-${config.tag}/d`, lab.outside, { 'inside-1.txt': `inside: ${INSIDE_MARKER}\n`, 'inside-2.txt': `also inside: ${INSIDE_MARKER}\n` });
       const s = await lab.server(config.init, config.env(lab));
@@ -279,7 +279,16 @@ describe('adversarial: a file or directory swapped for a link while it is read',
         fs.mkdirSync(target);
         fs.writeFileSync(path.join(target, 'inside-1.txt'), `inside: ${INSIDE_MARKER}\n`);
       }
-      const control = await underSwaps(s, id, `sd${config.tag}-control`, [{ name: 'find_files', args: { pattern: '*', path: `${scope}/d` } }], 1);
+      const control = await underSwaps(
+        s,
+        id,
+        `sd${config.tag}-control`,
+        [
+          { name: 'find_files', args: { pattern: '*', path: `${scope}/d` } },
+          { name: 'grep_files', args: { pattern: 'inside', path: scope } },
+        ],
+        1,
+      );
       const leaks = scanForLeaks(lab, [s]);
       // Outside names besides the sentinel one: seen in a listing of the swapped directory, they came from outside.
       const outsideNames = outcomes.filter((o) => /secret\.txt|deeper\.txt|nested\//.test(o.output)).map((o) => o.output.slice(0, 200));

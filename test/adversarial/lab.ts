@@ -452,6 +452,18 @@ export const SEARCH_ENGINES: SearchEngineConfig[] = [
   { name: 'ripgrep from PATH', tag: 'r', init: {}, env: () => ({}), available: ripgrepOnPath() !== undefined },
 ];
 
+/**
+ * The built-in search with no warm index (as for a folder past the walk's
+ * cap): each grep is split across the search threads (grepShards.ts).
+ */
+export const SPLIT_WALK_ENGINE: SearchEngineConfig = {
+  name: 'built-in search split across threads, no file index',
+  tag: 's',
+  init: { ripgrepPath: null },
+  env: (lab) => ({ ...SEARCH_ENGINES[0].env(lab), REPO_DISCUSS_FILE_INDEX: 'off' }),
+  available: true,
+};
+
 // ---------------------------------------------------------------------------
 // A concurrent writer
 

@@ -188,10 +188,14 @@ export class Grep {
   /** The sizes of the files read from the disk so far. */
   bytesFromDisk = 0;
 
-  /** `contents`: the folder's kept file contents, read instead of the disk while they are the files on it. */
+  /**
+   * `contents`: the folder's kept file contents, read instead of the disk while they are the files on it.
+   * `placed`: told the file of each line and of the first match past the cap (a shard's, grepShards.ts).
+   */
   constructor(
     private readonly pattern: CompiledPattern,
     private readonly contents?: FileContents,
+    private readonly placed?: { linePaths: string[]; capPath?: string },
   ) {}
 
   get capped(): boolean {
@@ -341,11 +345,14 @@ export class Grep {
     // Most files cannot match a plain-string pattern: skip them before paying for decoding.
     if (this.pattern.literalBytes && !bytes.includes(this.pattern.literalBytes)) return true;
     const result = this.result;
+    const placed = this.placed;
     return scanText(this.pattern, decode(bytes), firstLine, (lineNumber, line, matchIndex) => {
       if (result.matchCount >= GREP_LIMITS.maxMatches) {
         result.more = true;
+        if (placed) placed.capPath = relativePath;
         return false;
       }
+      placed?.linePaths.push(relativePath);
       result.lines.push(formatMatchLine(relativePath, lineNumber, line, matchIndex));
       result.matchCount += 1;
       return true;

@@ -1,8 +1,10 @@
 import { findRipgrep } from './locateRipgrep';
 import type { Ripgrep, RipgrepOption } from './ripgrep';
 import { PoolOutcome, SearchPool, sharedSearchPool } from './searchPool';
-import type { FindJob, FindJobResult, SearchEngineName, SearchJob } from './searchJobs';
+import type { FindJob, FindJobResult, GrepJob, GrepJobResult, SearchEngineName, SearchJob } from './searchJobs';
+import { ripgrepCanSearch } from './searchJobs';
 import { FIND_SHARDS, findShardJobs, mergeFindShards, namesManyFiles } from './findShards';
+import { GREP_SHARDS, grepShardJobs, mergeGrepShards } from './grepShards';
 
 /**
  * How one toolbox searches: with ripgrep when one is configured or on PATH,
@@ -105,7 +107,11 @@ export class SearchEngine {
   async run(job: JobWithoutRipgrep, signal?: AbortSignal): Promise<PoolOutcome> {
     const ripgrep = await this.ripgrep();
     const full = { ...job, ripgrep, indexable: this.options.fileIndex === true, headStartMs: this.options.orderedHeadStartMs } as SearchJob;
-    const outcome = this.splitsFind(full) ? await this.runFindShards(full, signal) : await this.pool.run(full, this.timeoutMs, signal);
+    const outcome = this.splitsFind(full)
+      ? await this.runFindShards(full, signal)
+      : this.splitsGrep(full)
+        ? await this.runGrepShards(full, signal)
+        : await this.pool.run(full, this.timeoutMs, signal);
     if (outcome.ok && outcome.result.kind !== 'prepareIndex') {
       this.count(outcome.result.engine);
       if (outcome.result.engine === 'index' && !this.announcedIndexes.has(job.root)) {
@@ -138,6 +144,25 @@ export class SearchEngine {
     const failed = outcomes.find((outcome) => !outcome.ok);
     if (failed) return failed;
     return { ok: true, result: mergeFindShards(outcomes.map((outcome) => (outcome as { result: FindJobResult }).result)) };
+  }
+
+  /**
+   * Whether a grep runs as shards on the search threads (grepShards.ts):
+   * over a directory, when it can have no warm index (as for a find), ripgrep
+   * will not search it (there is none, or it cannot narrow by the pattern),
+   * and there is more than one thread to run them.
+   */
+  private splitsGrep(job: SearchJob): job is GrepJob {
+    if (job.kind !== 'grep' || job.scope.kind !== 'directory' || this.pool.parallelism < GREP_SHARDS) return false;
+    if (job.ripgrep && ripgrepCanSearch(job.pattern)) return false;
+    return this.options.fileIndex !== true || this.foldersWithoutIndex.has(job.root);
+  }
+
+  private async runGrepShards(job: GrepJob, signal?: AbortSignal): Promise<PoolOutcome> {
+    const outcomes = await Promise.all(grepShardJobs(job).map((shard) => this.pool.run(shard, this.timeoutMs, signal)));
+    const failed = outcomes.find((outcome) => !outcome.ok);
+    if (failed) return failed;
+    return { ok: true, result: mergeGrepShards(outcomes.map((outcome) => (outcome as { result: GrepJobResult }).result)) };
   }
 
   /**

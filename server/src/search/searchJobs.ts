@@ -125,6 +125,8 @@ export interface GrepJob extends JobBase {
   kind: 'grep';
   pattern: string;
   glob?: string;
+  /** One shard of a grep split across the search threads (grepShards.ts): walks its part, starts no ripgrep; never with the index. */
+  shard?: WalkShard;
 }
 
 export interface FindJob extends JobBase {
@@ -178,6 +180,16 @@ export interface GrepJobResult extends ResultBase, GrepResult {
   kind: 'grep';
   /** The scope is one file and it looks binary. */
   namedFileBinary: boolean;
+  /** A shard's: how far its walk went, for merging (grepShards.ts). */
+  shardWalk?: ShardWalk;
+}
+
+/** Where one shard's lines are from, for merging them in walk order. */
+export interface ShardWalk {
+  /** The file of each of its lines. */
+  linePaths: string[];
+  /** The file of its first match past the cap, when it reached the cap in its part. */
+  capPath?: string;
 }
 
 export interface FindJobResult extends ResultBase {
@@ -243,10 +255,10 @@ export async function runSearchJob(job: SearchJob, control: JobControl, indexes?
   const index = (): Promise<FolderIndex | undefined> =>
     job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
   switch (job.kind) {
+    // A shard is a part of one walk: the index would answer the whole.
     case 'grep':
-      return withIndexOrCold(await index(), (warm) => grep(job, boundary, control, warm));
+      return withIndexOrCold(job.shard ? undefined : await index(), (warm) => grep(job, boundary, control, warm));
     case 'find':
-      // A shard is a part of one walk: the index would answer the whole.
       return withIndexOrCold(job.shard ? undefined : await index(), (warm) => find(job, boundary, control, warm));
     case 'census':
       return census(job, boundary, control);
@@ -522,7 +534,7 @@ async function orderedFiles(
   deadline: number | undefined,
   visit: (file: IndexedFileLike) => boolean | void,
   extendDeadline?: WalkOptions['extendDeadline'],
-  walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'listInsideParents' | 'shard'>,
+  walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'listInsideParents' | 'shard' | 'fileShard'>,
 ): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
@@ -583,6 +595,23 @@ async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobCon
   };
 }
 
+/** The pattern as ripgrep is given it, or why ripgrep cannot narrow the files for it (the walk searches instead). */
+function ripgrepPatternFor(pattern: CompiledPattern): { translated: RipgrepPattern; refusal?: undefined } | { translated?: undefined; refusal: string } {
+  const translated = toRipgrepPattern(pattern.source, pattern.unicode);
+  if (!translated) return { refusal: 'the pattern uses JavaScript regular expression features ripgrep cannot pre-filter' };
+  if (Buffer.byteLength(translated.pattern) > MAX_RIPGREP_PATTERN_BYTES) return { refusal: 'the pattern is too long for a ripgrep command line' };
+  return { translated };
+}
+
+/** Whether a grep of `pattern` (valid, from the model) can go through ripgrep, where there is one. */
+export function ripgrepCanSearch(pattern: string): boolean {
+  const compiled = compilePattern(pattern);
+  return typeof compiled !== 'string' && ripgrepPatternFor(compiled).translated !== undefined;
+}
+
+type CompiledPattern = Exclude<ReturnType<typeof compilePattern>, string>;
+type RipgrepPattern = NonNullable<ReturnType<typeof toRipgrepPattern>>;
+
 function compiledPattern(job: GrepJob): Exclude<ReturnType<typeof compilePattern>, string> {
   const pattern = compilePattern(job.pattern);
   if (typeof pattern === 'string') throw new Error(pattern); // validated before the job was sent
@@ -602,12 +631,11 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
     return { ...result, ...searcher.result, namedFileBinary: outcome === 'binary' };
   }
 
-  let fallbackReason: string | undefined;
   let switchedToWalk = false;
-  const translated = job.ripgrep ? toRipgrepPattern(pattern.source, pattern.unicode) : undefined;
-  if (job.ripgrep && !translated) fallbackReason = 'the pattern uses JavaScript regular expression features ripgrep cannot pre-filter';
-  else if (translated && Buffer.byteLength(translated.pattern) > MAX_RIPGREP_PATTERN_BYTES) fallbackReason = 'the pattern is too long for a ripgrep command line';
-  if (job.ripgrep && translated && fallbackReason === undefined) {
+  const { translated, refusal } = job.ripgrep ? ripgrepPatternFor(pattern) : { translated: undefined, refusal: undefined };
+  let fallbackReason = refusal;
+  if (job.shard) return { ...(await grepShard(job, job.shard, boundary, control, globTest)), fallbackReason };
+  if (job.ripgrep && translated) {
     // A head start for the ordered search: a capped search ends here.
     const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
     const quick = index
@@ -667,6 +695,37 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   }
   const result = (await grepOrdered(job, boundary, control, index, globTest)) as GrepJobResult;
   return { ...result, fallbackReason, switchedToWalk };
+}
+
+/**
+ * One shard's part of a grep split across the search threads (grepShards.ts):
+ * the files dealt to it, walked in order to the end or its own match cap.
+ */
+async function grepShard(job: GrepJob, shard: WalkShard, boundary: ReadBoundary, control: JobControl, globTest: PathTest | undefined): Promise<GrepJobResult> {
+  const placed: ShardWalk = { linePaths: [] };
+  const searcher = new Grep(compiledPattern(job), undefined, placed);
+  const ordered = await orderedFiles(
+    job,
+    boundary,
+    control,
+    undefined,
+    undefined,
+    (file) => {
+      if (file.denied) return;
+      if (globTest && !globTest(file.relativePath)) return;
+      return searcher.searchFile(file.realPath, file.relativePath, file.inDirectory) !== 'capped';
+    },
+    undefined,
+    { listInsideParents: true, fileShard: shard },
+  );
+  return {
+    ...emptyGrep('node'),
+    ...searcher.result,
+    listingStopped: ordered.outcome === 'entry_limit',
+    changedEntries: searcher.result.changedFiles + ordered.changedDirectories,
+    cutIgnoreFiles: ordered.cutIgnoreFiles,
+    shardWalk: placed,
+  };
 }
 
 /**

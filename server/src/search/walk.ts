@@ -114,6 +114,14 @@ export interface WalkOptions {
    */
   shard?: WalkShard;
   /**
+   * This walk is one of `of` that together visit the files: each lists every
+   * directory, and visits only the files whose path hashes to its `index`
+   * (grep_files split across the search threads, grepShards.ts, whose cost is
+   * in the files it reads: dealt by path they split evenly, where a split by
+   * directory left vite's two largest ones to one shard).
+   */
+  fileShard?: WalkShard;
+  /**
    * Told of each directory the walk enters, with its entries, right after
    * listing it and before its ignore files are read (the warm index stamps
    * both then, so a change made while they are read is seen later).
@@ -547,6 +555,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
   let sliceStarted = performance.now();
   let deadline = options.deadline;
   const shard = options.shard !== undefined && options.shard.of > 1 ? options.shard : undefined;
+  const fileShard = options.fileShard !== undefined && options.fileShard.of > 1 ? options.fileShard : undefined;
   let splitFound = false;
   /** Marks a frame just entered (its ignore rules known) as above or at the split, until the split is found. */
   const placeInShard = (frame: DirectoryFrame): void => {
@@ -626,6 +635,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       continue;
     }
     if (name === '.git') continue; // a worktree's `.git` pointer file
+    if (fileShard && shardOfName(relativePath, fileShard.of) !== fileShard.index) continue;
     if (type === 'other') continue;
     if (wanted && !wanted(relativePath)) continue;
     if (isIgnored(frame.ignore, relativePath, false)) continue;
