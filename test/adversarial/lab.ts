@@ -454,13 +454,14 @@ export const SEARCH_ENGINES: SearchEngineConfig[] = [
 
 /**
  * The built-in search with no warm index (as for a folder past the walk's
- * cap): each grep is split across the search threads (grepShards.ts).
+ * cap) and no head start: each grep is split across the search threads
+ * (grepShards.ts).
  */
 export const SPLIT_WALK_ENGINE: SearchEngineConfig = {
   name: 'built-in search split across threads, no file index',
   tag: 's',
   init: { ripgrepPath: null },
-  env: (lab) => ({ ...SEARCH_ENGINES[0].env(lab), REPO_DISCUSS_FILE_INDEX: 'off' }),
+  env: (lab) => ({ ...SEARCH_ENGINES[0].env(lab), REPO_DISCUSS_FILE_INDEX: 'off', REPO_DISCUSS_SEARCH_HEAD_START_MS: '0' }),
   available: true,
 };
 

@@ -34,7 +34,10 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
   // REPO_DISCUSS_SYMBOL_FRESH_MS: how long a symbol index that last found nothing changed is used without a walk (default 2 s).
   const freshForMs = freshnessSetting(process.env.REPO_DISCUSS_SYMBOL_FRESH_MS);
   if (freshForMs !== undefined) setSymbolFreshness(freshForMs);
-  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex });
+  // REPO_DISCUSS_SEARCH_HEAD_START_MS: how long one ordered walk searches before ripgrep, or a split, takes over (default
+  // 10 ms; 0 for none): for comparing the paths, and for tests that must reach the one after it.
+  const orderedHeadStartMs = freshnessSetting(process.env.REPO_DISCUSS_SEARCH_HEAD_START_MS);
+  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex, orderedHeadStartMs });
   const summaries = new RepoSummaries(search);
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;
   const repoMaps = options.repoMaps ?? new RepoMaps(undefined, undefined, options.log);

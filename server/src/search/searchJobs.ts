@@ -127,6 +127,12 @@ export interface GrepJob extends JobBase {
   glob?: string;
   /** One shard of a grep split across the search threads (grepShards.ts): walks its part, starts no ripgrep; never with the index. */
   shard?: WalkShard;
+  /**
+   * Before a split (grepShards.ts): walk for the head start only, kept going
+   * as a capped search is (`worthWalkingOn`), and answer `unfinished` if it
+   * runs out first.
+   */
+  headStartOnly?: true;
 }
 
 export interface FindJob extends JobBase {
@@ -180,8 +186,10 @@ export interface GrepJobResult extends ResultBase, GrepResult {
   kind: 'grep';
   /** The scope is one file and it looks binary. */
   namedFileBinary: boolean;
-  /** A shard's: how far its walk went, for merging (grepShards.ts). */
+  /** A shard's: where its lines are from, for merging (grepShards.ts). */
   shardWalk?: ShardWalk;
+  /** A head start only (`GrepJob.headStartOnly`) that ran out: the search is still to be done. */
+  unfinished?: true;
 }
 
 /** Where one shard's lines are from, for merging them in walk order. */
@@ -635,6 +643,11 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   const { translated, refusal } = job.ripgrep ? ripgrepPatternFor(pattern) : { translated: undefined, refusal: undefined };
   let fallbackReason = refusal;
   if (job.shard) return { ...(await grepShard(job, job.shard, boundary, control, globTest)), fallbackReason };
+  if (job.headStartOnly) {
+    const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
+    const quick = headStart > 0 ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart) : undefined;
+    return quick ? { ...quick, fallbackReason } : { ...emptyGrep('node'), unfinished: true };
+  }
   if (job.ripgrep && translated) {
     // A head start for the ordered search: a capped search ends here.
     const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;

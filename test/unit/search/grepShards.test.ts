@@ -58,7 +58,8 @@ describe('a grep split across two search threads', () => {
   const CASES = [{ pattern: 'needle' }, { pattern: 'rare7\\d' }, { pattern: 'needle', glob: '**/pkg-*/**' }, { pattern: 'absent-word' }, { pattern: '^needle$' }];
 
   it('answers, without ripgrep, as one walk on one thread does: capped or not, with a glob, and naming an oversized match in its place', async () => {
-    const { split, single, splitEngine, splitPool } = await toolboxes({});
+    // No head start: every search goes to the shards.
+    const { split, single, splitEngine, splitPool } = await toolboxes({ orderedHeadStartMs: 0 });
     for (const args of CASES) assert.equal(await expectOk(split, 'grep_files', args), await expectOk(single, 'grep_files', args), JSON.stringify(args));
     assert.equal(splitPool.workerCount, 2, 'the split grep ran on two threads');
     assert.equal(splitEngine.counts.node, CASES.length);
@@ -67,12 +68,18 @@ describe('a grep split across two search threads', () => {
   it('answers, with ripgrep at hand and a pattern it cannot narrow by, as one walk does', async function () {
     const rg = ripgrepOnPath();
     if (!rg) this.skip();
-    const { split, single, splitEngine, splitPool } = await toolboxes({ ripgrepPath: rg });
+    const { split, single, splitEngine, splitPool } = await toolboxes({ ripgrepPath: rg, orderedHeadStartMs: 0 });
     // `\e` is only valid without the u flag, where it means "e": no ripgrep pattern is known to match its lines.
     const args = { pattern: 'n\\eedle' };
     assert.equal(await expectOk(split, 'grep_files', args), await expectOk(single, 'grep_files', args));
     assert.equal(splitPool.workerCount, 2, 'the split grep ran on two threads');
     assert.equal(splitEngine.counts.node, 1);
+  });
+
+  it('answers from one walk\'s head start, unsplit, a search done within it', async () => {
+    const { split, single, splitEngine, splitPool } = await toolboxes({ orderedHeadStartMs: 60_000 });
+    for (const args of CASES) assert.equal(await expectOk(split, 'grep_files', args), await expectOk(single, 'grep_files', args), JSON.stringify(args));
+    assert.deepEqual([splitEngine.counts.node, splitPool.workerCount], [CASES.length, 1]);
   });
 
   it('leaves to ripgrep, unsplit, a grep it can search', async function () {
