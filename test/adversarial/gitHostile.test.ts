@@ -809,3 +809,92 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     assert.ok(!/eurt|<img/.test(outcome.output), outcome.output);
   });
 });
+
+describe('adversarial: a .gitattributes in the work tree that git would wait on', function () {
+  this.timeout(60_000);
+  let base: string;
+  before(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rd-adv-gitattributes-')));
+  });
+  after(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  const PLAIN_GIT_ENV = (home: string): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: home, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' });
+
+  /** Two commits touching `sub/f.txt` and an unstaged change to it, then a FIFO at `fifoAt`. */
+  function repository(name: string, fifoAt: string): string {
+    const dir = path.join(base, name);
+    fs.mkdirSync(path.join(dir, 'sub', 'deeper'), { recursive: true });
+    git(dir, ['init', '-q', '-b', 'main']);
+    fs.writeFileSync(path.join(dir, 'top.txt'), 'top\n');
+    fs.writeFileSync(path.join(dir, 'sub', 'f.txt'), 'one\n');
+    fs.writeFileSync(path.join(dir, 'sub', 'deeper', 'g.txt'), 'deep\n');
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-q', '-m', 'First']);
+    fs.appendFileSync(path.join(dir, 'sub', 'f.txt'), 'two\n');
+    git(dir, ['commit', '-q', '-am', 'Second']);
+    fs.appendFileSync(path.join(dir, 'sub', 'f.txt'), 'three, unstaged\n');
+    execFileSync('mkfifo', [path.join(dir, fifoAt)]);
+    return dir;
+  }
+
+  /** Every tool that reads file contents, each asked where it would open the FIFO. */
+  function contentTools(b: ReadBoundary, file: string): Array<[string, Promise<ToolOutcome>]> {
+    return [
+      ['git_diff, all uncommitted changes', gitDiff(b, {})],
+      ['git_diff, working', gitDiff(b, { scope: 'working' })],
+      ['git_diff, branch against the first commit', gitDiff(b, { scope: 'branch', base: 'HEAD~1' })],
+      ['git_show', gitShow(b, { commit: 'HEAD' })],
+      ['git_blame', gitBlame(b, { path: file, start_line: 1, end_line: 1 })],
+    ];
+  }
+
+  for (const fifoAt of ['sub/.gitattributes', '.gitattributes']) {
+    it(`refuses at once every diff, show and blame git would hold on a FIFO ${fifoAt}, naming it, and git_log still answers`, async () => {
+      const dir = repository(fifoAt.replace(/[/.]/g, '-'), fifoAt);
+      const b = await ReadBoundary.create(dir);
+      for (const [what, pending] of contentTools(b, 'sub/f.txt')) {
+        const outcome = await within(5_000, what, pending);
+        assert.equal(outcome.ok, false, `${what}: expected a refusal, got:\n${outcome.output}`);
+        assert.match(outcome.output, new RegExp(`^${fifoAt.replace(/[.]/g, '\\.')} is not a regular file \\(a FIFO or a device\\): git would wait on it`), what);
+      }
+      const log = await within(5_000, 'git_log', gitLog(b, {}));
+      assert.equal(log.ok, true, log.output);
+      assert.match(log.output, /Second/);
+      // Control: plain git waits on the FIFO until it is killed.
+      assert.throws(() => execFileSync('git', ['diff', 'HEAD~1', 'HEAD'], { cwd: dir, timeout: 1_000, stdio: 'pipe', env: PLAIN_GIT_ENV(dir) }), /ETIMEDOUT/, 'plain git waits on the FIFO');
+    });
+  }
+
+  it('refuses a FIFO .gitattributes above the folder, in the work tree the folder is in, by its full path', async () => {
+    const dir = repository('above', '.gitattributes');
+    const b = await ReadBoundary.create(path.join(dir, 'sub'));
+    const outcome = await within(5_000, 'git_show', gitShow(b, { commit: 'HEAD' }));
+    assert.equal(outcome.ok, false, outcome.output);
+    assert.ok(outcome.output.startsWith(`${path.join(dir, '.gitattributes')} is not a regular file`), outcome.output);
+  });
+
+  it('refuses a .gitattributes linked to a FIFO, which an older git would follow', async () => {
+    const dir = repository('linked', 'pipe');
+    fs.symlinkSync('../pipe', path.join(dir, 'sub', '.gitattributes'));
+    const outcome = await within(5_000, 'git_blame', gitBlame(await ReadBoundary.create(dir), { path: 'sub/f.txt', start_line: 1, end_line: 1 }));
+    assert.equal(outcome.ok, false, outcome.output);
+    assert.match(outcome.output, /^sub\/\.gitattributes is not a regular file/);
+  });
+
+  it('answers as usual beside a FIFO .gitattributes in a folder none of the compared files is in', async () => {
+    const dir = repository('elsewhere', 'untracked-dir-fifo');
+    fs.rmSync(path.join(dir, 'untracked-dir-fifo'));
+    fs.mkdirSync(path.join(dir, 'untracked'));
+    execFileSync('mkfifo', [path.join(dir, 'untracked', '.gitattributes')]);
+    const b = await ReadBoundary.create(dir);
+    for (const [what, pending] of contentTools(b, 'sub/f.txt')) {
+      const outcome = await within(20_000, what, pending);
+      assert.equal(outcome.ok, true, `${what}: ${outcome.output}`);
+    }
+    // Plain `.gitattributes` files are read as usual.
+    fs.writeFileSync(path.join(dir, 'sub', '.gitattributes'), '*.txt text\n');
+    const shown = await gitShow(b, { commit: 'HEAD' });
+    assert.equal(shown.ok, true, shown.output);
+    assert.match(shown.output, /\+two/);
+  });
+});

@@ -242,6 +242,8 @@ export function runGit(args: readonly string[], options: GitRunOptions): Promise
 export interface GitRepository {
   /** The folder (the boundary's root): git runs here and paths are shown relative to it. */
   cwd: string;
+  /** The real path of the work tree's top: the folder or a folder above it. */
+  top: string;
   shallow: boolean;
   /** Filter-driver overrides for this repository, passed on every run. */
   config: ReadonlyArray<readonly [string, string]>;
@@ -385,7 +387,7 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
   if (!ownership.ok) return { ok: false, message: ownership.message };
   const config = await filterOverrides(cwd, signal);
   if (!config) return { ok: false, message: CONFIG_UNREADABLE };
-  return { ok: true, repo: { cwd, shallow: shallow === 'true', config } };
+  return { ok: true, repo: { cwd, top: realTop, shallow: shallow === 'true', config } };
 }
 
 /** Runs git inside an opened repository. */

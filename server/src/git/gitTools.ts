@@ -1,6 +1,7 @@
 import * as path from 'node:path';
-import { escapeLineBreaks, inertLine, inertText } from '../../../shared/printablePath';
-import type { ReadBoundary } from '../access/boundary';
+import { escapeLineBreaks, inertLine, inertText, printablePath } from '../../../shared/printablePath';
+import { isSameOrInside, type ReadBoundary, toPosix } from '../access/boundary';
+import { attributeFileFault, attributeFolders } from './attributeFiles';
 import { stripCarriageReturn } from '../read/answers';
 import type { ToolOutcome } from '../read/types';
 import { DIFF_CAP_BYTES, filterPatch, parseNumstat, quotePathForDisplay, unquoteGitPath } from './diffFilter';
@@ -154,6 +155,7 @@ async function boundedDiff(
   pathspec: string,
   signal?: AbortSignal,
 ): Promise<BoundedDiff> {
+  await refuseWaitingAttributes(repo, await pathsDiffed(repo, command, pathspec, signal), signal);
   const common = [...command, ...SAFE_DIFF_FLAGS, '--relative'];
   const numstat = await runInRepository(repo, [...common, '--numstat', '-z', '--', pathspec], { signal });
   if (numstat.failure || numstat.code !== 0) throw new Refusal(describeFailure(numstat, 'git diff'));
@@ -172,6 +174,41 @@ async function boundedDiff(
     deleted: shown.reduce((sum, stat) => sum + (stat.deleted ?? 0), 0),
     hidden: filtered.hidden,
   };
+}
+
+/** Lists of paths can be long: a work tree of 100,000 files lists about 5 MB. */
+const PATH_LIST_MAX_BYTES = 32 * 1024 * 1024;
+
+function nulSeparated(run: GitRun): string[] {
+  return run.stdout.toString('utf8').split('\0').filter((entry) => entry !== '');
+}
+
+/**
+ * The paths, relative to the folder, whose contents a diff reads: its files,
+ * by name only (which reads no contents) for a diff of commits or of the index;
+ * for one against the working tree, every tracked file and every file of the
+ * commit it compares with, since refreshing the index reads whichever files
+ * changed. A list cut at its cap checks what it holds.
+ */
+async function pathsDiffed(repo: GitRepository, command: readonly string[], pathspec: string, signal?: AbortSignal): Promise<string[]> {
+  const revisions = command.slice(1).filter((argument) => !argument.startsWith('-'));
+  const readsWorkTree = command[0] === 'diff' && !command.includes('--cached') && revisions.length <= 1;
+  const list = async (args: readonly string[]): Promise<string[]> => {
+    const run = await runInRepository(repo, args, { signal, maxBytes: PATH_LIST_MAX_BYTES });
+    refuseIfFailed(run, 'git diff');
+    return nulSeparated(run);
+  };
+  if (!readsWorkTree) return list([...command, '--name-only', '-z', '--relative', '--no-renames', '--no-ext-diff', '--', pathspec]);
+  const tracked = await list(['ls-files', '-z']);
+  return revisions.length === 0 ? tracked : [...tracked, ...(await list(['ls-tree', '-r', '-z', '--name-only', revisions[0]]))];
+}
+
+/** Refuses before git runs when it would wait on a `.gitattributes` of the work tree for these paths (attributeFiles.ts). */
+async function refuseWaitingAttributes(repo: GitRepository, paths: Iterable<string>, signal?: AbortSignal): Promise<void> {
+  const fault = await attributeFileFault(attributeFolders(repo.top, repo.cwd, paths), signal);
+  if (fault === undefined) return;
+  const where = printablePath(isSameOrInside(repo.cwd, fault) ? toPosix(path.relative(repo.cwd, fault)) : fault);
+  throw new Refusal(`${where} is not a regular file (a FIFO or a device): git would wait on it for the attributes of the files it compares. Replace it with a plain file, or remove it, and ask again.`);
 }
 
 /** git_diff's answer: the diff of `what`, or that there is none (`where` says what it was limited to). */
@@ -368,6 +405,7 @@ export const gitBlame = guarded('git_blame', async (boundary, args, signal) => {
   const repo = await open(boundary, signal);
   const head = await headCommit(repo, signal);
   if (!head) return failed('The repository has no commits yet, so nothing can be blamed.');
+  await refuseWaitingAttributes(repo, [file], signal);
   // Blamed at HEAD, not the working file: comparing the working file would run its clean filter and textconv.
   const run = await runInRepository(repo, ['blame', '--porcelain', '--no-textconv', `-L${start},${last}`, head, '--', file], {
     signal,
