@@ -571,9 +571,21 @@ function emptyGrep(engine: SearchJobResult['engine']): GrepJobResult {
   return { kind: 'grep', engine, lines: [], matchCount: 0, more: false, oversized: [], changedFiles: 0, filesFromMemory: 0, listingStopped: false, namedFileBinary: false };
 }
 
-/** grep_files over the ordered files: the index's or the walk's. Undefined when the deadline passed first. */
-async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, globTest: PathTest | undefined, deadline?: number): Promise<GrepJobResult | undefined> {
-  const searcher = new Grep(compiledPattern(job), index?.contents);
+/**
+ * grep_files over the ordered files: the index's or the walk's. Undefined when the deadline passed first.
+ * `shard`: only the files the walk deals to this shard, with where each line is from (grepShards.ts).
+ */
+async function grepOrdered(
+  job: GrepJob,
+  boundary: ReadBoundary,
+  control: JobControl,
+  index: FolderIndex | undefined,
+  globTest: PathTest | undefined,
+  deadline?: number,
+  shard?: WalkShard,
+): Promise<GrepJobResult | undefined> {
+  const placed: ShardWalk | undefined = shard ? { linePaths: [] } : undefined;
+  const searcher = new Grep(compiledPattern(job), index?.contents, placed);
   const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
   const extend = deadline === undefined ? undefined : keepWalking(headStart, () => searcher.result.matchCount / GREP_LIMITS.maxMatches);
   const ordered = await orderedFiles(
@@ -591,7 +603,7 @@ async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobCon
     extend,
     // Each file opened inside its directory's descriptor: the verified open's realpath, stat and readlink of
     // every file were most of a walk's grep.
-    index ? undefined : { listInsideParents: true },
+    index ? undefined : { listInsideParents: true, fileShard: shard },
   );
   if (ordered.outcome === 'out_of_time' && !control.shouldStop()) return undefined;
   return {
@@ -600,6 +612,7 @@ async function grepOrdered(job: GrepJob, boundary: ReadBoundary, control: JobCon
     listingStopped: ordered.outcome === 'entry_limit',
     changedEntries: searcher.result.changedFiles + ordered.changedDirectories,
     cutIgnoreFiles: ordered.cutIgnoreFiles,
+    shardWalk: placed,
   };
 }
 
@@ -642,7 +655,8 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   let switchedToWalk = false;
   const { translated, refusal } = job.ripgrep ? ripgrepPatternFor(pattern) : { translated: undefined, refusal: undefined };
   let fallbackReason = refusal;
-  if (job.shard) return { ...(await grepShard(job, job.shard, boundary, control, globTest)), fallbackReason };
+  // A shard walks its part to the end or its own cap.
+  if (job.shard) return { ...((await grepOrdered(job, boundary, control, undefined, globTest, undefined, job.shard)) as GrepJobResult), fallbackReason };
   if (job.headStartOnly) {
     const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
     const quick = headStart > 0 ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart) : undefined;
@@ -708,37 +722,6 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   }
   const result = (await grepOrdered(job, boundary, control, index, globTest)) as GrepJobResult;
   return { ...result, fallbackReason, switchedToWalk };
-}
-
-/**
- * One shard's part of a grep split across the search threads (grepShards.ts):
- * the files dealt to it, walked in order to the end or its own match cap.
- */
-async function grepShard(job: GrepJob, shard: WalkShard, boundary: ReadBoundary, control: JobControl, globTest: PathTest | undefined): Promise<GrepJobResult> {
-  const placed: ShardWalk = { linePaths: [] };
-  const searcher = new Grep(compiledPattern(job), undefined, placed);
-  const ordered = await orderedFiles(
-    job,
-    boundary,
-    control,
-    undefined,
-    undefined,
-    (file) => {
-      if (file.denied) return;
-      if (globTest && !globTest(file.relativePath)) return;
-      return searcher.searchFile(file.realPath, file.relativePath, file.inDirectory) !== 'capped';
-    },
-    undefined,
-    { listInsideParents: true, fileShard: shard },
-  );
-  return {
-    ...emptyGrep('node'),
-    ...searcher.result,
-    listingStopped: ordered.outcome === 'entry_limit',
-    changedEntries: searcher.result.changedFiles + ordered.changedDirectories,
-    cutIgnoreFiles: ordered.cutIgnoreFiles,
-    shardWalk: placed,
-  };
 }
 
 /**

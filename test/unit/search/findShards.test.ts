@@ -11,27 +11,13 @@ import { SEARCH_LIMITS } from '../../../server/src/search/searchJobs';
 import { SearchPool } from '../../../server/src/search/searchPool';
 import { shardOfName, walkFiles, WalkShard } from '../../../server/src/search/walk';
 import { expectOk, NO_POLICY, writeTree } from '../../support/toolFixture';
+import { namesOfEachShard } from '../../support/shardNames';
 
 async function walked(root: string, shard?: WalkShard): Promise<string[]> {
   const boundary = await ReadBoundary.create(root, []);
   const files: string[] = [];
   await walkFiles({ boundary, startDirectory: root, listInsideParents: true, shard }, (file) => void files.push(file.relativePath));
   return files;
-}
-
-/** Two names of each shard of two, so that a split has work for both. */
-function namesOfEachShard(): string[] {
-  const names: string[] = [];
-  for (const wanted of [0, 0, 1, 1]) {
-    for (let i = names.length; ; i++) {
-      const name = `pkg-${i}`;
-      if (shardOfName(name, 2) === wanted && !names.includes(name)) {
-        names.push(name);
-        break;
-      }
-    }
-  }
-  return names;
 }
 
 describe('a walk of names split into shards (find_files on two search threads)', () => {

@@ -8,23 +8,8 @@ import { grepShardJobs, mergeGrepShards } from '../../../server/src/search/grepS
 import { SearchEngine } from '../../../server/src/search/searchEngine';
 import type { GrepJob, GrepJobResult } from '../../../server/src/search/searchJobs';
 import { SearchPool } from '../../../server/src/search/searchPool';
-import { shardOfName } from '../../../server/src/search/walk';
 import { expectOk, NO_POLICY, ripgrepOnPath, writeTree } from '../../support/toolFixture';
-
-/** Two names of each shard of two, so that a split has work for both. */
-function namesOfEachShard(): string[] {
-  const names: string[] = [];
-  for (const wanted of [0, 0, 1, 1]) {
-    for (let i = names.length; ; i++) {
-      const name = `pkg-${i}`;
-      if (shardOfName(name, 2) === wanted && !names.includes(name)) {
-        names.push(name);
-        break;
-      }
-    }
-  }
-  return names;
-}
+import { namesOfEachShard } from '../../support/shardNames';
 
 describe('a grep split across two search threads', () => {
   let root: string;
