@@ -26,6 +26,7 @@ import * as path from 'node:path';
 import { ReadBoundary } from '../../server/src/access/boundary';
 import { GIT_WALK_LIMITS, LISTING_CACHE } from '../../server/src/git/gitDirContents';
 import { gitBlame, gitDiff, gitLog, gitShow } from '../../server/src/git/gitTools';
+import { GIT_RUN_LIMITS } from '../../server/src/git/gitRunner';
 import type { ToolOutcome } from '../../server/src/read/types';
 import type { FakeToolCall } from '../support/fakeOpenAI';
 import { Lab, SENTINEL, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
@@ -897,4 +898,53 @@ describe('adversarial: a .gitattributes in the work tree that git would wait on'
     assert.equal(shown.ok, true, shown.output);
     assert.match(shown.output, /\+two/);
   });
+});
+
+describe('adversarial: a git run before the checks that does not end', function () {
+  this.timeout(60_000);
+  let base: string;
+  let repo: string;
+  let bin: string;
+  const savedPath = process.env.PATH;
+  const savedLimit = GIT_RUN_LIMITS.beforeChecksTimeoutMs;
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+
+  before(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'rd-adv-git-slow-')));
+    repo = path.join(base, 'repo');
+    fs.mkdirSync(repo);
+    git(repo, ['init', '-q', '-b', 'main']);
+    fs.writeFileSync(path.join(repo, 'a.txt'), 'inside\n');
+    git(repo, ['add', '-A']);
+    git(repo, ['commit', '-q', '-m', 'Inside commit']);
+    bin = path.join(base, 'bin');
+    fs.mkdirSync(bin);
+  });
+  afterEach(() => {
+    process.env.PATH = savedPath;
+    GIT_RUN_LIMITS.beforeChecksTimeoutMs = savedLimit;
+  });
+  after(() => fs.rmSync(base, { recursive: true, force: true }));
+
+  // A git that, asked with `argument` among its arguments, prints the sentinel and never ends (as a FIFO the checks
+  // did not foresee would hold it); any other call is the real git's.
+  for (const [what, argument] of [
+    ['the lookup of the repository (rev-parse)', '--is-inside-work-tree'],
+    ['the listing of the config includes', '--show-origin'],
+  ]) {
+    it(`stops ${what} at its own short limit and says so, with none of what git printed`, async () => {
+      const script = `#!/bin/sh\nfor a in "$@"; do if [ "$a" = "${argument}" ]; then echo "${SENTINEL}" >&2; exec sleep 30; fi; done\nexec "${realGit}" "$@"\n`;
+      fs.writeFileSync(path.join(bin, 'git'), script, { mode: 0o755 });
+      process.env.PATH = `${bin}${path.delimiter}${savedPath}`;
+      GIT_RUN_LIMITS.beforeChecksTimeoutMs = 300;
+      const outcome = await within(10_000, 'git_log', gitLog(await ReadBoundary.create(repo), {}));
+      assert.equal(outcome.ok, false, outcome.output);
+      assert.match(outcome.output, /git did not finish finding the repository within 0\.3 s \(run `git status` in the folder to see why\)/);
+      assert.ok(!outcome.output.includes(SENTINEL), outcome.output);
+      // The same call with the real git answers.
+      process.env.PATH = savedPath;
+      const answered = await gitLog(await ReadBoundary.create(repo), {});
+      assert.equal(answered.ok, true, answered.output);
+    });
+  }
 });

@@ -308,13 +308,19 @@ const CONFIG_UNREADABLE = "the repository's config could not be read, so the git
  * `.env` that was the secret's first line. Each takes a few milliseconds;
  * the short limit bounds anything the checks before them missed.
  */
-const BEFORE_CHECKS_TIMEOUT_MS = 5_000;
+export const GIT_RUN_LIMITS = { beforeChecksTimeoutMs: 5_000 };
 const UNREADABLE_HERE = 'git could not read the repository here (run `git status` in the folder to see why)';
+
+/** A run before the checks that went past its limit: as with its errors, nothing of what git printed is passed on. */
+function tooSlowHere(): string {
+  return `not a git repository the tools can use: git did not finish finding the repository within ${GIT_RUN_LIMITS.beforeChecksTimeoutMs / 1000} s (run \`git status\` in the folder to see why); the git tools need one.`;
+}
 
 /** `git config` in the folder for configIncludes; exit 1 is "no such keys". */
 function configQuery(cwd: string, signal?: AbortSignal): ConfigQuery {
   return async (args, options = {}) => {
-    const run = await runGit(['config', ...args], { cwd, signal, maxBytes: 1024 * 1024, timeoutMs: BEFORE_CHECKS_TIMEOUT_MS, ...options });
+    const run = await runGit(['config', ...args], { cwd, signal, maxBytes: 1024 * 1024, timeoutMs: GIT_RUN_LIMITS.beforeChecksTimeoutMs, ...options });
+    if (run.failure === 'timeout') return { ok: false, message: tooSlowHere(), rejected: false };
     if (run.failure) return { ok: false, message: describeFailure({ ...run, stderr: '' }, 'git config'), rejected: false };
     if (run.truncated) return { ok: false, message: CONFIG_UNREADABLE, rejected: false };
     if (run.code !== 0 && run.code !== 1) return { ok: false, message: `not a git repository the tools can use: ${UNREADABLE_HERE}; the git tools need one.`, rejected: true };
@@ -353,8 +359,9 @@ export async function openRepository(boundary: ReadBoundary, signal?: AbortSigna
   if (!includes.ok) return includes;
   const run = await runGit(
     ['rev-parse', '--is-inside-work-tree', '--is-shallow-repository', '--show-toplevel', '--absolute-git-dir', '--path-format=absolute', '--git-common-dir'],
-    { cwd, signal, maxBytes: 64 * 1024, timeoutMs: BEFORE_CHECKS_TIMEOUT_MS },
+    { cwd, signal, maxBytes: 64 * 1024, timeoutMs: GIT_RUN_LIMITS.beforeChecksTimeoutMs },
   );
+  if (run.failure === 'timeout') return { ok: false, message: tooSlowHere() };
   if (run.failure) return { ok: false, message: describeFailure({ ...run, stderr: '' }, 'git rev-parse') };
   if (run.code !== 0) {
     if (/not a git repository/i.test(run.stderr)) {
