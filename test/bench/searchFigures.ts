@@ -20,6 +20,8 @@ import { performance } from 'node:perf_hooks';
  * BENCH_VITE=<folder> is set. Cold: no warm index (a fresh engine with the
  * index off). Warm: the folder's index built and watched. Each figure is the
  * median of the runs with min and max; ours and the reference interleave.
+ * Beside them, on the 20,000-file tree and vite, a grep without ripgrep split
+ * across two search threads against the same on one (no goal of its own).
  */
 
 interface Tree {
@@ -70,6 +72,45 @@ function row(figure: string, ours: number[], reference: number[], referenceName:
     goal: `<= ${goal}x`,
     verdict: ratio <= goal ? 'yes' : 'NO',
   };
+}
+
+/** A side-by-side figure with no goal of its own: ours against another way of ours. */
+function comparison(figure: string, ours: number[], reference: number[], referenceName: string): Row {
+  return { ...row(figure, ours, reference, referenceName, Number.POSITIVE_INFINITY), goal: '—', verdict: '-' };
+}
+
+/** Warm-up rounds of the split rows: each search thread compiles the walk on its first searches. */
+const SPLIT_WARMUP = 3;
+
+/**
+ * A grep ripgrep will not search, split across two search threads
+ * (grepShards.ts), against the same grep on one thread: ripgrep off and no
+ * index, alternated, rare and common words.
+ */
+async function splitFigures(tree: Tree, rows: Row[], runs: number): Promise<void> {
+  const splitPool = new SearchPool({ maxWorkers: 2 });
+  const singlePool = new SearchPool({ maxWorkers: 1 });
+  try {
+    const split = await createToolbox(tree.root, NO_POLICY, { search: new SearchEngine({ ripgrepPath: null, pool: splitPool, timeoutMs: 120_000 }) });
+    const single = await createToolbox(tree.root, NO_POLICY, { search: new SearchEngine({ ripgrepPath: null, pool: singlePool, timeoutMs: 120_000 }) });
+    for (const [what, pattern] of [['rare', tree.rare], [`common (capped at ${GREP_CAP})`, tree.common]]) {
+      const splitMs: number[] = [];
+      const singleMs: number[] = [];
+      for (let i = 0; i < SPLIT_WARMUP + runs; i++) {
+        const a = await timed(() => split.run('grep_files', JSON.stringify({ pattern })));
+        const b = await timed(() => single.run('grep_files', JSON.stringify({ pattern })));
+        if (a.value.output !== b.value.output) throw new Error(`grep_files "${pattern}" on ${tree.name}: the split and one thread answer differently`);
+        if (i >= SPLIT_WARMUP) {
+          splitMs.push(a.ms);
+          singleMs.push(b.ms);
+        }
+      }
+      rows.push(comparison(`${tree.name}: grep ${what} "${pattern}" without ripgrep, split across two search threads`, splitMs, singleMs, 'one search thread'));
+    }
+  } finally {
+    await splitPool.close();
+    await singlePool.close();
+  }
 }
 
 export async function searchFigures(work: string, small: GeneratedRepo, rows: Row[], iterations: number, log: (message: string) => void): Promise<void> {
@@ -133,6 +174,8 @@ export async function searchFigures(work: string, small: GeneratedRepo, rows: Ro
         rows.push(row(`${tree.name}: ${testCase.figure}, cold`, coldMs, reference, testCase.refName, testCase.goal));
         if (indexed) rows.push(row(`${tree.name}: ${testCase.figure}, warm index`, warmMs, reference, testCase.refName, testCase.warmGoal));
       }
+      // Not on the 100,000-file tree: a walk of it on one thread takes seconds a round.
+      if (tree.name !== '100k') await splitFigures(tree, rows, runs);
       log(`search ${tree.name}: cold ${JSON.stringify({ ...cold.counts, fallbackReasons: [...new Set(cold.counts.fallbackReasons)] })}, warm ${JSON.stringify({ ...warm.counts, fallbackReasons: [...new Set(warm.counts.fallbackReasons)] })}`);
     } finally {
       await coldPool.close();
