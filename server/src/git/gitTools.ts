@@ -155,8 +155,8 @@ async function boundedDiff(
   pathspec: string,
   signal?: AbortSignal,
 ): Promise<BoundedDiff> {
-  await refuseWaitingAttributes(repo, await pathsDiffed(repo, command, pathspec, signal), signal);
   const common = [...command, ...SAFE_DIFF_FLAGS, '--relative'];
+  await refuseWaitingAttributes(repo, await pathsDiffed(repo, command, common, pathspec, signal), signal);
   const numstat = await runInRepository(repo, [...common, '--numstat', '-z', '--', pathspec], { signal });
   if (numstat.failure || numstat.code !== 0) throw new Refusal(describeFailure(numstat, 'git diff'));
   const stats = parseNumstat(numstat.stdout.toString('utf8'));
@@ -188,9 +188,10 @@ function nulSeparated(run: GitRun): string[] {
  * by name only (which reads no contents) for a diff of commits or of the index;
  * for one against the working tree, every tracked file and every file of the
  * commit it compares with, since refreshing the index reads whichever files
- * changed. A list cut at its cap checks what it holds.
+ * changed. A list cut at its cap checks what it holds. `withFlags`: the
+ * command with the flags the diff itself runs with.
  */
-async function pathsDiffed(repo: GitRepository, command: readonly string[], pathspec: string, signal?: AbortSignal): Promise<string[]> {
+async function pathsDiffed(repo: GitRepository, command: readonly string[], withFlags: readonly string[], pathspec: string, signal?: AbortSignal): Promise<string[]> {
   const revisions = command.slice(1).filter((argument) => !argument.startsWith('-'));
   const readsWorkTree = command[0] === 'diff' && !command.includes('--cached') && revisions.length <= 1;
   const list = async (args: readonly string[]): Promise<string[]> => {
@@ -198,7 +199,7 @@ async function pathsDiffed(repo: GitRepository, command: readonly string[], path
     refuseIfFailed(run, 'git diff');
     return nulSeparated(run);
   };
-  if (!readsWorkTree) return list([...command, '--name-only', '-z', '--relative', '--no-renames', '--no-ext-diff', '--', pathspec]);
+  if (!readsWorkTree) return list([...withFlags, '--name-only', '-z', '--', pathspec]);
   const tracked = await list(['ls-files', '-z']);
   return revisions.length === 0 ? tracked : [...tracked, ...(await list(['ls-tree', '-r', '-z', '--name-only', revisions[0]]))];
 }

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ReadBoundary } from '../access/boundary';
-import { compilePattern, Grep, GREP_LIMITS, GrepResult } from './grepCore';
+import { type CompiledPattern, compilePattern, Grep, GREP_LIMITS, GrepResult } from './grepCore';
 import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '../access/globs';
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { CONTENT_CACHE_LIMITS } from './contentCache';
@@ -630,10 +630,9 @@ export function ripgrepCanSearch(pattern: string): boolean {
   return typeof compiled !== 'string' && ripgrepPatternFor(compiled).translated !== undefined;
 }
 
-type CompiledPattern = Exclude<ReturnType<typeof compilePattern>, string>;
 type RipgrepPattern = NonNullable<ReturnType<typeof toRipgrepPattern>>;
 
-function compiledPattern(job: GrepJob): Exclude<ReturnType<typeof compilePattern>, string> {
+function compiledPattern(job: GrepJob): CompiledPattern {
   const pattern = compilePattern(job.pattern);
   if (typeof pattern === 'string') throw new Error(pattern); // validated before the job was sent
   return pattern;

@@ -51,11 +51,6 @@ export function setSymbolFreshness(ms?: number): void {
   freshForMs = ms ?? SYMBOL_INDEX_LIMITS.freshForMs;
 }
 
-/** The interval a REPO_DISCUSS_SYMBOL_FRESH_MS value asks for (whole milliseconds), or undefined for the default. */
-export function freshnessSetting(value: string | undefined): number | undefined {
-  return value !== undefined && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
-}
-
 /** Replaces the clock the freshness interval is measured with (tests); without an argument, the real one again. */
 export function setSymbolIndexClock(now?: () => number): void {
   clock = now ?? (() => performance.now());

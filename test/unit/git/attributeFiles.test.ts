@@ -12,7 +12,7 @@ describe('the .gitattributes files git reads for a diff', () => {
     assert.deepEqual(attributeFolders('/top', '/top', []), ['/top']);
   });
 
-  it('fault on a FIFO, a device or a link to one, and not on a plain file, a folder, a link to a plain file or nothing', async function () {
+  it('fault on a FIFO or a link to a FIFO or a device, and not on a plain file, a folder, a link to a plain file or nothing', async function () {
     if (process.platform === 'win32') this.skip();
     const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-attributes-')));
     try {

@@ -8,7 +8,8 @@ import type { Toolbox } from '../../../server/src/read/types';
 import type { FileIndex, IndexJobResult, RecheckJobResult } from '../../../server/src/symbols/indexer';
 import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 import { matchScore, mayMatch } from '../../../server/src/symbols/matching';
-import { closeSymbolPool, currentIndex, FolderIndex, freshnessSetting, resetSymbolIndexes, setSymbolFreshness, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
+import { millisecondsSetting } from '../../../server/src/read/repoAccess';
+import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, setSymbolFreshness, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { expectOk, writeTree } from '../../support/toolFixture';
 import { sortInWalkOrder } from '../../../server/src/search/walk';
 import { untilPastRacyWindow } from '../../support/racyWindow';
@@ -132,9 +133,9 @@ describe('symbol index freshness and reference candidates', function () {
   });
 
   it('takes the interval REPO_DISCUSS_SYMBOL_FRESH_MS gives in whole milliseconds, and the default for anything else', () => {
-    assert.equal(freshnessSetting('600000'), 600_000);
-    assert.equal(freshnessSetting('0'), 0);
-    for (const value of [undefined, '', ' 5', '5s', '-1', '1.5', '1e9', '9999999999']) assert.equal(freshnessSetting(value), undefined, String(value));
+    assert.equal(millisecondsSetting('600000'), 600_000);
+    assert.equal(millisecondsSetting('0'), 0);
+    for (const value of [undefined, '', ' 5', '5s', '-1', '1.5', '1e9', '9999999999']) assert.equal(millisecondsSetting(value), undefined, String(value));
   });
 
   it('counts as a change only what a walk changed of the files an index it was building already had, or removed', () => {
