@@ -64,8 +64,32 @@ const ORDERED_HEAD_START_MS = 10;
  */
 function keepWalking(headStartMs: number, capShare: () => number): WalkOptions['extendDeadline'] {
   const started = performance.now();
-  return ({ fractionDone }) =>
-    worthWalkingOn(performance.now() - started, fractionDone, capShare()) ? performance.now() + headStartMs : undefined;
+  return ({ fractionDone }) => {
+    const until = walkOnUntil(performance.now() - started, fractionDone, capShare(), headStartMs);
+    return until === undefined ? undefined : started + until;
+  };
+}
+
+/**
+ * A cold head start is first looked at this soon: with no match by then,
+ * ripgrep starts at once. A rare word spent the whole head start walking,
+ * which ripgrep then walked again: on vite 10 ms of the 47 its grep took,
+ * where ripgrep alone took 29. The walk's estimate of its share done is no
+ * guide this early (vite's small first directories put it at 0.38 after
+ * 2.6 ms of a 46 ms walk), so it is not asked whether the walk would finish.
+ */
+const FIRST_LOOK_MS = 2;
+
+/**
+ * When the cold head start's deadline passes, how long from its start the
+ * walk should go on (undefined: hand over to ripgrep). At the cap's rate
+ * (`worthWalkingOn`), another head start; else, at the first look, to the
+ * end of the head start if anything matched: a capped search's matches may
+ * start slowly, and ripgrep would list the whole tree before its first ones.
+ */
+export function walkOnUntil(elapsedMs: number, fractionDone: number, capShare: number, headStartMs: number): number | undefined {
+  if (worthWalkingOn(elapsedMs, fractionDone, capShare)) return elapsedMs + headStartMs;
+  return elapsedMs < headStartMs && capShare > 0 ? headStartMs : undefined;
 }
 
 /** keepWalking's rule, given the walk's time so far, its estimated share of the tree and its share of the cap. */
@@ -368,10 +392,8 @@ function crawlFault(job: SearchJob, crawl: CrawlResult): string | undefined {
 
 interface CheckedListing {
   listing: RipgrepListing;
-  /** The symlinks the crawl found under the scope. */
-  symlinks: string[];
-  /** The symlinks are the ones a warm index took as files, already judged against the ignore rules. */
-  linksJudged: boolean;
+  /** The files the symlinks the crawl found lead to, inside and allowed (ripgrep lists none of them). */
+  linkedFiles: Candidate[];
   /** The ignore files and `.git` of the directories the crawl read, so judging the listing against the rules need not look for them again. */
   ruleNames?: RuleNamesIn;
 }
@@ -383,6 +405,8 @@ interface CheckedListing {
  */
 async function listWithRipgrep(
   job: SearchJob,
+  boundary: ReadBoundary,
+  check: ListedPathCheck,
   control: JobControl,
   query: Omit<Parameters<typeof runRipgrep>[0]['query'], 'scope' | 'ignoreFile' | 'outsideRepository'>,
   cut: CutIgnoreFiles,
@@ -422,9 +446,14 @@ async function listWithRipgrep(
       throw error;
     }
     fault = crawlFault(job, crawl);
+    const ruleNames = ruleNamesIn(crawl);
+    // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
+    // vite's five links, of a grep ripgrep does in 29).
+    const linked = fault === undefined ? symlinkedFiles(job, boundary, check, crawl.symlinks, crawl.linksJudged !== true, ruleNames) : Promise.resolve([]);
+    linked.catch(() => undefined); // its failure is thrown below, once the listing is in
     const listing = await listed;
-    if (fault !== undefined) return { listing: { ...listing, error: fault }, symlinks: [], linksJudged: false };
-    return { listing, symlinks: crawl.symlinks, linksJudged: crawl.linksJudged === true, ruleNames: ruleNamesIn(crawl) };
+    if (fault !== undefined) return { listing: { ...listing, error: fault }, linkedFiles: [] };
+    return { listing, linkedFiles: await linked, ruleNames };
   } finally {
     if (ignoreDirectory) await fs.promises.rm(ignoreDirectory, { recursive: true, force: true }).catch(() => undefined);
   }
@@ -468,18 +497,27 @@ function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean 
   return listing.ruleEntries.some((relativePath) => ignoreEntryLeadsOutside(path.join(job.root, relativePath)));
 }
 
+/** Half the thread pool libuv starts with (4), so the other threads' file calls still find room. */
+const LINKS_RESOLVED_AT_ONCE = 2;
+
 /** The symlinked files ripgrep passed over, resolved through the boundary as the walk resolves them. */
 async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled: boolean, ruleNames?: RuleNamesIn): Promise<Candidate[]> {
-  const found: Candidate[] = [];
   // The crawl knows no ignore rules: a link it found is checked against them as the walk would.
   const notIgnored = crawled && symlinks.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
-  for (const relativePath of symlinks) {
-    if (check.state(relativePath) !== 'ok') continue;
-    if (notIgnored && !notIgnored(relativePath)) continue;
-    const resolved = await boundary.resolve(path.join(job.root, relativePath));
-    if (resolved.ok && resolved.kind === 'file') found.push({ relativePath, realPath: resolved.realPath });
-  }
-  return found;
+  const wanted = symlinks.filter((relativePath) => check.state(relativePath) === 'ok' && (!notIgnored || notIgnored(relativePath)));
+  const found: (Candidate | undefined)[] = new Array(wanted.length);
+  // A few at a time: one after another, each link's lstat per component waited its turn (0.85 ms a link on
+  // vite); all at once, a folder of thousands of links would fill the thread pool the main thread's saves use.
+  let next = 0;
+  const resolveSome = async (): Promise<void> => {
+    while (next < wanted.length) {
+      const i = next++;
+      const resolution = await boundary.resolve(path.join(job.root, wanted[i]));
+      if (resolution.ok && resolution.kind === 'file') found[i] = { relativePath: wanted[i], realPath: resolution.realPath };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(LINKS_RESOLVED_AT_ONCE, wanted.length) }, resolveSome));
+  return found.filter((candidate): candidate is Candidate => candidate !== undefined);
 }
 
 /**
@@ -581,13 +619,15 @@ async function grepOrdered(
   control: JobControl,
   index: FolderIndex | undefined,
   globTest: PathTest | undefined,
-  deadline?: number,
+  asHeadStart: boolean,
   shard?: WalkShard,
 ): Promise<GrepJobResult | undefined> {
   const placed: ShardWalk | undefined = shard ? { linePaths: [] } : undefined;
   const searcher = new Grep(compiledPattern(job), index?.contents, placed);
   const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
-  const extend = deadline === undefined ? undefined : keepWalking(headStart, () => searcher.result.matchCount / GREP_LIMITS.maxMatches);
+  const extend = asHeadStart ? keepWalking(headStart, () => searcher.result.matchCount / GREP_LIMITS.maxMatches) : undefined;
+  // The index's files are handed out without a look at the rate (orderedFiles): it gets the head start whole.
+  const deadline = asHeadStart ? performance.now() + (index ? headStart : Math.min(FIRST_LOOK_MS, headStart)) : undefined;
   const ordered = await orderedFiles(
     job,
     boundary,
@@ -655,10 +695,10 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
   const { translated, refusal } = job.ripgrep ? ripgrepPatternFor(pattern) : { translated: undefined, refusal: undefined };
   let fallbackReason = refusal;
   // A shard walks its part to the end or its own cap.
-  if (job.shard) return { ...((await grepOrdered(job, boundary, control, undefined, globTest, undefined, job.shard)) as GrepJobResult), fallbackReason };
+  if (job.shard) return { ...((await grepOrdered(job, boundary, control, undefined, globTest, false, job.shard)) as GrepJobResult), fallbackReason };
   if (job.headStartOnly) {
     const headStart = job.headStartMs ?? ORDERED_HEAD_START_MS;
-    const quick = headStart > 0 ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart) : undefined;
+    const quick = headStart > 0 ? await grepOrdered(job, boundary, control, index, globTest, true) : undefined;
     return quick ? { ...quick, fallbackReason } : { ...emptyGrep('node'), unfinished: true };
   }
   if (job.ripgrep && translated) {
@@ -667,7 +707,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
     const quick = index
       ? await grepIndexedHeadStart(job, control, index, globTest)
       : headStart > 0
-        ? await grepOrdered(job, boundary, control, index, globTest, performance.now() + headStart)
+        ? await grepOrdered(job, boundary, control, index, globTest, true)
         : undefined;
     if (quick) return quick;
     // Without the kept contents: ripgrep names files the index may not hold (one made and gone in a moment), whose
@@ -676,8 +716,11 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
     let candidateCount = 0;
     const cut: CutIgnoreFiles = new Set();
     const includeGlobs = ripgrepNameFilter(job.glob);
-    const { listing, symlinks, linksJudged, ruleNames } = await listWithRipgrep(
+    const check = new ListedPathCheck(boundary);
+    const { listing, linkedFiles, ruleNames } = await listWithRipgrep(
       job,
+      boundary,
+      check,
       control,
       { mode: 'matches', pattern: translated, exclusions: exclusionsFor(boundary, 'grep'), includeGlobs },
       cut,
@@ -687,7 +730,6 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
     if (listing.abandoned) {
       switchedToWalk = true;
     } else if (listing.error === undefined) {
-      const check = new ListedPathCheck(boundary);
       // ripgrep's include glob beats ignore rules for files: those rules are applied here again.
       const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
       const candidates: Candidate[] = [];
@@ -698,7 +740,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
         if (notIgnored && !notIgnored(relativePath)) continue;
         candidates.push({ relativePath, realPath: path.join(job.root, relativePath) });
       }
-      candidates.push(...(await symlinkedFiles(job, boundary, check, symlinks, !linksJudged, ruleNames)));
+      candidates.push(...linkedFiles);
       const byPath = new Map(candidates.map((candidate) => [candidate.relativePath, candidate]));
       for (const relativePath of sortInWalkOrder([...byPath.keys()])) {
         if (control.shouldStop()) break;
@@ -719,7 +761,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
       fallbackReason = listing.error;
     }
   }
-  const result = (await grepOrdered(job, boundary, control, index, globTest)) as GrepJobResult;
+  const result = (await grepOrdered(job, boundary, control, index, globTest, false)) as GrepJobResult;
   return { ...result, fallbackReason, switchedToWalk };
 }
 

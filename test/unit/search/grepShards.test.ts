@@ -62,9 +62,12 @@ describe('a grep split across two search threads', () => {
   });
 
   it('answers from one walk\'s head start, unsplit, a search done within it', async () => {
+    // Each matches in its first files: one that has matched nothing at the head start's first look is split
+    // (headStart.test.ts).
+    const matchingEarly = CASES.filter((args) => args.pattern === 'needle');
     const { split, single, splitEngine, splitPool } = await toolboxes({ orderedHeadStartMs: 60_000 });
-    for (const args of CASES) assert.equal(await expectOk(split, 'grep_files', args), await expectOk(single, 'grep_files', args), JSON.stringify(args));
-    assert.deepEqual([splitEngine.counts.node, splitPool.workerCount], [CASES.length, 1]);
+    for (const args of matchingEarly) assert.equal(await expectOk(split, 'grep_files', args), await expectOk(single, 'grep_files', args), JSON.stringify(args));
+    assert.deepEqual([splitEngine.counts.node, splitPool.workerCount], [matchingEarly.length, 1]);
   });
 
   it('leaves to ripgrep, unsplit, a grep it can search', async function () {

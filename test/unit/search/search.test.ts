@@ -350,6 +350,15 @@ for (const variant of VARIANTS) {
         );
       });
 
+      test('searches every one of many symlinked files, in walk order, with links out and to secrets among them', async () => {
+        const links = ['a1.ts', 'a2.ts', 'b1.ts', 'b2.ts', 'c1.ts', 'c2.ts', 'd1.ts'];
+        for (const name of links) fs.symlinkSync('index.ts', path.join(repo, 'src', name));
+        fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(repo, 'src', 'b3.ts'));
+        fs.symlinkSync('../.env', path.join(repo, 'src', 'c3.ts'));
+        const expected = [...links, 'index.ts'].map((name) => `src/${name}:1: export function createThing() {`).join('\n');
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'src' }), expected);
+      });
+
       test('leaves out ignored files, also above a subdirectory it searches', async () => {
         writeTree(repo, {
           '.gitignore': 'build/\n*.gen.ts\n',
