@@ -80,7 +80,7 @@ describe('the decision log, against the real server process', function () {
     const before = fake.completionRequests.length;
     await second.request('discuss/send', { discussionId: id, text: 'and now?' });
     await second.turnsComplete(id, second.of(id, 'turn_complete').length + 1);
-    assert.match(systemPromptOf(fake.completionRequests[before]), /\[d1\] greet keeps its signature\. \(evidence: src\/app\.ts:3\)/);
+    assert.match(systemPromptOf(fake.completionRequests[before]), /\[d1\] greet keeps its signature\.\n {2}- evidence: src\/app\.ts:3$/m);
   });
 
   it("the user's edit and delete are events, saved, and what the model reads on its next call", async () => {

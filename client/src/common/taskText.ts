@@ -49,15 +49,16 @@ const MARKDOWN: TaskForm = {
 /**
  * One constraint as the agent reads it: its cited `path:line` evidence, a
  * mark when those lines changed since it was agreed, and whether the
- * distillation (not the decision log) added it. The constraint is one line,
- * so nothing in it can pose as a note of ours or as evidence it lacks.
+ * distillation (not the decision log) added it. The constraint is one line
+ * and each note of ours a line under it: written after the constraint on its
+ * line, a note was text the constraint could hold, so "(evidence: …)" in a
+ * distilled constraint read as evidence it lacks.
  */
 function constraintLines(task: PreparedTask, text: string, form: TaskForm): string[] {
   const source: ConstraintSource | undefined = task.constraintSources?.find((s) => s.text === text);
-  const notes: string[] = [];
-  if (source?.evidence?.length) notes.push(`evidence: ${source.evidence.map(form.code).join(', ')}`);
-  if (source?.source === 'distilled') notes.push('added by the distillation, not in the decision log');
-  const lines = [`- ${form.inline(text)}${notes.length ? ` (${notes.join('; ')})` : ''}`];
+  const lines = [`- ${form.inline(text)}`];
+  if (source?.evidence?.length) lines.push(`  - evidence: ${source.evidence.map(form.code).join(', ')}`);
+  if (source?.source === 'distilled') lines.push('  - added by the distillation, not in the decision log');
   for (const stale of source?.stale ?? []) {
     const shown = printablePath(stale.path);
     const where = stale.line === undefined ? shown : `${shown}:${stale.line}`;

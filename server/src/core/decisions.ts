@@ -172,9 +172,11 @@ export class DecisionLog {
       if (ofKind.length === 0) continue;
       lines.push(`### ${KIND_HEADINGS[kind]}`);
       for (const d of ofKind) {
-        const cites = d.evidence.length ? ` (evidence: ${d.evidence.map(evidenceLabel).join(', ')})` : '';
         // One line per entry: a line break in the model's (or the user's) text would start what reads as another entry or heading.
-        lines.push(`- [${d.id}] ${oneLine(d.text)}${cites}`);
+        lines.push(`- [${d.id}] ${oneLine(d.text)}`);
+        // The evidence on a line of its own, which no entry's text can write: after the text on its line, an entry
+        // saying "(evidence: …)" read as cited.
+        if (d.evidence.length) lines.push(`  - evidence: ${d.evidence.map(evidenceLabel).join(', ')}`);
       }
     }
     return lines.join('\n');

@@ -27,11 +27,11 @@ describe('the hand-off text', () => {
       openQuestions: ['Which backoff?'],
     };
     const text = renderTaskText(logged, context);
-    assert.match(text, /^- Keep three retries \(evidence: config\.ts:2\)$/m);
+    assert.match(text, /^- Keep three retries\n {2}- evidence: config\.ts:2$/m);
     assert.match(text, /The code it cites changed since it was agreed \(config\.ts:2\):\n    -   retries: 3,\n    \+   retries: 5,/);
-    assert.match(text, /^- Write a test \(added by the distillation, not in the decision log\)$/m);
+    assert.match(text, /^- Write a test\n {2}- added by the distillation, not in the decision log$/m);
     assert.match(text, /Open questions \(not settled in the discussion\):\n- Which backoff\?/);
-    assert.match(renderTaskMarkdown(logged, context), /- Keep three retries \(evidence: `config\.ts:2`\)/);
+    assert.match(renderTaskMarkdown(logged, context), /^- Keep three retries\n {2}- evidence: `config\.ts:2`$/m);
   });
 
   it('writes an intent of several lines behind quote marks, so no line of it adds a constraint, question or repository, whatever the label looks like', () => {
