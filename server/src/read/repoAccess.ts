@@ -6,7 +6,7 @@ import { RepoSummaries } from '../context/repoSummary';
 import type { RipgrepOption } from '../search/ripgrep';
 import { RepoMaps } from '../symbols/repoMap';
 import { noteFileChanges, setSymbolFreshness, watchFolders } from '../symbols/symbolIndex';
-import { SearchEngine } from '../search/searchEngine';
+import { SearchEngine, type SearchOptions } from '../search/searchEngine';
 import { IdeQueries, type IdeSource } from '../symbols/ideSource';
 import { createToolbox } from './toolbox';
 
@@ -28,21 +28,27 @@ export function millisecondsSetting(value: string | undefined): number | undefin
   return value !== undefined && /^\d{1,9}$/.test(value) ? Number(value) : undefined;
 }
 
+/** The search engine's settings the server's environment may change. */
+export function searchSettings(env: NodeJS.ProcessEnv): Pick<SearchOptions, 'fileIndex' | 'orderedHeadStartMs'> {
+  return {
+    // REPO_DISCUSS_FILE_INDEX=off searches every time cold: for comparing the two, and a way out should the index misbehave.
+    fileIndex: env.REPO_DISCUSS_FILE_INDEX !== 'off',
+    // REPO_DISCUSS_SEARCH_HEAD_START_MS: how long one ordered walk searches before ripgrep, or a split, takes over
+    // (default 10 ms; 0 for none): for comparing the paths, and for tests that must reach the one after it.
+    orderedHeadStartMs: millisecondsSetting(env.REPO_DISCUSS_SEARCH_HEAD_START_MS),
+  };
+}
+
 /**
  * Binds a folder to its read-only tools under the project's policy narrowed
  * by the user's settings. A policy that cannot be read refuses the start:
  * running with a policy we misread could widen what the model may see.
  */
 export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
-  // REPO_DISCUSS_FILE_INDEX=off searches every time cold: for comparing the two, and a way out should the index misbehave.
-  const fileIndex = process.env.REPO_DISCUSS_FILE_INDEX !== 'off';
   // REPO_DISCUSS_SYMBOL_FRESH_MS: how long a symbol index that last found nothing changed is used without a walk (default 2 s).
   const freshForMs = millisecondsSetting(process.env.REPO_DISCUSS_SYMBOL_FRESH_MS);
   if (freshForMs !== undefined) setSymbolFreshness(freshForMs);
-  // REPO_DISCUSS_SEARCH_HEAD_START_MS: how long one ordered walk searches before ripgrep, or a split, takes over (default
-  // 10 ms; 0 for none): for comparing the paths, and for tests that must reach the one after it.
-  const orderedHeadStartMs = millisecondsSetting(process.env.REPO_DISCUSS_SEARCH_HEAD_START_MS);
-  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, fileIndex, orderedHeadStartMs });
+  const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, ...searchSettings(process.env) });
   const summaries = new RepoSummaries(search);
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;
   const repoMaps = options.repoMaps ?? new RepoMaps(undefined, undefined, options.log);
