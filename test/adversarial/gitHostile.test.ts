@@ -799,6 +799,32 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     }
   });
 
+  it("still answers for a config that includes a file in its own .git, as git's relative include from .git/config names one", async () => {
+    const dir = folder('include-git-dir');
+    fs.writeFileSync(path.join(dir, '.git', 'config.local'), '[log]\n\tdate = iso\n');
+    configure(dir, '[include]', '\tpath = config.local');
+    assert.equal(git(dir, ['config', '--get', 'log.date']).trim(), 'iso', 'plain git reads the include from .git');
+    const b = await ReadBoundary.create(dir);
+    for (const outcome of await Promise.all([gitLog(b, {}), gitShow(b, { commit: 'HEAD' })])) {
+      assert.equal(outcome.ok, true, outcome.output);
+      assert.match(outcome.output, /Inside commit/);
+    }
+  });
+
+  it('refuses an include in its own .git that leads outside in turn, or is a FIFO, as anywhere else', async () => {
+    const nested = folder('include-git-dir-nested');
+    fs.writeFileSync(path.join(nested, '.git', 'config.local'), '[include]\n\tpath = ../../secret.gitconfig\n');
+    configure(nested, '[include]', '\tpath = config.local');
+    assertPlainGitReadsSecret(nested);
+    await assertAllRefused(nested, /its config \(\.git\/config\.local\) includes a file outside this folder.*\(path = \.\.\/\.\.\/secret\.gitconfig\)/);
+
+    const waiting = folder('include-git-dir-fifo');
+    execFileSync('mkfifo', [path.join(waiting, '.git', 'config.local')]);
+    configure(waiting, '[include]', '\tpath = config.local');
+    await within(5_000, 'the git tools on a FIFO include in .git', assertAllRefused(waiting, /includes something other than a plain file that can be opened \(a FIFO or device git would wait on.*\(path = config\.local\)/));
+    assertPlainGitWaits(waiting);
+  });
+
   it('shows nothing of what git prints while finding the repository, a config value with a bidi override or markup in it neither', async () => {
     const dir = folder('bidi-config');
     fs.appendFileSync(path.join(dir, '.git', 'config'), '[core]\n\tbare = \u202eeurt\u2066 <img src=x onerror=alert(1)>\n');

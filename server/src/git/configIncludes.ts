@@ -174,6 +174,11 @@ export async function checkConfigIncludes(root: string, query: ConfigQuery, read
     }
     queue.push({ from, value, depth: 1 });
   }
+  // The directories of the repository's own config files: its git directory (and a worktree's), which git reads
+  // whatever the config says. A file there is no secret of the folder's; git's relative include from
+  // `.git/config` lands there (`path = config.local`), and was refused as a file the tools may not read.
+  const gitDirectories = await Promise.all([...new Set(queue.map((include) => path.dirname(include.from)))].map((directory) => fs.promises.realpath(directory).catch(() => undefined)));
+  const inGitDirectory = (real: string): boolean => gitDirectories.some((directory) => directory !== undefined && isSameOrInside(directory, real));
   let parsed = 0;
   for (let include = queue.shift(); include; include = queue.shift()) {
     const outside = () => refusal(root, include, 'a file outside this folder, which git would read as config', 'Remove that include, or point it at a file in the folder, to use them.');
@@ -183,7 +188,7 @@ export async function checkConfigIncludes(root: string, query: ConfigQuery, read
     // Leading nowhere, the path's text tells outside from inside, for the message only.
     if (!isSameOrInside(root, place.kind === 'nowhere' ? path.resolve(file) : place.real)) return outside();
     if (place.kind === 'nowhere') return refusal(root, include, 'a path that leads nowhere that can be checked (a broken link, or a directory that does not exist)');
-    if (!readable(place.real, false)) return refusal(root, include, 'a file the tools may not read, which git would read as config and could quote in an error');
+    if (!readable(place.real, false) && !inGitDirectory(place.real)) return refusal(root, include, 'a file the tools may not read, which git would read as config and could quote in an error');
     if (place.kind === 'absent') continue;
     if (include.depth > CONFIG_INCLUDE_LIMITS.maxDepth) return refusal(root, include, 'files nested deeper than git follows');
     if (++parsed > CONFIG_INCLUDE_LIMITS.maxFiles) return refusal(root, include, 'more files than can be checked on each call (this one among them)');
