@@ -787,16 +787,21 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     }
   });
 
-  it('still answers for a config that includes a readable file inside the folder (and that file a missing one beside it)', async () => {
-    const dir = folder('include-benign');
-    fs.writeFileSync(path.join(dir, 'project.gitconfig'), '[log]\n\tdate = iso\n[include]\n\tpath = local.gitconfig\n');
-    configure(dir, '[include]', '\tpath = ../project.gitconfig', `[includeIf "gitdir:${dir}/"]`, '\tpath = ../project.gitconfig');
-    assert.equal(git(dir, ['config', '--get', 'log.date']).trim(), 'iso', 'plain git reads the include');
+  /** git_log and git_show answer with the folder's own commit. */
+  async function assertLogAndShowAnswer(dir: string): Promise<void> {
     const b = await ReadBoundary.create(dir);
     for (const outcome of await Promise.all([gitLog(b, {}), gitShow(b, { commit: 'HEAD' })])) {
       assert.equal(outcome.ok, true, outcome.output);
       assert.match(outcome.output, /Inside commit/);
     }
+  }
+
+  it('still answers for a config that includes a readable file inside the folder (and that file a missing one beside it)', async () => {
+    const dir = folder('include-benign');
+    fs.writeFileSync(path.join(dir, 'project.gitconfig'), '[log]\n\tdate = iso\n[include]\n\tpath = local.gitconfig\n');
+    configure(dir, '[include]', '\tpath = ../project.gitconfig', `[includeIf "gitdir:${dir}/"]`, '\tpath = ../project.gitconfig');
+    assert.equal(git(dir, ['config', '--get', 'log.date']).trim(), 'iso', 'plain git reads the include');
+    await assertLogAndShowAnswer(dir);
   });
 
   it("still answers for a config that includes a file in its own .git, as git's relative include from .git/config names one", async () => {
@@ -804,11 +809,7 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
     fs.writeFileSync(path.join(dir, '.git', 'config.local'), '[log]\n\tdate = iso\n');
     configure(dir, '[include]', '\tpath = config.local');
     assert.equal(git(dir, ['config', '--get', 'log.date']).trim(), 'iso', 'plain git reads the include from .git');
-    const b = await ReadBoundary.create(dir);
-    for (const outcome of await Promise.all([gitLog(b, {}), gitShow(b, { commit: 'HEAD' })])) {
-      assert.equal(outcome.ok, true, outcome.output);
-      assert.match(outcome.output, /Inside commit/);
-    }
+    await assertLogAndShowAnswer(dir);
   });
 
   it('refuses an include in its own .git that leads outside in turn, or is a FIFO, as anywhere else', async () => {
