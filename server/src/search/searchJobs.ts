@@ -41,27 +41,13 @@ const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000 });
  * Before ripgrep starts, the ordered search (the warm index, or the walk)
  * gets this long: a capped grep (a common word) is done in a
  * few milliseconds that way, where ripgrep must list everything before the
- * first results in path order are known. A full scan loses at most this.
+ * first results in path order are known. A full scan loses at most this;
+ * a cold one that matched nothing by its first look (FIRST_LOOK_MS), that
+ * long.
  */
 const ORDERED_HEAD_START_MS = 10;
 
-/**
- * When the head start runs out, whether the ordered walk should go on from
- * where it is instead of handing over to ripgrep (which, for a capped search,
- * lists the whole tree before the first results in path order are known,
- * and for a common word is then stopped past SWITCH_TO_WALK for the walk to
- * start over): only when, at the rate it has found results, it reaches the
- * cap within MAX_KEEP_WALKING_MS of its start, and within the tree by the
- * estimate of the share walked (walk.ts WalkProgress, from the walk's
- * position in its first directory levels). A full scan never qualifies: the
- * walk is two to three times slower per entry than ripgrep on two cores
- * (measured on vite and on generated 20k and 100k trees), so keeping it going
- * on a guess of the tree's size lost more than it won. The rule was "within
- * double the time walked so far": on a day the machine ran at half speed the
- * first 10 ms found too few matches for that, and a capped grep of a common
- * word on 100,000 files took 12x as long as ripgrep piped to head. A wrong
- * estimate only costs time: either way the answer is the same.
- */
+/** The cold head start's deadlines (walkOnUntil), on the clock of the walk it extends. */
 function keepWalking(headStartMs: number, capShare: () => number): WalkOptions['extendDeadline'] {
   const started = performance.now();
   return ({ fractionDone }) => {
@@ -92,7 +78,23 @@ export function walkOnUntil(elapsedMs: number, fractionDone: number, capShare: n
   return elapsedMs < headStartMs && capShare > 0 ? headStartMs : undefined;
 }
 
-/** keepWalking's rule, given the walk's time so far, its estimated share of the tree and its share of the cap. */
+/**
+ * Whether the ordered walk, past a deadline, should go on from where it is
+ * instead of handing over to ripgrep (which, for a capped search,
+ * lists the whole tree before the first results in path order are known,
+ * and for a common word is then stopped past SWITCH_TO_WALK for the walk to
+ * start over): only when, at the rate it has found results, it reaches the
+ * cap within MAX_KEEP_WALKING_MS of its start, and within the tree by the
+ * estimate of the share walked (walk.ts WalkProgress, from the walk's
+ * position in its first directory levels). A full scan never qualifies: the
+ * walk is two to three times slower per entry than ripgrep on two cores
+ * (measured on vite and on generated 20k and 100k trees), so keeping it going
+ * on a guess of the tree's size lost more than it won. The rule was "within
+ * double the time walked so far": on a day the machine ran at half speed the
+ * first 10 ms found too few matches for that, and a capped grep of a common
+ * word on 100,000 files took 12x as long as ripgrep piped to head. A wrong
+ * estimate only costs time: either way the answer is the same.
+ */
 export function worthWalkingOn(elapsedMs: number, fractionDone: number, capShare: number): boolean {
   // A bound on what a wrong estimate can cost.
   if (fractionDone <= 0 || capShare <= 0 || elapsedMs > MAX_KEEP_WALKING_MS) return false;
