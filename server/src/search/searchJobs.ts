@@ -11,6 +11,7 @@ import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
 import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult, ruleNamesIn } from './linkCrawl';
+import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 
 /**
@@ -324,12 +325,6 @@ function isInsideRepository(root: string): boolean {
   return known;
 }
 
-/** A file ripgrep named, still to be checked and read. */
-interface Candidate {
-  relativePath: string;
-  realPath: string;
-}
-
 type ListedState = 'ok' | 'denied' | 'excluded';
 
 /**
@@ -451,7 +446,7 @@ async function listWithRipgrep(
     const ruleNames = ruleNamesIn(crawl);
     // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
     // vite's five links, of a grep ripgrep does in 29).
-    const linked = fault === undefined ? symlinkedFiles(job, boundary, check, crawl.symlinks, crawl.linksJudged !== true, ruleNames) : Promise.resolve([]);
+    const linked = fault === undefined ? linkedFiles(boundary, (relativePath) => check.state(relativePath) === 'ok', crawl.symlinks, crawl.linksJudged !== true, ruleNames) : Promise.resolve([]);
     linked.catch(() => undefined); // its failure is thrown below, once the listing is in
     const listing = await listed;
     if (fault !== undefined) return { listing: { ...listing, error: fault }, linkedFiles: [] };
@@ -499,28 +494,6 @@ function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean 
   return listing.ruleEntries.some((relativePath) => ignoreEntryLeadsOutside(path.join(job.root, relativePath)));
 }
 
-/** Half the thread pool libuv starts with (4), so the other threads' file calls still find room. */
-const LINKS_RESOLVED_AT_ONCE = 2;
-
-/** The symlinked files ripgrep passed over, resolved through the boundary as the walk resolves them. */
-async function symlinkedFiles(job: SearchJob, boundary: ReadBoundary, check: ListedPathCheck, symlinks: readonly string[], crawled: boolean, ruleNames?: RuleNamesIn): Promise<Candidate[]> {
-  // The crawl knows no ignore rules: a link it found is checked against them as the walk would.
-  const notIgnored = crawled && symlinks.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
-  const wanted = symlinks.filter((relativePath) => check.state(relativePath) === 'ok' && (!notIgnored || notIgnored(relativePath)));
-  const found: (Candidate | undefined)[] = new Array(wanted.length);
-  // A few at a time: one after another, each link's lstat per component waited its turn (0.85 ms a link on
-  // vite); all at once, a folder of thousands of links would fill the thread pool the main thread's saves use.
-  let next = 0;
-  const resolveSome = async (): Promise<void> => {
-    while (next < wanted.length) {
-      const i = next++;
-      const resolution = await boundary.resolve(path.join(job.root, wanted[i]));
-      if (resolution.ok && resolution.kind === 'file') found[i] = { relativePath: wanted[i], realPath: resolution.realPath };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(LINKS_RESOLVED_AT_ONCE, wanted.length) }, resolveSome));
-  return found.filter((candidate): candidate is Candidate => candidate !== undefined);
-}
 
 /**
  * The secret and policy globs ripgrep skips by itself, as a pre-filter only:
@@ -940,7 +913,7 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
   if (listing.error !== undefined || readRulesThroughLink(job, listing)) return undefined;
   const check = new ListedPathCheck(boundary);
   const files = listing.paths.filter((relativePath) => check.state(relativePath) !== 'excluded');
-  for (const link of await symlinkedFiles(job, boundary, check, listing.symlinks, false)) files.push(link.relativePath);
+  for (const link of await linkedFiles(boundary, (relativePath) => check.state(relativePath) === 'ok', listing.symlinks, false)) files.push(link.relativePath);
   return { kind: 'census', engine: 'ripgrep', ...countExtensions(files, job.extensions), partial: listing.truncated || expired(), listingStopped: false };
 }
 
