@@ -9,10 +9,8 @@ import type { ChatModel, ModelSettings } from '../types';
  * client (its connection pool, the llhttp parser, the body stream) and the
  * request's own code are compiled as they run: that first request took
  * 20-30 ms longer than the next, and its first delta reached the client
- * 50-90 ms after the question. The request is made WARMUP_REQUESTS times: made
- * once, a fresh server's first question still reached its first delta some
- * 7 ms later than its next ones. Nothing leaves the machine and nothing goes
- * to the configured endpoint. A failure (no loopback in a sandbox) only means
+ * 50-90 ms after the question. Nothing leaves the machine and nothing goes to
+ * the configured endpoint. A failure (no loopback in a sandbox) only means
  * the first question pays as before.
  *
  * Takes the model's factory rather than importing it: this module is loaded
@@ -51,12 +49,9 @@ export async function warmModelPath(
       .then((response) => response.arrayBuffer())
       .catch(() => undefined);
     await nextTick();
-    // ...then the SDK's request and our parsing, with undici warm, each on a tick of its own.
+    // ...then the SDK's request and our parsing, with undici warm.
     const model = createModel(() => ({ baseUrl: `http://127.0.0.1:${port}/v1`, apiKey: 'warm-up', model: 'warm-up' }));
-    for (let request = 0; request < WARMUP_REQUESTS; request++) {
-      if (request > 0) await nextTick();
-      await model.complete({ messages: [{ role: 'user', content: 'warm-up' }], model: 'warm-up', signal }, () => undefined);
-    }
+    await model.complete({ messages: [{ role: 'user', content: 'warm-up' }], model: 'warm-up', signal }, () => undefined);
   } catch {
     // The first question warms it instead.
   } finally {
@@ -64,14 +59,6 @@ export async function warmModelPath(
     for (const socket of sockets) socket.destroy();
   }
 }
-
-/**
- * Run once, V8 had compiled the request's own code only as far as its first
- * run needs: in ten pairs of the bench's streaming section, alternated, a
- * fresh server's first turn came out ahead of the one-request warm-up in
- * nine (docs/performance.md).
- */
-export const WARMUP_REQUESTS = 3;
 
 /** Enough deltas for the parsing code to run more than once, in the shape an endpoint streams them. */
 const WARMUP_DELTAS = 32;
