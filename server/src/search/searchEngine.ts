@@ -1,7 +1,7 @@
 import { findRipgrep } from './locateRipgrep';
 import type { Ripgrep, RipgrepOption } from './ripgrep';
 import { PoolOutcome, SearchPool, sharedSearchPool } from './searchPool';
-import type { FindJob, FindJobResult, GrepJob, GrepJobResult, SearchEngineName, SearchJob } from './searchJobs';
+import type { FindJob, FindJobResult, GrepJob, GrepJobResult, SearchEngineName, SearchJob, SearchJobResult } from './searchJobs';
 import { ripgrepCanSearch } from './searchJobs';
 import { FIND_SHARDS, findShardJobs, mergeFindShards, namesManyFiles } from './findShards';
 import { GREP_SHARDS, grepShardJobs, mergeGrepShards } from './grepShards';
@@ -139,11 +139,16 @@ export class SearchEngine {
     return this.options.fileIndex !== true || this.foldersWithoutIndex.has(job.root);
   }
 
-  private async runFindShards(job: FindJob, signal?: AbortSignal): Promise<PoolOutcome> {
-    const outcomes = await Promise.all(findShardJobs(job).map((shard) => this.pool.run(shard, this.timeoutMs, signal)));
+  private runFindShards(job: FindJob, signal?: AbortSignal): Promise<PoolOutcome> {
+    return this.runShards<FindJobResult>(findShardJobs(job), mergeFindShards, signal);
+  }
+
+  /** The shards at once on the pool's threads: the first that failed, else their results merged. */
+  private async runShards<Result extends SearchJobResult>(shards: SearchJob[], merge: (results: Result[]) => Result, signal?: AbortSignal): Promise<PoolOutcome> {
+    const outcomes = await Promise.all(shards.map((shard) => this.pool.run(shard, this.timeoutMs, signal)));
     const failed = outcomes.find((outcome) => !outcome.ok);
     if (failed) return failed;
-    return { ok: true, result: mergeFindShards(outcomes.map((outcome) => (outcome as { result: FindJobResult }).result)) };
+    return { ok: true, result: merge(outcomes.map((outcome) => (outcome as Extract<PoolOutcome, { ok: true }>).result as Result)) };
   }
 
   /**
@@ -165,10 +170,7 @@ export class SearchEngine {
   private async runGrepShards(job: GrepJob, signal?: AbortSignal): Promise<PoolOutcome> {
     const first = await this.pool.run({ ...job, headStartOnly: true }, this.timeoutMs, signal);
     if (!first.ok || first.result.kind !== 'grep' || first.result.unfinished !== true) return first;
-    const outcomes = await Promise.all(grepShardJobs(job).map((shard) => this.pool.run(shard, this.timeoutMs, signal)));
-    const failed = outcomes.find((outcome) => !outcome.ok);
-    if (failed) return failed;
-    return { ok: true, result: mergeGrepShards(outcomes.map((outcome) => (outcome as { result: GrepJobResult }).result)) };
+    return this.runShards<GrepJobResult>(grepShardJobs(job), mergeGrepShards, signal);
   }
 
   /**
