@@ -99,4 +99,17 @@ describe('the layout', () => {
     assert.deepEqual([...new Set(starts.map((start) => start.file))].sort(), ['client/src/terminal/serverConnection.ts', 'client/src/vscode/serverClient.ts', 'test/support/serverProcess.ts']);
     assert.deepEqual(starts.filter((start) => !start.line.includes('...SERVER_NODE_FLAGS')), [], 'a start without the shared flags');
   });
+
+  it('starts every worker thread of the server with its own young generation (heapTuning.ts WORKER_YOUNG_GENERATION_MB)', () => {
+    // Once the server has tuned its heap, a worker without resourceLimits gets V8's default of up to 16 MB per semi-space.
+    const starts = sourceFiles('server/src').flatMap((file) =>
+      fs
+        .readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .filter((line) => /new Worker\(/.test(line))
+        .map((line) => ({ file, line: line.trim() })),
+    );
+    assert.deepEqual([...new Set(starts.map((start) => start.file))].sort(), ['server/src/model/tokenCounter.ts', 'server/src/search/searchPool.ts']);
+    assert.deepEqual(starts.filter((start) => !/resourceLimits: \{ maxYoungGenerationSizeMb: /.test(start.line)), [], 'a worker without its own young generation');
+  });
 });

@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { TokenReply, TokenRequest } from './tokenWorker';
+import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
 
 /**
  * Token counts from a worker thread. The tokenizer loaded on the main thread
@@ -14,12 +15,6 @@ import type { TokenReply, TokenRequest } from './tokenWorker';
 const WORKER_SCRIPT = path.join(__dirname, 'tokenWorker.js');
 /** An idle worker is stopped after this long; the next count starts a new one. */
 const IDLE_STOP_MS = 60_000;
-/**
- * The worker's young generation, in MB. V8's default (two 16 MB semi-spaces)
- * stayed fully committed while counting, for texts that live a moment: with
- * 4 MB the worker's resident size was about 20 MB smaller, its speed the same.
- */
-const WORKER_YOUNG_GENERATION_MB = 4;
 
 export class TokenCounter {
   private worker: Worker | null = null;
@@ -54,7 +49,8 @@ export class TokenCounter {
     if (this.idleTimer) clearTimeout(this.idleTimer);
     this.idleTimer = null;
     if (this.worker) return this.worker;
-    const worker = new Worker(this.script, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB } });
+    // V8's default young generation (two 16 MB semi-spaces) stayed fully committed while counting texts that live a moment.
+    const worker = new Worker(this.script, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB.background } });
     // Never what keeps a finished process (or a test run) alive.
     worker.unref();
     worker.on('message', (reply: TokenReply) => this.onReply(reply));

@@ -2,6 +2,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { sumOfCells } from './contentCache';
+import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
 import { PID_CELLS } from './ripgrep';
 import type { SearchJob, SearchJobResult } from './searchJobs';
 import type { WorkerOptions, WorkerReply, WorkerRequest } from './searchWorker';
@@ -25,6 +26,8 @@ export interface SearchPoolOptions {
   idleMs?: number;
   /** The worker script, speaking searchWorker.ts's protocol. Default: searchWorker.js. */
   script?: string;
+  /** Each thread's young generation in MB (heapTuning.ts). Default: the search threads'. */
+  youngGenerationMb?: number;
 }
 
 /** How long a thread that owns a folder's warm index is kept while idle (the index's own idle limit). */
@@ -82,6 +85,7 @@ export class SearchPool {
   private readonly maxWorkers: number;
   private readonly idleMs: number;
   private readonly script: string;
+  private readonly youngGenerationMb: number;
   /** The thread that owns each folder's warm index: that folder's jobs go there when it is free. */
   private readonly owners = new Map<string, Slot>();
   private nextId = 1;
@@ -99,6 +103,7 @@ export class SearchPool {
     this.contentCells = new Int32Array(new SharedArrayBuffer(4 * 2 * this.maxWorkers));
     this.idleMs = options.idleMs ?? 60_000;
     this.script = options.script ?? WORKER_SCRIPT;
+    this.youngGenerationMb = options.youngGenerationMb ?? WORKER_YOUNG_GENERATION_MB.search;
     openPools.add(this);
     if (!killsOnExit) {
       killsOnExit = true;
@@ -217,7 +222,7 @@ export class SearchPool {
     if (contentCell >= 0) this.cellsInUse.add(contentCell);
     const ripgrepPids = new SharedArrayBuffer(4 * RIPGREP_PID_CELLS);
     const workerData: WorkerOptions = { stopBuffer, contentCells: this.contentCells.buffer as SharedArrayBuffer, contentCell, ripgrepPids };
-    const worker = new Worker(this.script, { workerData });
+    const worker = new Worker(this.script, { workerData, resourceLimits: { maxYoungGenerationSizeMb: this.youngGenerationMb } });
     const slot: Slot = { worker, stopFlag: new Int32Array(stopBuffer), ripgrepPids: new Int32Array(ripgrepPids) };
     worker.on('message', (reply: WorkerReply) => this.onReply(slot, reply));
     worker.on('error', (error) => this.onCrash(slot, error.message));

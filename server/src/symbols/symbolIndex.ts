@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { isSameOrInside, ReadBoundary } from '../access/boundary';
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool } from '../search/searchPool';
+import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
@@ -420,7 +421,7 @@ let pool: SearchPool | undefined;
 
 /** One symbol thread for the whole process: grammars are loaded once, and indexing never takes every core. */
 function symbolPool(): SearchPool {
-  pool ??= new SearchPool({ maxWorkers: 1, idleMs: 10 * 60_000, script: path.join(__dirname, 'symbolWorker.js') });
+  pool ??= new SearchPool({ maxWorkers: 1, idleMs: 10 * 60_000, script: path.join(__dirname, 'symbolWorker.js'), youngGenerationMb: WORKER_YOUNG_GENERATION_MB.background });
   return pool;
 }
 

@@ -1,0 +1,78 @@
+import * as assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
+import { WORKER_YOUNG_GENERATION_MB } from '../../../server/src/heapTuning';
+import { TokenCounter } from '../../../server/src/model/tokenCounter';
+import { SearchPool } from '../../../server/src/search/searchPool';
+import type { SearchJob } from '../../../server/src/search/searchJobs';
+
+/** Allocates enough short-lived objects to grow the young generation to its limit, and gives its size in KB. */
+const GROWN_NEW_SPACE_KB = `function grownNewSpaceKb() {
+  const ring = new Array(20000);
+  for (let i = 0; i < 3e6; i++) ring[i % 20000] = { i, text: 'x' + i };
+  return require('node:v8').getHeapSpaceStatistics().find((space) => space.space_name === 'new_space').space_size / 1024;
+}`;
+
+describe('the worker threads\' young generation', function () {
+  this.timeout(30_000);
+  let dir: string;
+
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-heaps-'));
+  });
+
+  after(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("is each worker's own once the server has tuned its heap, while the main thread keeps the command line's", () => {
+    // In a process of its own, started as the server is: the flag under test is process-wide.
+    const script = `
+      const { Worker } = require('node:worker_threads');
+      require(${JSON.stringify(require.resolve('../../../server/src/heapTuning'))}).tuneHeap();
+      ${GROWN_NEW_SPACE_KB}
+      const main = grownNewSpaceKb();
+      const worker = (mb) => new Promise((resolve, reject) => {
+        const thread = new Worker(grownNewSpaceKb.toString() + '; require("node:worker_threads").parentPort.postMessage(grownNewSpaceKb())', { eval: true, resourceLimits: { maxYoungGenerationSizeMb: mb } });
+        thread.once('message', (kb) => thread.terminate().then(() => resolve(kb)));
+        thread.once('error', reject);
+      });
+      Promise.all([worker(${WORKER_YOUNG_GENERATION_MB.background}), worker(${WORKER_YOUNG_GENERATION_MB.search})]).then(([background, search]) =>
+        process.stdout.write(JSON.stringify({ main, background, search })));`;
+    const child = spawnSync(process.execPath, [...SERVER_NODE_FLAGS, '-e', script], { encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    const kb = JSON.parse(child.stdout) as { main: number; background: number; search: number };
+    // Two semi-spaces: 2 MB each for the main thread and the search threads, 1 MB for the background threads.
+    assert.deepEqual(kb, { main: 4096, background: 2048, search: 4096 });
+  });
+
+  it('starts the token worker with the background threads\' limit', async () => {
+    const script = path.join(dir, 'tokenLimits.js');
+    fs.writeFileSync(script, `const { parentPort, resourceLimits } = require('node:worker_threads');
+parentPort.on('message', ({ id }) => parentPort.postMessage({ id, counts: [resourceLimits.maxYoungGenerationSizeMb] }));`);
+    const counter = new TokenCounter(script);
+    try {
+      assert.deepEqual(await counter.count(['any text']), [WORKER_YOUNG_GENERATION_MB.background]);
+    } finally {
+      await counter.close();
+    }
+  });
+
+  it("starts a pool's threads with the search threads' limit, or the one the pool is given (the symbol thread's)", async () => {
+    const script = path.join(dir, 'poolLimits.js');
+    fs.writeFileSync(script, `const { parentPort, resourceLimits } = require('node:worker_threads');
+parentPort.on('message', ({ id }) => parentPort.postMessage({ type: 'done', id, result: resourceLimits.maxYoungGenerationSizeMb }));`);
+    const limitOf = async (pool: SearchPool): Promise<unknown> => {
+      try {
+        const outcome = await pool.run({ kind: 'find' } as unknown as SearchJob, 10_000);
+        assert.ok(outcome.ok, JSON.stringify(outcome));
+        return outcome.result;
+      } finally {
+        await pool.close();
+      }
+    };
+    assert.equal(await limitOf(new SearchPool({ script, maxWorkers: 1 })), WORKER_YOUNG_GENERATION_MB.search);
+    assert.equal(await limitOf(new SearchPool({ script, maxWorkers: 1, youngGenerationMb: WORKER_YOUNG_GENERATION_MB.background })), WORKER_YOUNG_GENERATION_MB.background);
+  });
+});
