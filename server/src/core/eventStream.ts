@@ -276,8 +276,9 @@ export class EventStream {
   }
 
   /**
-   * Removes retained events matching `test` (a superseded task card). Their
-   * seqs are not reused; a replay just skips them.
+   * Removes retained events matching `test` (a superseded task card, a
+   * finished reply's deltas). Their seqs are not reused; a replay just skips
+   * them.
    */
   drop(test: (event: DiscussionEvent) => boolean): void {
     this.flushText();

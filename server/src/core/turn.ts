@@ -56,6 +56,7 @@ export interface TurnHost {
  */
 export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void> {
   const { stream } = host;
+  const firstSeqOfReply = stream.seqNext;
   // Let `send` return (and publish the turn) before the first model call.
   await Promise.resolve();
   // What the user saw this turn, across every model call: the final
@@ -152,7 +153,15 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
     if (streamed.trim()) host.history.push({ role: 'assistant', content: `${streamed}\n\n${INTERRUPTED_REPLY_NOTE}` });
     answerUnansweredCalls(host.history, signal.aborted);
     const text = turnText.trim();
-    if (text) stream.emit({ type: 'assistant_message', text });
+    if (text) {
+      stream.emit({ type: 'assistant_message', text });
+      // The message holds the reply whole, so a replay no longer needs the
+      // deltas it streamed in (a resumed one never had them). From an
+      // endpoint whose every token arrives in a read of its own, each delta
+      // is an event: a 1,000-token reply would fill half the 2,000-event
+      // buffer, pushing the turns before it out of every later replay.
+      stream.drop((event) => event.type === 'assistant_delta' && event.seq >= firstSeqOfReply);
+    }
     if (usage.reported) {
       stream.emit({ type: 'usage', promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
     }

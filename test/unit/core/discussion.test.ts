@@ -685,6 +685,40 @@ describe('a discussion', () => {
   });
 
   describe('events', () => {
+    it("replays a finished reply as its assistant_message, without the deltas it streamed in, and keeps its reasoning", async () => {
+      const gate = new Gate();
+      h = harness(
+        [
+          { text: 'First ', toolCalls: [{ name: 'read_file', arguments: '{"path":"a.txt"}' }] },
+          { text: 'then A.', reasoning: ['Read it.'] },
+          { block: gate, deltasBefore: ['Still ', 'streaming'], separateReads: true, then: { text: '' } },
+        ],
+        { files: { 'a.txt': 'A' } },
+      );
+      const { id, log } = await open();
+      h.service.send(id, 'what is in a.txt?');
+      await log.turnsComplete(1);
+      const streamed = log.of('assistant_delta').map((e) => e.text).join('');
+      assert.match(streamed, /^First \s*then A\.$/, 'a live subscriber saw the deltas');
+      const replay = new EventLog();
+      // What a live subscriber saw, less the reply's deltas (reasoning included, where the model source streams it).
+      const expected = log.events.filter((e) => e.type !== 'assistant_delta');
+      assert.equal(h.service.subscribe(id, 'late', replay.sink, 0), expected.length);
+      await replay.turnsComplete(1);
+      assert.deepEqual(replay.events, expected);
+      assert.deepEqual(replay.types().filter((type) => type !== 'reasoning_delta'), ['user_message', 'tool_call', 'tool_result', 'assistant_message', 'turn_complete']);
+      assert.equal(replay.of('assistant_message')[0].text, streamed.trim());
+
+      // A reply still streaming keeps its deltas: they are all a replay has of it yet.
+      h.service.send(id, 'and now?');
+      await log.until((events) => events.filter((e) => e.type === 'assistant_delta').map((e) => e.text).join('').endsWith('Still streaming'));
+      const midway = new EventLog();
+      h.service.subscribe(id, 'midway', midway.sink, 0);
+      await midway.until((events) => events.filter((e) => e.type === 'assistant_delta').map((e) => e.text).join('') === 'Still streaming');
+      gate.open();
+      await log.turnsComplete(2);
+    });
+
     it('a subscriber receives every seq exactly once across its attach', async () => {
       h = harness();
       const { discussionId: id } = await h.service.start({ folder: h.folder });
