@@ -2,7 +2,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isSameOrInside, ReadBoundary } from '../access/boundary';
 import type { SearchJob } from '../search/searchJobs';
-import { PoolOutcome, SearchPool } from '../search/searchPool';
+import { PoolOutcome, SearchPool, type SearchPoolOptions } from '../search/searchPool';
 import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
@@ -420,8 +420,15 @@ export class FolderIndex {
 let pool: SearchPool | undefined;
 
 /** One symbol thread for the whole process: grammars are loaded once, and indexing never takes every core. */
+export const SYMBOL_POOL_OPTIONS: SearchPoolOptions = {
+  maxWorkers: 1,
+  idleMs: 10 * 60_000,
+  script: path.join(__dirname, 'symbolWorker.js'),
+  youngGenerationMb: WORKER_YOUNG_GENERATION_MB.background,
+};
+
 function symbolPool(): SearchPool {
-  pool ??= new SearchPool({ maxWorkers: 1, idleMs: 10 * 60_000, script: path.join(__dirname, 'symbolWorker.js'), youngGenerationMb: WORKER_YOUNG_GENERATION_MB.background });
+  pool ??= new SearchPool(SYMBOL_POOL_OPTIONS);
   return pool;
 }
 

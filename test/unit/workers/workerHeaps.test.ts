@@ -8,6 +8,7 @@ import { WORKER_YOUNG_GENERATION_MB } from '../../../server/src/heapTuning';
 import { TokenCounter } from '../../../server/src/model/tokenCounter';
 import { SearchPool } from '../../../server/src/search/searchPool';
 import type { SearchJob } from '../../../server/src/search/searchJobs';
+import { SYMBOL_POOL_OPTIONS } from '../../../server/src/symbols/symbolIndex';
 
 /** Allocates enough short-lived objects to grow the young generation to its limit, and gives its size in KB. */
 const GROWN_NEW_SPACE_KB = `function grownNewSpaceKb() {
@@ -59,7 +60,7 @@ parentPort.on('message', ({ id }) => parentPort.postMessage({ id, counts: [resou
     }
   });
 
-  it("starts a pool's threads with the search threads' limit, or the one the pool is given (the symbol thread's)", async () => {
+  it("starts the search threads with the search limit and the symbol thread with the background one", async () => {
     const script = path.join(dir, 'poolLimits.js');
     fs.writeFileSync(script, `const { parentPort, resourceLimits } = require('node:worker_threads');
 parentPort.on('message', ({ id }) => parentPort.postMessage({ type: 'done', id, result: resourceLimits.maxYoungGenerationSizeMb }));`);
@@ -73,6 +74,7 @@ parentPort.on('message', ({ id }) => parentPort.postMessage({ type: 'done', id, 
       }
     };
     assert.equal(await limitOf(new SearchPool({ script, maxWorkers: 1 })), WORKER_YOUNG_GENERATION_MB.search);
-    assert.equal(await limitOf(new SearchPool({ script, maxWorkers: 1, youngGenerationMb: WORKER_YOUNG_GENERATION_MB.background })), WORKER_YOUNG_GENERATION_MB.background);
+    // The symbol thread's own options, with only the script swapped for one that reports the limit.
+    assert.equal(await limitOf(new SearchPool({ ...SYMBOL_POOL_OPTIONS, script })), WORKER_YOUNG_GENERATION_MB.background);
   });
 });
