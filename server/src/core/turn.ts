@@ -65,6 +65,8 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
   // Text streamed by the current call and not yet in the history.
   let streamed = '';
   let finished = false;
+  // The history's entry for the call that finished the reply.
+  let lastReply: { role: 'assistant'; content: string } | undefined;
   const usage = { promptTokens: 0, completionTokens: 0, reported: false };
   const show = (text: string) => {
     turnText += text;
@@ -123,11 +125,12 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
       if (!streamed && response.content) show(response.content);
       const content = response.content || streamed;
       streamed = '';
-      host.history.push({
+      lastReply = {
         role: 'assistant',
         content,
         ...(response.toolCalls.length > 0 ? { toolCalls: response.toolCalls } : {}),
-      });
+      };
+      host.history.push(lastReply);
       if (response.toolCalls.length === 0) {
         if (response.finishReason === 'length') show("\n\n_(The reply was cut off at the model's output limit.)_");
         finished = true;
@@ -152,7 +155,11 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
     // turn, marked, so it does not take it for an answer it finished.
     if (streamed.trim()) host.history.push({ role: 'assistant', content: `${streamed}\n\n${INTERRUPTED_REPLY_NOTE}` });
     answerUnansweredCalls(host.history, signal.aborted);
-    const text = turnText.trim();
+    // A reply said in one call is the history's entry and the deltas joined:
+    // equal, but two strings built apart. The message is cut from the
+    // history's, so an open discussion holds each reply once, not twice (the
+    // transcript shares the message's).
+    const text = (lastReply?.content === turnText ? lastReply.content : turnText).trim();
     if (text) {
       stream.emit({ type: 'assistant_message', text });
       // The message holds the reply whole, so a replay no longer needs the
