@@ -35,6 +35,7 @@ import { measureActivation } from './activation';
 import { buildProductionBundle } from './productionBundle';
 import { findChromium, measureWebviewRender } from './webviewRender';
 import { searchFigures } from './searchFigures';
+import { busyShare, leftoverNote } from './leftoverWork';
 
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
@@ -591,6 +592,7 @@ async function main(): Promise<void> {
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-bench-')));
   console.log(`Machine: ${machine()}`);
   console.log(`Iterations per figure: ${ITERATIONS} (medians; ${WARMUP} warm-up runs first for search and streaming)`);
+  const leftovers: string[] = [];
   const section = async (name: string, body: () => Promise<void> | void): Promise<void> => {
     if (ONLY && !ONLY.has(name)) return;
     log(`${name}…`);
@@ -598,6 +600,11 @@ async function main(): Promise<void> {
       await body();
     } catch (error) {
       rows.push(unavailable(name, `failed: ${(error as Error).message}`));
+    }
+    const note = leftoverNote(name, await busyShare());
+    if (note) {
+      leftovers.push(note);
+      log(`warning: ${note}`);
     }
   };
   let fake: EndpointProcess | undefined;
@@ -637,6 +644,7 @@ async function main(): Promise<void> {
   }
   console.log('');
   printTable(rows);
+  for (const note of leftovers) console.log(`\nWarning: ${note}.`);
 }
 
 main().then(
