@@ -66,7 +66,7 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
   let streamed = '';
   let finished = false;
   // The history's entry for the call that finished the reply.
-  let lastReply: { role: 'assistant'; content: string } | undefined;
+  let lastReply: Extract<ChatMessage, { role: 'assistant' }> | undefined;
   const usage = { promptTokens: 0, completionTokens: 0, reported: false };
   const show = (text: string) => {
     turnText += text;
