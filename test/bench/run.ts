@@ -155,6 +155,15 @@ function deltaRate(deltasAfterFirst: number, ms: number): number {
   return ms > 0 ? deltasAfterFirst / (ms / 1000) : Number.NaN;
 }
 
+/**
+ * Rounds of the streaming figures. A round's difference spreads from about
+ * -25% to +50% of a 20 ms reply (the machine's wakeups, not our code), so the
+ * median of 15 moved by more than the 5% goal between runs of the same code.
+ */
+const STREAMING_ROUNDS = 3 * ITERATIONS;
+/** Fresh servers for the first-turn figure: each is one sample, spreading from +3 to +30 ms. */
+const FRESH_SERVERS = 9;
+
 async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: string, folder: string): Promise<void> {
   const deltas = Array.from({ length: DELTAS }, (_, i) => `tok${i} `);
   await fake.setFallback({ kind: 'text', deltas });
@@ -163,75 +172,89 @@ async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: str
   const ours = { first: [] as number[], total: [] as number[], rate: [] as number[], events: [] as number[] };
   const server = await benchServer(storage, fake);
   try {
-    for (let i = 0; i < WARMUP + ITERATIONS; i++) {
-      // Raw client: the reference.
-      {
-        const started = performance.now();
-        let first = 0;
-        let last = 0;
-        let count = 0;
-        let inFirst = 0;
-        const stream = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'bench' }], stream: true });
-        for await (const chunk of stream) {
-          if (chunk.choices[0]?.delta?.content) {
-            last = performance.now();
-            if (count === 0) first = last;
-            count += 1;
-            if (last === first) inFirst = count;
-          }
-        }
-        const ended = performance.now();
-        if (i >= WARMUP) {
-          raw.first.push(first - started);
-          raw.total.push(ended - started);
-          raw.rate.push(deltaRate(count - inFirst, last - first));
-        }
-      }
-      // Through our server, as discuss/event notifications.
-      {
-        const started = await server.request<StartRequest.Result>('discuss/start', { folder });
-        const id = started.discussionId;
-        await server.request<SubscribeRequest.Result>('discuss/subscribe', { discussionId: id });
-        let first = 0;
-        let last = 0;
-        let count = 0;
-        let inFirst = 0;
-        let notifications = 0;
-        let seen = server.events.length;
-        const sent = performance.now();
-        const done = server.until((events: DiscussionEvent[]) => {
-          // Called as each event arrives: timestamps are taken here.
-          for (; seen < events.length; seen++) {
-            const event = events[seen];
-            if (event.discussionId !== id) continue;
-            if (event.type === 'assistant_delta') {
-              last = performance.now();
-              if (count === 0) first = last;
-              // Deltas that reach the server together travel as one event: count the model's deltas it carries.
-              count += event.text.split('tok').length - 1;
-              notifications += 1;
-              if (notifications === 1) inFirst = count;
-            }
-            if (event.type === 'turn_complete') return true;
-          }
-          return false;
-        });
-        await server.request('discuss/send', { discussionId: id, text: 'bench' });
-        await done;
-        const ended = performance.now();
-        await server.request('discuss/close', { discussionId: id });
-        server.events.length = 0;
-        if (i >= WARMUP) {
-          ours.first.push(first - sent);
-          ours.total.push(ended - sent);
-          ours.rate.push(deltaRate(count - inFirst, last - first));
-          ours.events.push(notifications);
-        }
+    for (let i = 0; i < WARMUP + STREAMING_ROUNDS; i++) {
+      const measured = i >= WARMUP;
+      // The two sides take turns going first: whichever went second always
+      // ran beside what the first left behind (the server's save at
+      // discuss/close, the endpoint's collection of the request it recorded).
+      if (i % 2 === 0) {
+        await rawRound(measured);
+        await ourRound(measured);
+      } else {
+        await ourRound(measured);
+        await rawRound(measured);
       }
     }
   } finally {
     await server.stop();
   }
+
+  async function rawRound(measured: boolean): Promise<void> {
+    // The raw client: the reference.
+    const started = performance.now();
+    let first = 0;
+    let last = 0;
+    let count = 0;
+    let inFirst = 0;
+    const stream = await client.chat.completions.create({ model: 'fake-model', messages: [{ role: 'user', content: 'bench' }], stream: true });
+    for await (const chunk of stream) {
+      if (chunk.choices[0]?.delta?.content) {
+        last = performance.now();
+        if (count === 0) first = last;
+        count += 1;
+        if (last === first) inFirst = count;
+      }
+    }
+    const ended = performance.now();
+    if (measured) {
+      raw.first.push(first - started);
+      raw.total.push(ended - started);
+      raw.rate.push(deltaRate(count - inFirst, last - first));
+    }
+  }
+
+  async function ourRound(measured: boolean): Promise<void> {
+    // Through our server, as discuss/event notifications.
+    const started = await server.request<StartRequest.Result>('discuss/start', { folder });
+    const id = started.discussionId;
+    await server.request<SubscribeRequest.Result>('discuss/subscribe', { discussionId: id });
+    let first = 0;
+    let last = 0;
+    let count = 0;
+    let inFirst = 0;
+    let notifications = 0;
+    let seen = server.events.length;
+    const sent = performance.now();
+    const done = server.until((events: DiscussionEvent[]) => {
+      // Called as each event arrives: timestamps are taken here.
+      for (; seen < events.length; seen++) {
+        const event = events[seen];
+        if (event.discussionId !== id) continue;
+        if (event.type === 'assistant_delta') {
+          last = performance.now();
+          if (count === 0) first = last;
+          // Deltas that reach the server together travel as one event: count the model's deltas it carries.
+          count += event.text.split('tok').length - 1;
+          notifications += 1;
+          if (notifications === 1) inFirst = count;
+        }
+        if (event.type === 'turn_complete') return true;
+      }
+      return false;
+    });
+    await server.request('discuss/send', { discussionId: id, text: 'bench' });
+    await done;
+    const ended = performance.now();
+    await server.request('discuss/close', { discussionId: id });
+    server.events.length = 0;
+    if (measured) {
+      ours.first.push(first - sent);
+      ours.total.push(ended - sent);
+      ours.rate.push(deltaRate(count - inFirst, last - first));
+      ours.events.push(notifications);
+    }
+  }
+
   // Per round, ours against the reference run next to it: the pairs share the machine's load.
   const addedFirst = ours.first.map((ms, i) => ms - raw.first[i]);
   const overhead = ours.total.map((ms, i) => (ms - raw.total[i]) / raw.total[i]);
@@ -261,7 +284,7 @@ async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: str
  */
 async function firstTurnFigures(rows: Row[], fake: EndpointProcess, storage: () => string, folder: string, laterTurnMs: number[]): Promise<void> {
   const firsts: number[] = [];
-  for (let i = 0; i < SPREAD_RUNS + 2; i++) {
+  for (let i = 0; i < FRESH_SERVERS; i++) {
     const server = await benchServer(storage(), fake, { REPO_DISCUSS_BENCH_PROBE: '1' });
     try {
       const { discussionId } = await server.request<StartRequest.Result>('discuss/start', { folder });
