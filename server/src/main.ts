@@ -13,6 +13,7 @@ import { defaultStorageDir } from '../../shared/storageDir';
 import { FileStore } from './store/fileStore';
 import { createRepoAccess } from './read/repoAccess';
 import { installBenchProbe } from './benchProbe';
+import { createStdioConnection } from './stdioConnection';
 import { tuneHeap } from './heapTuning';
 import { sharedTokenCounter } from './model/tokenCounter';
 import { warmModelPath } from './model/openai/warmup';
@@ -147,7 +148,7 @@ if (!process.argv.some((arg) => transports.some((t) => arg === t || arg.startsWi
   process.exit(2);
 }
 
-const connection = createConnection(ProposedFeatures.all);
+const connection = process.argv.includes('--stdio') ? createStdioConnection() : createConnection(ProposedFeatures.all);
 
 // Node ends on these signals without running 'exit' handlers, and those handlers
 // end the ripgreps the server started (ripgrep.ts, searchPool.ts): one blocked on
