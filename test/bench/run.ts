@@ -8,7 +8,7 @@
  * runs interleaved with ours. This is not a test: it asserts nothing and
  * never fails on a slow figure. docs/performance.md explains each figure.
  *
- *   BENCH_ITERATIONS=30 npm run bench   more runs per figure (default 15)
+ *   BENCH_ITERATIONS=30 npm run bench   more rounds per figure (default 15; streaming 3 times as many)
  *   CHROMIUM_PATH=/path/to/chrome       where Chromium is, if not /usr/bin/chromium
  *   BENCH_ONLY=streaming,resume         only these sections (search, discuss/start,
  *                                       streaming, resume, memory, webview, package,
@@ -156,12 +156,14 @@ function deltaRate(deltasAfterFirst: number, ms: number): number {
 }
 
 /**
- * Rounds of the streaming figures. A round's difference spreads from about
- * -25% to +50% of a 20 ms reply (the machine's wakeups, not our code), so the
- * median of 15 moved by more than the 5% goal between runs of the same code.
+ * Rounds of the streaming figures. One round's difference in the whole reply
+ * spreads from about -45% to over +100% of a 20 ms reply, and a median of 15
+ * rounds carried much of that into the figure. Runs of the same code still
+ * differ by more than the 5% goal, which more rounds within a run did not
+ * change.
  */
 const STREAMING_ROUNDS = 3 * ITERATIONS;
-/** Fresh servers for the first-turn figure: each is one sample, spreading from +3 to +30 ms. */
+/** Fresh servers for the first-turn figure: each is one sample, and they spread from about +3 to +37 ms. */
 const FRESH_SERVERS = 9;
 
 async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: string, folder: string): Promise<void> {

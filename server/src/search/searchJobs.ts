@@ -503,7 +503,7 @@ function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean 
  * case-free glob as a regular expression against every path it walks
  * (a plain name or extension is a hash lookup): the 40 case-free globs cost
  * 13% of a full grep of 100,000 files and 40% of listing them
- * (docs/performance.md).
+ * (docs/performance-history.md).
  */
 function exclusionsFor(boundary: ReadBoundary, kind: 'grep' | 'find'): RipgrepExclusion[] {
   if (kind === 'find') {
@@ -747,7 +747,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
  * are all read within the head start; undefined otherwise: ripgrep then
  * searches the rest with the index in place of the crawl (listWithRipgrep).
  * Handing ripgrep the candidates by name instead measured no faster
- * (docs/performance.md) and needed a query and batching of its own.
+ * (docs/performance-history.md) and needed a query and batching of its own.
  */
 async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: FolderIndex, globTest: PathTest | undefined): Promise<GrepJobResult | undefined> {
   const searcher = new Grep(compiledPattern(job), index.contents);
