@@ -212,11 +212,16 @@ export class EventStream {
         this.bufferHead = 0;
       }
     }
-    for (const [id, lane] of this.lanes) {
-      if (!lane.offer(event)) this.shed(id, 'it stopped reading events');
+    // Saved before any client can see it: a lane's transport may write in
+    // this same call (node-ipc and our stdio writer do), and an event a client
+    // saw but the log did not keep came back missing after a crash.
+    try {
+      if (!this.disposed) for (const listener of this.listeners) listener(event);
+    } finally {
+      for (const [id, lane] of this.lanes) {
+        if (!lane.offer(event)) this.shed(id, 'it stopped reading events');
+      }
     }
-    if (this.disposed) return event;
-    for (const listener of this.listeners) listener(event);
     return event;
   }
 
@@ -290,7 +295,7 @@ export class EventStream {
     this.buffer.length = write;
   }
 
-  /** In-process observers (persistence, tests). Called synchronously after each emit. */
+  /** In-process observers (persistence, tests). Called synchronously on each emit, before any subscriber is offered the event. */
   onEvent(listener: (event: DiscussionEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

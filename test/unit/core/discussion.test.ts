@@ -779,6 +779,18 @@ describe('a discussion', () => {
       await log.turnsComplete(1);
     });
 
+    it('saves each event before any subscriber can see it, as a transport that writes in the call would send it', () => {
+      const stream = new EventStream({ discussionId: 'd', now: () => 0 });
+      const saved = new Set<number>();
+      stream.onEvent((event) => saved.add(event.seq));
+      const seenUnsaved: number[] = [];
+      // A sink that writes in the call, as node-ipc and the stdio writer do.
+      stream.subscribe('client', { deliver: (event) => void (saved.has(event.seq) || seenUnsaved.push(event.seq)) });
+      stream.emit({ type: 'user_message', text: 'q' });
+      stream.emit({ type: 'turn_complete' });
+      assert.deepEqual(seenUnsaved, [], 'a client saw an event before the log kept it');
+    });
+
     it('a subscriber whose sends time out is shed', async () => {
       const stream = new EventStream({ discussionId: 'd', now: () => 0, sendTimeoutMs: 1 });
       const shed = new Promise<string>((resolve) => ((stream as unknown as { options: { onShed: (id: string) => void } }).options.onShed = resolve));
