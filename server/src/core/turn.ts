@@ -41,8 +41,9 @@ export interface TurnHost {
   /** A step of the turn completed: worth saving. */
   saveProgress(): void;
   /**
-   * The turn is over; `answer` is what the user saw. Called before
-   * `turn_complete` is emitted, so a client that sends on it is not refused.
+   * The turn is over; `answer` is what the user saw. Called (and the
+   * discussion saved) before the reply's assistant_message is emitted, and
+   * before `turn_complete`, so a client that sends on it is not refused.
    */
   finish(answer: string): void;
   /** A sign of life while nothing else happens (a retry's wait); transient, never an event. */
@@ -160,6 +161,11 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
     // history's, so an open discussion holds each reply once, not twice (the
     // transcript shares the message's).
     const text = (lastReply?.content === turnText ? lastReply.content : turnText).trim();
+    // Saved before the reply is announced: a crash between the
+    // assistant_message and the save left a turn that a resume closes as
+    // interrupted, its answer shown to the client but missing from the
+    // history the model is sent.
+    host.finish(text);
     if (text) {
       stream.emit({ type: 'assistant_message', text });
       // The message holds the reply whole, so a replay no longer needs the
@@ -172,7 +178,6 @@ export async function runTurn(host: TurnHost, signal: AbortSignal): Promise<void
     if (usage.reported) {
       stream.emit({ type: 'usage', promptTokens: usage.promptTokens, completionTokens: usage.completionTokens });
     }
-    host.finish(text);
     stream.emit({ type: 'turn_complete' });
   }
 }

@@ -15,6 +15,8 @@ import {
   TRANSCRIPT_MAX_TURNS,
 } from '../../../server/src/core/limits';
 import { EventStream } from '../../../server/src/core/eventStream';
+import { memoryStore } from '../../../server/src/store/memoryStore';
+import type { DiscussionSnapshot } from '../../../server/src/core/discussion';
 import { countTextTokens } from '../../../server/src/model/tokenizer';
 import { sharedTokenCounter } from '../../../server/src/model/tokenCounter';
 import type { DiscussionEvent } from '../../../shared/protocol';
@@ -789,6 +791,24 @@ describe('a discussion', () => {
       stream.emit({ type: 'user_message', text: 'q' });
       stream.emit({ type: 'turn_complete' });
       assert.deepEqual(seenUnsaved, [], 'a client saw an event before the log kept it');
+    });
+
+    it('saves a reply in the history before announcing it, so a crash cannot leave an answer the client saw that the model is not sent', async () => {
+      let saved: DiscussionSnapshot | undefined;
+      h = harness([{ text: 'The answer.' }], { store: { ...memoryStore(), save: (snapshot) => void (saved = snapshot) } });
+      const { discussionId: id } = await h.service.start({ folder: h.folder });
+      const historyWhenAnnounced: string[] = [];
+      const log = new EventLog();
+      h.service.subscribe(id, 'client', {
+        deliver: (event) => {
+          // Runs in the emit, as a transport that writes in the call sends it.
+          if (event.type === 'assistant_message') historyWhenAnnounced.push(...(saved?.history ?? []).map((m) => String(m.content ?? '')));
+          log.sink.deliver(event);
+        },
+      });
+      h.service.send(id, 'question');
+      await log.turnsComplete(1);
+      assert.ok(historyWhenAnnounced.includes('The answer.'), `saved history when the reply was announced: ${JSON.stringify(historyWhenAnnounced)}`);
     });
 
     it('a subscriber whose sends time out is shed', async () => {
