@@ -31,8 +31,6 @@ export class ImmediateMessageWriter extends AbstractMessageWriter implements Mes
   }
 
   write(message: Message): Promise<void> {
-    const body = Buffer.from(JSON.stringify(message), 'utf8');
-    const frame = Buffer.concat([Buffer.from(`Content-Length: ${body.byteLength}\r\n\r\n`, 'ascii'), body]);
     return new Promise((resolve, reject) => {
       const settle = (error?: Error | null): void => {
         if (!error) {
@@ -45,6 +43,11 @@ export class ImmediateMessageWriter extends AbstractMessageWriter implements Mes
         reject(error);
       };
       try {
+        // Encoded inside the try: a message that cannot be serialised is a
+        // rejected send, as with vscode-jsonrpc's writer, not a throw out of
+        // a `void sendNotification(...)`.
+        const body = Buffer.from(JSON.stringify(message), 'utf8');
+        const frame = Buffer.concat([Buffer.from(`Content-Length: ${body.byteLength}\r\n\r\n`, 'ascii'), body]);
         this.stream.write(frame, settle);
       } catch (error) {
         settle(error instanceof Error ? error : new Error(String(error)));
@@ -67,6 +70,7 @@ export function routeConsoleTo(log: Pick<Connection['console'], 'log' | 'info' |
   console.error = (...args: unknown[]) => log.error(text(args));
   console.trace = (...args: unknown[]) => log.error(`${text(args)}\n${new Error().stack?.split('\n').slice(2).join('\n') ?? ''}`);
   console.dir = (arg: unknown, options?: object) => log.log(inspect(arg, options));
+  console.dirxml = (...args: unknown[]) => log.log(text(args));
 }
 
 export function createStdioConnection(): Connection {

@@ -295,7 +295,11 @@ export class EventStream {
     this.buffer.length = write;
   }
 
-  /** In-process observers (persistence, tests). Called synchronously on each emit, before any subscriber is offered the event. */
+  /**
+   * In-process observers (persistence, tests). Called synchronously on each
+   * emit, before any subscriber is offered the event. An observer must not
+   * emit: its event would reach the subscribers before the one it observes.
+   */
   onEvent(listener: (event: DiscussionEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

@@ -58,8 +58,21 @@ describe('the stdio transport (server/src/stdioConnection.ts)', () => {
     assert.match((await reported).message, /EPIPE/);
   });
 
+  it('rejects and reports a message that cannot be serialised, rather than throwing out of the send', async () => {
+    const stream = new PassThrough();
+    const writer = new ImmediateMessageWriter(stream);
+    const reported = new Promise<Error>((resolve) => writer.onError(([error]) => resolve(error)));
+    let sent: Promise<void> | undefined;
+    assert.doesNotThrow(() => {
+      sent = writer.write({ jsonrpc: '2.0', method: 'x', params: { n: 1n } } as unknown as Message);
+    });
+    await assert.rejects(sent!, /BigInt/);
+    assert.match((await reported).message, /BigInt/);
+    assert.equal(stream.read(), null, 'nothing half-written');
+  });
+
   it('sends console output to the client log instead of into the protocol stream', () => {
-    const saved = { log: console.log, debug: console.debug, info: console.info, warn: console.warn, error: console.error, trace: console.trace, dir: console.dir };
+    const saved = { log: console.log, debug: console.debug, info: console.info, warn: console.warn, error: console.error, trace: console.trace, dir: console.dir, dirxml: console.dirxml };
     const logged: string[] = [];
     try {
       routeConsoleTo({
