@@ -63,14 +63,17 @@ export class ImmediateMessageWriter extends AbstractMessageWriter implements Mes
 /** What `console` would have printed into the protocol's stream goes to the client's log instead. */
 export function routeConsoleTo(log: Pick<Connection['console'], 'log' | 'info' | 'warn' | 'error'>): void {
   const text = (args: unknown[]): string => args.map((arg) => (typeof arg === 'string' ? arg : inspect(arg))).join(' ');
-  console.log = (...args: unknown[]) => log.log(text(args));
-  console.debug = (...args: unknown[]) => log.log(text(args));
-  console.info = (...args: unknown[]) => log.info(text(args));
-  console.warn = (...args: unknown[]) => log.warn(text(args));
-  console.error = (...args: unknown[]) => log.error(text(args));
-  console.trace = (...args: unknown[]) => log.error(`${text(args)}\n${new Error().stack?.split('\n').slice(2).join('\n') ?? ''}`);
-  console.dir = (arg: unknown, options?: object) => log.log(inspect(arg, options));
-  console.dirxml = (...args: unknown[]) => log.log(text(args));
+  // Replaced, never called: nothing here writes to stdout, which carries the protocol.
+  Object.assign(console, {
+    log: (...args: unknown[]) => log.log(text(args)),
+    debug: (...args: unknown[]) => log.log(text(args)),
+    info: (...args: unknown[]) => log.info(text(args)),
+    warn: (...args: unknown[]) => log.warn(text(args)),
+    error: (...args: unknown[]) => log.error(text(args)),
+    trace: (...args: unknown[]) => log.error(`${text(args)}\n${new Error().stack?.split('\n').slice(2).join('\n') ?? ''}`),
+    dir: (arg: unknown, options?: object) => log.log(inspect(arg, options)),
+    dirxml: (...args: unknown[]) => log.log(text(args)),
+  });
 }
 
 export function createStdioConnection(): Connection {
