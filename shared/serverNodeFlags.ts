@@ -1,3 +1,5 @@
+import * as os from 'node:os';
+
 /**
  * Node flags the discussion server is started with, by every client that
  * starts it (the VS Code extension, the terminal client, the tests), so they
@@ -9,5 +11,18 @@
  * discussions without making the turns faster. A startup flag: V8 sizes the
  * young generation when the heap is created, so it cannot be set at runtime
  * as heapTuning.ts does for the growing factor.
+ *
+ * `--v8-pool-size`: V8's background threads (concurrent garbage collection
+ * and compiling, for the main thread and the worker threads alike), one per
+ * CPU and at most four, where Node always starts four. On two CPUs those
+ * four each kept what they had freed in an allocator arena of their own:
+ * after 1,000 turns the server's resident size went over 150 MB in some
+ * runs, and its main thread waited longer for a CPU (docs/performance.md,
+ * "What this round changed, measured").
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2'];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(os.availableParallelism())}`];
+
+/** V8's background threads for a machine with `cpus` CPUs: as many, from one to Node's four. */
+export function v8PoolSize(cpus: number): number {
+  return Math.min(4, Math.max(1, Math.floor(cpus)));
+}
