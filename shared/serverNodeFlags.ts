@@ -17,8 +17,8 @@ import * as os from 'node:os';
  * CPU and at most four, where Node always starts four. On two CPUs those
  * four each kept what they had freed in an allocator arena of their own:
  * after 1,000 turns the server's resident size went over 150 MB in some
- * runs, and its main thread waited longer for a CPU (docs/performance.md,
- * "What this round changed, measured").
+ * runs, about 8 MB more at the median (docs/performance.md, "What this
+ * round changed, measured").
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(os.availableParallelism())}`];
 
