@@ -1,9 +1,9 @@
 import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type * as ParcelWatcher from '@parcel/watcher';
-import { FolderWatches, loadFileWatcher, type FileEvent } from '../../client/src/terminal/folderWatcher';
+import { FolderWatches, loadFileWatcher, overflowSuspectedAt, type FileEvent } from '../../client/src/terminal/folderWatcher';
 import { Refusal, Session, waitFor } from '../../client/src/terminal/session';
 import { CloseRequest } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
@@ -18,8 +18,8 @@ import { Sandbox, tempDir } from './terminalProcess';
 
 const watcher = loadFileWatcher();
 
-/** A watcher library whose watches start, and then fail when the test says (as on a full event queue). */
-function watcherThatFails(): { library: typeof ParcelWatcher; fail: (err: Error) => void } {
+/** A watcher library whose watches start, and then deliver a batch of events, or fail (as on a full event queue), when the test says. */
+function scriptedWatcher(): { library: typeof ParcelWatcher; deliver: (events: ParcelWatcher.Event[]) => void; fail: (err: Error) => void } {
   let callback: ParcelWatcher.SubscribeCallback | undefined;
   const library = {
     ...watcher!,
@@ -28,7 +28,7 @@ function watcherThatFails(): { library: typeof ParcelWatcher; fail: (err: Error)
       return { unsubscribe: async () => undefined };
     },
   } as typeof ParcelWatcher;
-  return { library, fail: (err) => callback?.(err, []) };
+  return { library, deliver: (events) => callback?.(null, events), fail: (err) => callback?.(err, []) };
 }
 
 /** Resolves once `test` holds for something `subscribe` hands it. */
@@ -147,7 +147,7 @@ describe('the terminal client watching the folder it discusses', function () {
     it('stops trusting a watch that fails, says so, and watches the folder again when asked', async () => {
       const repo = path.join(base, 'repo');
       fs.mkdirSync(repo);
-      const { library: failing, fail } = watcherThatFails();
+      const { library: failing, fail } = scriptedWatcher();
       const folder = watches(failing);
       assert.equal(await folder.watch(repo), true);
       fail(new Error('Event queue overflowed'));
@@ -155,6 +155,28 @@ describe('the terminal client watching the folder it discusses', function () {
       assert.deepEqual(lost, [{ folder: repo, reason: 'Event queue overflowed' }]);
       assert.equal(await folder.watch(repo), true, 'watched afresh');
       await folder.close();
+    });
+
+    it('reports the folder itself changed after a batch as large as a full inotify queue leaves, whose overflow the library passes over, so the server walks it again', async function () {
+      if (process.platform !== 'linux') this.skip();
+      const repo = path.join(base, 'repo');
+      fs.mkdirSync(repo);
+      const { library, deliver } = scriptedWatcher();
+      const folder = new FolderWatches(library, { report: (batch) => events.push(...batch), lost: () => undefined, inotifyQueueSize: 16 });
+      assert.equal(await folder.watch(repo), true);
+      const created = (count: number, from: number): ParcelWatcher.Event[] => Array.from({ length: count }, (_, i) => ({ type: 'create', path: path.join(repo, `f${from + i}.ts`) }));
+      const folderChanged = (): boolean => events.some((event) => event.uri === pathToFileURL(repo).href && event.type === 2);
+      deliver(created(3, 0));
+      assert.equal(events.length, 3);
+      assert.equal(folderChanged(), false, 'a batch smaller than a quarter of the queue is taken as it is');
+      deliver(created(4, 3));
+      assert.equal(events.length, 8);
+      assert.equal(folderChanged(), true, 'a batch of a quarter of the queue may have lost events');
+      await folder.close();
+    });
+
+    it('suspects an overflow at a quarter of the inotify queue, and at most 1,000 events, whatever the queue', () => {
+      assert.deepEqual([16_384, 1_024, 256, 16, 2].map(overflowSuspectedAt), [1_000, 256, 64, 4, 1]);
     });
 
     it('says a folder it cannot watch is not watched, and why', async () => {
@@ -333,7 +355,7 @@ describe('the terminal client watching the folder it discusses', function () {
 
     it('tells the server a folder is no longer watched when its watch fails, and says so in its log', async () => {
       const logs: Array<(line: string) => void> = [];
-      const { library: failing, fail } = watcherThatFails();
+      const { library: failing, fail } = scriptedWatcher();
       session = await Session.start({
         initializationOptions: { client: 'terminal', storageDir: sandbox.storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test', model: 'fake-model' } },
         clientVersion: 'test',

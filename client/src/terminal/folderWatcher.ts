@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type * as ParcelWatcher from '@parcel/watcher';
 
@@ -35,6 +36,30 @@ const BACKENDS: Partial<Record<NodeJS.Platform, ParcelWatcher.BackendType>> = { 
  */
 const NOT_WATCHED = ['**/node_modules', '**/.git/objects'];
 
+/**
+ * inotify drops every event past a full queue and leaves one notice, which
+ * the library passes over, so a lost change would go unreported. What filled
+ * the queue is still delivered: a batch of at least a quarter of it (a file
+ * created and written is three inotify events and one of the library's) may
+ * be what was left of an overflow, and the folder itself is then reported
+ * changed, so the server walks it again before its next query. (Past 2,000
+ * reported paths it walks anyway; this also covers a smaller queue and
+ * batches of paths it does not index.)
+ */
+export function overflowSuspectedAt(inotifyQueueSize: number): number {
+  return Math.max(1, Math.min(1000, Math.floor(inotifyQueueSize / 4)));
+}
+
+/** The kernel's limit on a new inotify instance's unread events (16,384 unless changed). */
+function inotifyQueueSize(): number {
+  try {
+    const size = Number(fs.readFileSync('/proc/sys/fs/inotify/max_queued_events', 'utf8').trim());
+    return Number.isInteger(size) && size > 0 ? size : 16_384;
+  } catch {
+    return 16_384;
+  }
+}
+
 /** The watcher library, or undefined where it cannot load (no prebuilt binary for this platform). */
 export function loadFileWatcher(): typeof ParcelWatcher | undefined {
   if (BACKENDS[process.platform] === undefined) return undefined;
@@ -50,6 +75,8 @@ export interface FolderWatchesOptions {
   report(events: FileEvent[]): void;
   /** A watch could not start, or ended on its own (the watcher failed): the folder's changes are not reported. */
   lost(folder: string, reason: string): void;
+  /** inotify's queue size, where the platform watches with inotify (default: the kernel's setting). */
+  inotifyQueueSize?: number;
 }
 
 /** The folders watched, by real path; each is watched once, however many discussions it has. */
@@ -57,11 +84,15 @@ export class FolderWatches {
   private readonly watches = new Map<string, Promise<ParcelWatcher.AsyncSubscription | undefined>>();
   private readonly live = new Set<string>();
   private closed = false;
+  /** Batches this large may have lost events (overflowSuspectedAt); none on platforms that report a full queue. */
+  private readonly overflowBatch: number;
 
   constructor(
     private readonly watcher: typeof ParcelWatcher,
     private readonly options: FolderWatchesOptions,
-  ) {}
+  ) {
+    this.overflowBatch = BACKENDS[process.platform] === 'inotify' ? overflowSuspectedAt(options.inotifyQueueSize ?? inotifyQueueSize()) : Infinity;
+  }
 
   /** Whether changes in `folder` are being reported. */
   watching(folder: string): boolean {
@@ -122,8 +153,7 @@ export class FolderWatches {
   private received(folder: string, err: Error | null, events: ParcelWatcher.Event[]): void {
     if (!this.live.has(folder)) return;
     if (err) {
-      // Events may have been dropped (FSEvents and Windows report a full queue; the library passes over inotify's overflow
-      // silently, so there the server's re-walk of a watched folder, once a minute, is what catches a dropped change):
+      // Events may have been dropped (FSEvents and Windows report a full queue; inotify's is guessed at below):
       // reporting on would let the server trust an index that missed them.
       this.live.delete(folder);
       const ended = this.watches.get(folder);
@@ -138,6 +168,7 @@ export class FolderWatches {
       const type = TYPES[event.type];
       if (type !== undefined) changes.push({ uri: pathToFileURL(event.path).href, type });
     }
+    if (events.length >= this.overflowBatch) changes.push({ uri: pathToFileURL(folder).href, type: 2 });
     if (changes.length > 0) this.options.report(changes);
   }
 
