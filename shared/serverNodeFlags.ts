@@ -14,13 +14,16 @@ import * as os from 'node:os';
  *
  * `--v8-pool-size`: V8's background threads (concurrent garbage collection
  * and compiling, for the main thread and the worker threads alike), one per
- * CPU and at most four, where Node always starts four. On two CPUs those
+ * CPU and at most four, where Node always starts four. (Electron's Node, in
+ * desktop VS Code, makes its own pool and, by its source, does not read the
+ * flag; a worker given `execArgv: process.execArgv` would be refused it.) On
+ * two CPUs those
  * four each kept what they had freed in an allocator arena of their own:
  * after 1,000 turns the server's resident size went over 150 MB in some
  * runs, about 8 MB more at the median (docs/performance.md, "What this
  * round changed, measured").
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(os.availableParallelism())}`];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length)}`];
 
 /** V8's background threads for a machine with `cpus` CPUs: as many, from one to Node's four. */
 export function v8PoolSize(cpus: number): number {

@@ -18,17 +18,19 @@ import { Sandbox, tempDir } from './terminalProcess';
 
 const watcher = loadFileWatcher();
 
-/** A watcher library whose watches start, and then deliver a batch of events, or fail (as on a full event queue), when the test says. */
-function scriptedWatcher(): { library: typeof ParcelWatcher; deliver: (events: ParcelWatcher.Event[]) => void; fail: (err: Error) => void } {
+/** A watcher library whose watches start, and then deliver a batch of events, or fail (as on a full event queue), when the test says: the last watch started, or the one of `dir`. */
+function scriptedWatcher(): { library: typeof ParcelWatcher; deliver: (events: ParcelWatcher.Event[], dir?: string) => void; fail: (err: Error) => void } {
   let callback: ParcelWatcher.SubscribeCallback | undefined;
+  const callbacks = new Map<string, ParcelWatcher.SubscribeCallback>();
   const library = {
     ...watcher!,
-    subscribe: async (_dir: string, received: ParcelWatcher.SubscribeCallback) => {
+    subscribe: async (dir: string, received: ParcelWatcher.SubscribeCallback) => {
       callback = received;
+      callbacks.set(dir, received);
       return { unsubscribe: async () => undefined };
     },
   } as typeof ParcelWatcher;
-  return { library, deliver: (events) => callback?.(null, events), fail: (err) => callback?.(err, []) };
+  return { library, deliver: (events, dir) => (dir === undefined ? callback : callbacks.get(dir))?.(null, events), fail: (err) => callback?.(err, []) };
 }
 
 /** Resolves once `test` holds for something `subscribe` hands it. */
@@ -157,21 +159,26 @@ describe('the terminal client watching the folder it discusses', function () {
       await folder.close();
     });
 
-    it('reports the folder itself changed after a batch as large as a full inotify queue leaves, whose overflow the library passes over, so the server walks it again', async function () {
+    it('reports every watched folder changed after a batch as large as a full inotify queue leaves, whose overflow the library passes over, so the server walks them again', async function () {
       if (process.platform !== 'linux') this.skip();
       const repo = path.join(base, 'repo');
+      const other = path.join(base, 'other');
       fs.mkdirSync(repo);
+      fs.mkdirSync(other);
       const { library, deliver } = scriptedWatcher();
       const folder = new FolderWatches(library, { report: (batch) => events.push(...batch), lost: () => undefined, inotifyQueueSize: 16 });
       assert.equal(await folder.watch(repo), true);
+      assert.equal(await folder.watch(other), true);
       const created = (count: number, from: number): ParcelWatcher.Event[] => Array.from({ length: count }, (_, i) => ({ type: 'create', path: path.join(repo, `f${from + i}.ts`) }));
-      const folderChanged = (): boolean => events.some((event) => event.uri === pathToFileURL(repo).href && event.type === 2);
-      deliver(created(3, 0));
+      const changed = (dir: string): boolean => events.some((event) => event.uri === pathToFileURL(dir).href && event.type === 2);
+      deliver(created(3, 0), repo);
       assert.equal(events.length, 3);
-      assert.equal(folderChanged(), false, 'a batch smaller than a quarter of the queue is taken as it is');
-      deliver(created(4, 3));
-      assert.equal(events.length, 8);
-      assert.equal(folderChanged(), true, 'a batch of a quarter of the queue may have lost events');
+      assert.equal(changed(repo) || changed(other), false, 'a batch smaller than a quarter of the queue is taken as it is');
+      deliver(created(4, 3), repo);
+      assert.equal(events.length, 9);
+      assert.equal(changed(repo), true, 'a batch of a quarter of the queue may have lost events');
+      // The queue is the process's: another folder's events went with it.
+      assert.equal(changed(other), true, 'every folder watched shares the queue');
       await folder.close();
     });
 

@@ -41,10 +41,11 @@ const NOT_WATCHED = ['**/node_modules', '**/.git/objects'];
  * the library passes over, so a lost change would go unreported. What filled
  * the queue is still delivered: a batch of at least a quarter of it (a file
  * created and written is three inotify events and one of the library's) may
- * be what was left of an overflow, and the folder itself is then reported
- * changed, so the server walks it again before its next query. (Past 2,000
- * reported paths it walks anyway; this also covers a smaller queue and
- * batches of paths it does not index.)
+ * be what was left of an overflow. The queue is the process's, shared by
+ * every folder watched, so each of them is then reported changed, and the
+ * server walks them again before their next query. An overflow that leaves a
+ * smaller batch (the same few files written over and over) still waits for
+ * the server's once-a-minute re-walk.
  */
 export function overflowSuspectedAt(inotifyQueueSize: number): number {
   return Math.max(1, Math.min(1000, Math.floor(inotifyQueueSize / 4)));
@@ -168,7 +169,7 @@ export class FolderWatches {
       const type = TYPES[event.type];
       if (type !== undefined) changes.push({ uri: pathToFileURL(event.path).href, type });
     }
-    if (events.length >= this.overflowBatch) changes.push({ uri: pathToFileURL(folder).href, type: 2 });
+    if (events.length >= this.overflowBatch) for (const watched of this.live) changes.push({ uri: pathToFileURL(watched).href, type: 2 });
     if (changes.length > 0) this.options.report(changes);
   }
 
