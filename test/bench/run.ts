@@ -13,6 +13,7 @@
  *   BENCH_ONLY=streaming,resume         only these sections (search, discuss/start,
  *                                       streaming, resume, memory, webview, package,
  *                                       activation, symbols)
+ *   BENCH_PAUSE_MS=300                  a pause before each streaming request, both sides
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -163,6 +164,13 @@ function deltaRate(deltasAfterFirst: number, ms: number): number {
  * change.
  */
 const STREAMING_ROUNDS = 3 * ITERATIONS;
+/**
+ * A pause before each streaming request, both sides alike (BENCH_PAUSE_MS):
+ * the rounds otherwise run back to back, where a user's question comes after
+ * a pause, and every process on the path may have gone idle.
+ */
+const PAUSE_MS = Math.max(0, Number(process.env.BENCH_PAUSE_MS) || 0);
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** Fresh servers for the first-turn figure: each is one sample, and they spread from about +3 to +37 ms. */
 const FRESH_SERVERS = 9;
 
@@ -193,6 +201,7 @@ async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: str
 
   async function rawRound(measured: boolean): Promise<void> {
     // The raw client: the reference.
+    if (PAUSE_MS > 0) await pause(PAUSE_MS);
     const started = performance.now();
     let first = 0;
     let last = 0;
@@ -226,6 +235,7 @@ async function streamingFigures(rows: Row[], fake: EndpointProcess, storage: str
     let inFirst = 0;
     let notifications = 0;
     let seen = server.events.length;
+    if (PAUSE_MS > 0) await pause(PAUSE_MS);
     const sent = performance.now();
     const done = server.until((events: DiscussionEvent[]) => {
       // Called as each event arrives: timestamps are taken here.
