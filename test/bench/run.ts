@@ -165,9 +165,10 @@ function deltaRate(deltasAfterFirst: number, ms: number): number {
  */
 const STREAMING_ROUNDS = 3 * ITERATIONS;
 /**
- * A pause before each streaming request, both sides alike (BENCH_PAUSE_MS):
- * the rounds otherwise run back to back, where a user's question comes after
- * a pause, and every process on the path may have gone idle.
+ * A pause before each streaming request, both sides alike, and before each
+ * fresh server's first question (BENCH_PAUSE_MS): the rounds otherwise run
+ * back to back, where a user's question comes after a pause, and every
+ * process on the path may have gone idle.
  */
 const PAUSE_MS = Math.max(0, Number(process.env.BENCH_PAUSE_MS) || 0);
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -307,6 +308,7 @@ async function firstTurnFigures(rows: Row[], fake: EndpointProcess, storage: () 
         if (first === 0 && events.some((event) => event.discussionId === discussionId && event.type === 'assistant_delta')) first = performance.now();
         return events.some((event) => event.discussionId === discussionId && event.type === 'turn_complete');
       });
+      if (PAUSE_MS > 0) await pause(PAUSE_MS);
       const sent = performance.now();
       await server.request('discuss/send', { discussionId, text: 'bench' });
       await firstDelta;
