@@ -23,7 +23,7 @@ import * as os from 'node:os';
  * runs, about 8 MB more at the median (docs/performance.md, "What this
  * round changed, measured").
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length)}`];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(os.availableParallelism())}`];
 
 /** V8's background threads for a machine with `cpus` CPUs: as many, from one to Node's four. */
 export function v8PoolSize(cpus: number): number {

@@ -19,6 +19,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as pause } from 'node:timers/promises';
 import OpenAI from 'openai';
 import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../shared/protocol';
 import { createRepoAccess } from '../../server/src/read/repoAccess';
@@ -171,7 +172,6 @@ const STREAMING_ROUNDS = 3 * ITERATIONS;
  * process on the path may have gone idle.
  */
 const PAUSE_MS = Math.max(0, Number(process.env.BENCH_PAUSE_MS) || 0);
-const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** Fresh servers for the first-turn figure: each is one sample, and they spread from about +3 to +37 ms. */
 const FRESH_SERVERS = 9;
 
