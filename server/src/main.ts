@@ -16,7 +16,8 @@ import { installBenchProbe } from './benchProbe';
 import { createStdioConnection } from './stdioConnection';
 import { tuneHeap } from './heapTuning';
 import { sharedTokenCounter } from './model/tokenCounter';
-import { warmModelPath } from './model/openai/warmup';
+import { warmModelPath, withLoopbackModel } from './model/openai/warmup';
+import { withScratchStore } from './store/scratchStore';
 import { WarmGate } from './model/warmGate';
 
 tuneHeap();
@@ -172,4 +173,9 @@ startServer(connection, {
   clock: systemClock,
   env: process.env,
   prepareModel,
+  rehearse: (turn) =>
+    withLoopbackModel(
+      (settings) => loadOpenAIModule().createOpenAIModel(settings),
+      (model) => withScratchStore((scratch) => turn(model, scratch)),
+    ),
 });

@@ -47,7 +47,8 @@ import type { ChatModel, ModelSettings } from './model/types';
 import { ProxiedChatModel, type LmClient } from './model/proxied/chatModel';
 import { modelSources } from './model/sources';
 import type { IdeSource } from './symbols/ideSource';
-import type { Clock, Logger, RepoAccess } from './core/deps';
+import type { Clock, CoreDeps, Logger, RepoAccess } from './core/deps';
+import { rehearseOnce, type RehearsalStage } from './core/rehearsal';
 import { DiscussError } from './core/errors';
 import { DiscussionService } from './core/service';
 import type { DiscussionStore } from './store/types';
@@ -72,6 +73,13 @@ export interface ServerDeps {
    * discussion opens (the loads are made once).
    */
   prepareModel?(afterLoads: () => Promise<void>): void;
+  /**
+   * Runs `turn` with a model that streams a short fixed reply from an
+   * endpoint of our own on the loopback, and a scratch store, taking both
+   * down afterwards: for the turn rehearsed ahead of a fresh server's first
+   * question (core/rehearsal.ts).
+   */
+  rehearse?: RehearsalStage;
 }
 
 /** How often idle discussions are looked for, besides on every start. */
@@ -92,6 +100,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   };
   const settings = new ServerSettings(deps.env);
   let service: DiscussionService | undefined;
+  let coreDeps: CoreDeps | undefined;
   let repos: RepoAccess | undefined;
   let reaper: NodeJS.Timeout | undefined;
 
@@ -123,19 +132,17 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath, ...(options.ideQueries === true ? { ide: ideOver(connection) } : {}) });
     // VS Code's language models only for a client that runs them; elsewhere their ids are explained, not sent.
     const model = modelSources(deps.createModel(settings.modelSettings), options.languageModels === true ? new ProxiedChatModel(lmClientOver(connection)) : undefined);
-    service = new DiscussionService(
-      {
-        model,
-        repos,
-        clock: deps.clock,
-        logger,
-        defaultModel: settings.defaultModel,
-        denyRead: settings.denyReadGlobs,
-        contextTokens: settings.contextTokensSetting,
-        onProgress: (progress) => void connection.sendNotification(ProgressNotification.method, progress),
-      },
-      store,
-    );
+    coreDeps = {
+      model,
+      repos,
+      clock: deps.clock,
+      logger,
+      defaultModel: settings.defaultModel,
+      denyRead: settings.denyReadGlobs,
+      contextTokens: settings.contextTokensSetting,
+      onProgress: (progress) => void connection.sendNotification(ProgressNotification.method, progress),
+    };
+    service = new DiscussionService(coreDeps, store);
     reaper = setInterval(() => void service?.reapIdle(), REAP_INTERVAL_MS);
     reaper.unref();
     return {
@@ -151,10 +158,15 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
+  const rehearseFirstTurn = deps.rehearse ? rehearseOnce(deps.rehearse, logger, deps.clock) : undefined;
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
-    // Then what its first question would otherwise wait for: the search thread, the index, the counts.
-    deps.prepareModel?.(() => ready().prepareAhead(started.discussionId));
+    // Then what its first question would otherwise wait for: the search thread, the index, the counts,
+    // and once per server a turn rehearsed on its folder.
+    deps.prepareModel?.(async () => {
+      await ready().prepareAhead(started.discussionId);
+      if (coreDeps) await rehearseFirstTurn?.(coreDeps, started.repo);
+    });
 
     return started;
   });

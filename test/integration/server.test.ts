@@ -19,6 +19,7 @@ import { DiscussErrorCode } from '../../shared/protocol';
 import { createGate, startFakeOpenAI, type FakeOpenAI } from '../support/fakeOpenAI';
 import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
 import { BENCH_PROBE_METHOD, type BenchProbeParams } from '../../server/src/benchProbe';
+import { SCRATCH_PREFIX } from '../../server/src/store/scratchStore';
 
 const SENTINEL = 'SENTINEL-outside-7f3a9c';
 
@@ -101,6 +102,41 @@ describe('the server process over stdio', function () {
     await s.turnsComplete(id, 1);
     assert.equal(s.of(id, 'assistant_message')[0].text, 'Ready.');
     assert.equal(fake.completionRequests.length, 1);
+  });
+
+  it('rehearses one turn on the first folder opened, against its own loopback endpoint and in a scratch folder under TMPDIR that it removes, so neither the endpoint nor the storage keeps anything of it', async () => {
+    const temporary = tempDir('rd-tmp-');
+    try {
+      const scratchMade = new Promise<string>((resolve) => {
+        const watcher = fs.watch(temporary, (_, name) => {
+          if (!name?.startsWith(SCRATCH_PREFIX)) return;
+          watcher.close();
+          resolve(name);
+        });
+      });
+      const s = await ServerProcess.start(
+        { storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test-key', model: 'fake-small' } },
+        { REPO_DISCUSS_BENCH_PROBE: '1', TMPDIR: temporary },
+      );
+      servers.push(s);
+      const id = await open(s);
+      await s.request(BENCH_PROBE_METHOD, { awaitModelPrepared: true } satisfies BenchProbeParams);
+      await s.untilLogged(/^Rehearsed a turn ahead of the first question/);
+      assert.ok((await scratchMade).startsWith(SCRATCH_PREFIX));
+      assert.deepEqual(fs.readdirSync(temporary).filter((name) => name.startsWith(SCRATCH_PREFIX)), [], 'the scratch folder is gone');
+      assert.deepEqual(fake.requests.map((r) => r.path), [], 'the configured endpoint was not asked');
+      assert.deepEqual(fs.readdirSync(path.join(storage, 'discussions')), [id]);
+      const listed = await s.request<ListRequest.Result>('discuss/list', {});
+      assert.deepEqual(listed.discussions.map((d) => d.discussionId), [id]);
+      assert.deepEqual(s.events.filter((event) => event.discussionId !== id), [], 'no event of another discussion reached the client');
+
+      // Once per server: a second folder's discussion is not rehearsed again.
+      await open(s, { folder: outside });
+      await s.request(BENCH_PROBE_METHOD, { awaitModelPrepared: true } satisfies BenchProbeParams);
+      assert.equal(s.stderr.filter((message) => /^Rehearsed a turn/.test(message)).length, 1);
+    } finally {
+      fs.rmSync(temporary, { recursive: true, force: true });
+    }
   });
 
   it('streams a grounded reply from the endpoint as numbered events', async () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { once } from 'node:events';
 import * as net from 'node:net';
 import { createOpenAIModel } from '../../../server/src/model/openai/chatModel';
-import { warmModelPath } from '../../../server/src/model/openai/warmup';
+import { warmModelPath, withLoopbackModel } from '../../../server/src/model/openai/warmup';
 import type { ChatModel, ModelSettings } from '../../../server/src/model/types';
 
 function refusesConnections(port: number): Promise<boolean> {
@@ -83,5 +83,30 @@ describe('the model path warm-up', () => {
       globalThis.fetch = realFetch;
     }
     assert.deepEqual(order.slice(0, 3), ['plain request', 'tick after it', 'model made']);
+  });
+
+  it('lends a model that streams from a loopback endpoint of its own for as long as the use lasts, and closes that endpoint after, also when the use throws', async () => {
+    const seen = { settings: [] as ModelSettings[], replies: [] as string[] };
+    const reply = await withLoopbackModel(
+      (settings) => recordingModel(settings, seen),
+      async (model) => (await model.complete({ messages: [{ role: 'user', content: 'Say hello.' }], signal: new AbortController().signal }, () => undefined)).content,
+    );
+    assert.match(reply, /^w0w1w2/);
+    const url = new URL(seen.settings[0].baseUrl ?? '');
+    assert.equal(url.hostname, '127.0.0.1', 'only its own loopback endpoint is asked');
+    assert.ok(await refusesConnections(Number(url.port)), 'its endpoint is closed');
+
+    let port = 0;
+    await assert.rejects(
+      withLoopbackModel(
+        (settings) => recordingModel(settings, seen),
+        async () => {
+          port = Number(new URL(seen.settings[seen.settings.length - 1].baseUrl ?? '').port);
+          throw new Error('the turn failed');
+        },
+      ),
+      /the turn failed/,
+    );
+    assert.ok(await refusesConnections(port), 'its endpoint is closed after a failure too');
   });
 });

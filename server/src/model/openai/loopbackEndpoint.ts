@@ -1,0 +1,53 @@
+import * as net from 'node:net';
+
+/**
+ * Runs `use` with the base URL of an OpenAI-compatible endpoint of our own
+ * on the loopback, which streams the same short reply to every request, and
+ * closes it afterwards with every connection it had. The warm-up and the
+ * rehearsed turn (model/openai/warmup.ts) run the model's real code against
+ * it: nothing leaves the machine and nothing goes to the configured endpoint.
+ * Rejects when it cannot listen (no loopback in a sandbox), or with `use`.
+ */
+export async function withLoopbackEndpoint<T>(
+  use: (baseUrl: string, signal: AbortSignal) => Promise<T>,
+  options: { timeoutMs?: number; /** Tests: called with the port once the server listens. */ onListening?: (port: number) => void } = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 2_000;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    // Any other local process may connect too: one that sends nothing is not waited for.
+    socket.setTimeout(timeoutMs, () => socket.destroy());
+    // Answered at the first bytes of a request, whatever they are: the reply is fixed.
+    socket.once('data', () => socket.end(LOOPBACK_RESPONSE));
+  });
+  // For good, not once: an error after listening (too many open files) must not end the process.
+  server.on('error', () => undefined);
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
+    });
+    options.onListening?.(port);
+    return await use(`http://127.0.0.1:${port}/v1`, AbortSignal.timeout(timeoutMs));
+  } finally {
+    server.close();
+    for (const socket of sockets) socket.destroy();
+  }
+}
+
+/** Enough deltas for the parsing code to run more than once, in the shape an endpoint streams them. */
+const LOOPBACK_DELTAS = 32;
+const LOOPBACK_BODY =
+  Array.from({ length: LOOPBACK_DELTAS }, (_, i) => `data: {"id":"w","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"w${i}"},"finish_reason":null}]}\n\n`).join('') +
+  'data: {"id":"w","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n' +
+  'data: [DONE]\n\n';
+const LOOPBACK_RESPONSE =
+  'HTTP/1.1 200 OK\r\n' +
+  'content-type: text/event-stream\r\n' +
+  `content-length: ${Buffer.byteLength(LOOPBACK_BODY)}\r\n` +
+  'connection: close\r\n' +
+  '\r\n' +
+  LOOPBACK_BODY;
