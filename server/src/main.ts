@@ -173,9 +173,6 @@ startServer(connection, {
   clock: systemClock,
   env: process.env,
   prepareModel,
-  rehearse: (turn) =>
-    withLoopbackModel(
-      (settings) => loadOpenAIModule().createOpenAIModel(settings),
-      (model) => withScratchStore((scratch) => turn(model, scratch)),
-    ),
+  // The model made as the real one is (openAIModelLoadedOnUse), so the rehearsed turn runs the same code.
+  rehearse: (turn) => withLoopbackModel(openAIModelLoadedOnUse, (model) => withScratchStore((scratch) => turn(model, scratch))),
 });

@@ -158,7 +158,14 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
-  const rehearseFirstTurn = deps.rehearse ? rehearseOnce(deps.rehearse, logger, deps.clock) : undefined;
+  const rehearse = deps.rehearse;
+  const rehearseFirstTurn = rehearse
+    ? rehearseOnce(
+        // Behind the same model sources as the real model, so the rehearsed turn calls the code a real one calls.
+        (turn) => rehearse((model, scratch) => turn(modelSources(model), scratch)),
+        { logger, clock: deps.clock, asked: () => (service?.questionsAsked ?? 0) > 0 },
+      )
+    : undefined;
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
     // Then what its first question would otherwise wait for: the search thread, the index, the counts,

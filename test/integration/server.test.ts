@@ -139,6 +139,18 @@ describe('the server process over stdio', function () {
     }
   });
 
+  it('rehearses nothing once a real question came first, whose turn ran that code already', async () => {
+    fake.push({ kind: 'text', deltas: ['Ready.'] });
+    const s = await ServerProcess.start({ storageDir: storage, model: { baseUrl: fake.baseUrl, apiKey: 'sk-test-key', model: 'fake-small' } }, { REPO_DISCUSS_BENCH_PROBE: '1' });
+    servers.push(s);
+    const id = await open(s);
+    await s.request<SendRequest.Result>('discuss/send', { discussionId: id, text: 'Are you there?' });
+    await s.turnsComplete(id, 1);
+    await s.request(BENCH_PROBE_METHOD, { awaitModelPrepared: true } satisfies BenchProbeParams);
+    assert.equal(s.logged(/rehearsed/i), false, s.stderr.join('\n'));
+    assert.equal(fake.completionRequests.length, 1);
+  });
+
   it('streams a grounded reply from the endpoint as numbered events', async () => {
     fake.push({ kind: 'text', deltas: ['The answer ', 'is 42.'] });
     const s = await server();

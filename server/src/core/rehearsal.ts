@@ -7,8 +7,6 @@ import { DiscussionService } from './service';
 
 /** What a rehearsed turn asks: any short question does, the model's reply is fixed. */
 const REHEARSAL_QUESTION = 'Say hello.';
-/** The model id a rehearsed discussion names; the model it is given answers any. */
-const REHEARSAL_MODEL = 'rehearsal';
 /** The one subscriber a rehearsed discussion has. */
 const REHEARSAL_SUBSCRIBER = 'rehearsal';
 
@@ -29,7 +27,10 @@ const REHEARSAL_SUBSCRIBER = 'rehearsal';
  */
 export async function rehearseTurn(deps: CoreDeps, folder: string, model: ChatModel, scratch: DiscussionStore): Promise<void> {
   const service = new DiscussionService(
-    { ...deps, model, logger: silentLogger, defaultModel: () => REHEARSAL_MODEL, onProgress: undefined },
+    // The real default model, so the request is the one a first question makes
+    // (its context window decides the repository map's size and the budget);
+    // the model given answers any.
+    { ...deps, model, logger: silentLogger, onProgress: undefined },
     scratch,
   );
   try {
@@ -55,14 +56,21 @@ export type RehearsalStage = (turn: (model: ChatModel, scratch: DiscussionStore)
 
 /**
  * One rehearsal per server, on the folder of the first discussion whose
- * loads ahead of need are done; every later call settles with that one.
- * Never rejects: a turn that was not rehearsed only runs colder, and the
- * log says why.
+ * loads ahead of need are done; every later call settles with that one. None
+ * once `asked()` says a real question came first: its turn has run that code
+ * already, and a rehearsal would only take a CPU from the turns streaming.
+ * Never rejects: a turn that was not rehearsed only runs colder, and the log
+ * says why.
  */
-export function rehearseOnce(stage: RehearsalStage, logger: Logger, clock: Clock): (deps: CoreDeps, folder: string) => Promise<void> {
+export function rehearseOnce(
+  stage: RehearsalStage,
+  options: { logger: Logger; clock: Clock; /** Whether a real question has been asked of this server. */ asked: () => boolean },
+): (deps: CoreDeps, folder: string) => Promise<void> {
+  const { logger, clock, asked } = options;
   let rehearsal: Promise<void> | undefined;
   return (deps, folder) =>
     (rehearsal ??= (async () => {
+      if (asked()) return;
       const started = clock.now();
       try {
         await stage((model, scratch) => rehearseTurn(deps, folder, model, scratch));

@@ -161,14 +161,22 @@ export class DiscussionService {
 
   private readonly leases = new Map<string, { release(): Promise<void> }>();
 
+  /** Questions this service has started a turn for, in any discussion. */
+  get questionsAsked(): number {
+    return this.asked;
+  }
+  private asked = 0;
+
   send(discussionId: unknown, text: unknown): { ok: true; seq: number } {
     const seq = this.get(discussionId).send(text);
+    this.asked++;
     return { ok: true, seq };
   }
 
   /** A send that may carry attachments (read through the discussion's read boundary first). */
   async sendWithAttachments(discussionId: unknown, text: unknown, attachments: unknown): Promise<{ ok: true; seq: number }> {
     const seq = await this.get(discussionId).sendWithAttachments(text, attachments);
+    this.asked++;
     return { ok: true, seq };
   }
 

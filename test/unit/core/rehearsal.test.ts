@@ -90,15 +90,26 @@ describe('a turn rehearsed ahead of the first question', () => {
       staged++;
       await turn(new ScriptedModel([{ text: 'Hello.' }]), recordingStore());
     };
-    const rehearse = rehearseOnce(stage, logger, new ManualClock());
+    const rehearse = rehearseOnce(stage, { logger, clock: new ManualClock(), asked: () => false });
     const deps = coreDeps(folder, new ScriptedModel());
     await Promise.all([rehearse(deps, folder), rehearse(deps, folder)]);
     await rehearse(deps, folder);
     assert.equal(staged, 1);
     assert.equal(infos.filter((message) => /^Rehearsed a turn ahead of the first question/.test(message)).length, 1);
 
-    const failing = rehearseOnce(async () => Promise.reject(new Error('no loopback here')), logger, new ManualClock());
+    const failing = rehearseOnce(async () => Promise.reject(new Error('no loopback here')), { logger, clock: new ManualClock(), asked: () => false });
     await failing(deps, folder);
     assert.ok(infos.some((message) => /^The first question was not rehearsed \(no loopback here\)/.test(message)), infos.join('\n'));
+  });
+
+  it('is not rehearsed once a real question has been asked of the server, whose turn ran that code already, nor later', async () => {
+    let staged = 0;
+    let asked = true;
+    const rehearse = rehearseOnce(async () => void staged++, { logger: silentLogger, clock: new ManualClock(), asked: () => asked });
+    const deps = coreDeps(folder, new ScriptedModel());
+    await rehearse(deps, folder);
+    asked = false;
+    await rehearse(deps, folder);
+    assert.equal(staged, 0);
   });
 });
