@@ -1,4 +1,5 @@
 import type { DiscussionEvent } from '../../../shared/protocol';
+import { isVscodeModelId } from '../model/sources';
 import type { ChatModel } from '../model/types';
 import type { DiscussionStore } from '../store/types';
 import { errorText } from '../../../shared/errorText';
@@ -27,10 +28,21 @@ const REHEARSAL_SUBSCRIBER = 'rehearsal';
  */
 export async function rehearseTurn(deps: CoreDeps, folder: string, model: ChatModel, scratch: DiscussionStore): Promise<void> {
   const service = new DiscussionService(
-    // The real default model, so the request is the one a first question makes
-    // (its context window decides the repository map's size and the budget);
-    // the model given answers any.
-    { ...deps, model, logger: silentLogger, onProgress: undefined },
+    {
+      ...deps,
+      model,
+      logger: silentLogger,
+      onProgress: undefined,
+      // The real default model, so the request is the one a first question
+      // makes (its context window sizes the repository map and the budget);
+      // the model given answers any. A VS Code model's turn would be asked of
+      // the client, which must not see a rehearsal: that turn asks the
+      // endpoint's default instead, through the same turn code.
+      defaultModel: () => {
+        const id = deps.defaultModel();
+        return isVscodeModelId(id) ? undefined : id;
+      },
+    },
     scratch,
   );
   try {

@@ -6,6 +6,8 @@ import { silentLogger } from '../../../server/src/core/deps';
 import type { DiscussionSnapshot } from '../../../server/src/core/discussion';
 import { rehearseOnce, rehearseTurn, type RehearsalStage } from '../../../server/src/core/rehearsal';
 import { memoryStore } from '../../../server/src/store/memoryStore';
+import { modelSources } from '../../../server/src/model/sources';
+import { VSCODE_MODEL_PREFIX } from '../../../shared/protocol';
 import type { DiscussionStore } from '../../../server/src/store/types';
 import { EventLog, FakeToolbox, ManualClock, harness, makeTempFolder } from '../../support/coreHarness';
 import { ScriptedModel } from '../../support/scriptedModel';
@@ -71,6 +73,14 @@ describe('a turn rehearsed ahead of the first question', () => {
     } finally {
       await real.service.dispose();
     }
+  });
+
+  it('rehearses through the endpoint\'s path when the default model is a VS Code one, which only the client could ask', async () => {
+    const loopback = new ScriptedModel([{ text: 'Hello.' }]);
+    const deps = { ...coreDeps(folder, new ScriptedModel()), defaultModel: () => `${VSCODE_MODEL_PREFIX}copilot/gpt-4o` };
+    await rehearseTurn(deps, folder, modelSources(loopback), recordingStore());
+    assert.equal(loopback.calls, 1);
+    assert.equal(loopback.requests[0].model, undefined, "asked of the endpoint's default model");
   });
 
   it('rejects with the reason when the turn ends in an error, and still releases its discussion', async () => {
