@@ -16,7 +16,8 @@ import { installBenchProbe } from './benchProbe';
 import { createStdioConnection } from './stdioConnection';
 import { tuneHeap } from './heapTuning';
 import { sharedTokenCounter } from './model/tokenCounter';
-import { warmModelPath, withLoopbackModel } from './model/openai/warmup';
+import { warmModelPath } from './model/openai/warmup';
+import { withLoopbackModel } from './model/openai/loopbackEndpoint';
 import { withScratchStore } from './store/scratchStore';
 import { WarmGate } from './model/warmGate';
 

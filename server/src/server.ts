@@ -47,8 +47,8 @@ import type { ChatModel, ModelSettings } from './model/types';
 import { ProxiedChatModel, type LmClient } from './model/proxied/chatModel';
 import { modelSources } from './model/sources';
 import type { IdeSource } from './symbols/ideSource';
-import type { Clock, CoreDeps, Logger, RepoAccess } from './core/deps';
-import { rehearseOnce, type RehearsalStage } from './core/rehearsal';
+import type { Clock, Logger, RepoAccess } from './core/deps';
+import { FirstTurnRehearsal, type RehearsalStage } from './core/rehearsal';
 import { DiscussError } from './core/errors';
 import { DiscussionService } from './core/service';
 import type { DiscussionStore } from './store/types';
@@ -100,7 +100,6 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   };
   const settings = new ServerSettings(deps.env);
   let service: DiscussionService | undefined;
-  let coreDeps: CoreDeps | undefined;
   let repos: RepoAccess | undefined;
   let reaper: NodeJS.Timeout | undefined;
 
@@ -132,17 +131,19 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath, ...(options.ideQueries === true ? { ide: ideOver(connection) } : {}) });
     // VS Code's language models only for a client that runs them; elsewhere their ids are explained, not sent.
     const model = modelSources(deps.createModel(settings.modelSettings), options.languageModels === true ? new ProxiedChatModel(lmClientOver(connection)) : undefined);
-    coreDeps = {
-      model,
-      repos,
-      clock: deps.clock,
-      logger,
-      defaultModel: settings.defaultModel,
-      denyRead: settings.denyReadGlobs,
-      contextTokens: settings.contextTokensSetting,
-      onProgress: (progress) => void connection.sendNotification(ProgressNotification.method, progress),
-    };
-    service = new DiscussionService(coreDeps, store);
+    service = new DiscussionService(
+      {
+        model,
+        repos,
+        clock: deps.clock,
+        logger,
+        defaultModel: settings.defaultModel,
+        denyRead: settings.denyReadGlobs,
+        contextTokens: settings.contextTokensSetting,
+        onProgress: (progress) => void connection.sendNotification(ProgressNotification.method, progress),
+      },
+      store,
+    );
     reaper = setInterval(() => void service?.reapIdle(), REAP_INTERVAL_MS);
     reaper.unref();
     return {
@@ -158,21 +159,15 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
-  const rehearse = deps.rehearse;
-  const rehearseFirstTurn = rehearse
-    ? rehearseOnce(
-        // Behind the same model sources as the real model, so the rehearsed turn calls the code a real one calls.
-        (turn) => rehearse((model, scratch) => turn(modelSources(model), scratch)),
-        { logger, clock: deps.clock, asked: () => (service?.questionsAsked ?? 0) > 0 },
-      )
-    : undefined;
+  const rehearsal = deps.rehearse ? new FirstTurnRehearsal(deps.rehearse, { logger, clock: deps.clock, asked: () => (service?.questionsAsked ?? 0) > 0 }) : undefined;
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
     // Then what its first question would otherwise wait for: the search thread, the index, the counts,
     // and once per server a turn rehearsed on its folder.
     deps.prepareModel?.(async () => {
       await ready().prepareAhead(started.discussionId);
-      if (coreDeps) await rehearseFirstTurn?.(coreDeps, started.repo);
+      // Behind the same model sources as the real model, so the rehearsed turn makes the calls a real one makes.
+      await rehearsal?.run((model, scratch, options) => ready().rehearse(started.discussionId, modelSources(model), scratch, options));
     });
 
     return started;
@@ -246,6 +241,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   connection.onShutdown(async () => {
     if (reaper) clearInterval(reaper);
+    await rehearsal?.stop();
     await service?.dispose();
   });
 

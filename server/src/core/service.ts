@@ -15,7 +15,7 @@ import type {
   SymbolSuggestion,
   Untrusted,
 } from '../../../shared/protocol';
-import type { CoreDeps } from './deps';
+import { silentLogger, type CoreDeps, type RepoBinding } from './deps';
 import type { EventSink } from './eventStream';
 import { Discussion, type DiscussionSnapshot } from './discussion';
 import { DiscussError } from './errors';
@@ -26,7 +26,9 @@ import { discussionIdOf, optionalString, quote } from './inputs';
 import type { DiscussionStore } from '../store/types';
 import { memoryStore } from '../store/memoryStore';
 import { errorText } from '../../../shared/errorText';
-import { ModelError } from '../model/types';
+import { ModelError, type ChatModel } from '../model/types';
+import { isVscodeModelId } from '../model/sources';
+import { rehearseTurn, type RehearsalOptions } from './rehearsal';
 
 /**
  * The discussions this server holds, and every operation on them. Knows
@@ -138,6 +140,7 @@ export class DiscussionService {
       discussion.stream.onEvent((event) => this.store.appendEvent(id, event));
       if (savedEvents.length > 0) discussion.restoreEvents(savedEvents);
       this.open.set(id, discussion);
+      this.bindings.set(discussion, bound);
       this.leases.set(id, heldLease);
       lease = undefined;
       createdId = undefined;
@@ -160,6 +163,28 @@ export class DiscussionService {
   }
 
   private readonly leases = new Map<string, { release(): Promise<void> }>();
+  /** What each open discussion was bound with, for a turn rehearsed on it. */
+  private readonly bindings = new WeakMap<Discussion, RepoBinding>();
+
+  /**
+   * Rehearses one turn on an open discussion's folder (core/rehearsal.ts), in
+   * a service of its own over the binding that discussion was opened with:
+   * binding the folder again would start work of its own (a census refresh,
+   * a repository map rebuilt). False when there was nothing to rehearse: the
+   * discussion closed, a real question came first, or its model is one the
+   * client runs, which must not see a rehearsal.
+   */
+  async rehearse(discussionId: string, model: ChatModel, scratch: DiscussionStore, options: RehearsalOptions): Promise<boolean> {
+    const source = this.open.get(discussionId);
+    const binding = source && this.bindings.get(source);
+    if (!source || !binding || isVscodeModelId(source.effectiveModel)) return false;
+    const understudy = new DiscussionService(
+      // Its model the one the discussion asks, so its request is the one a question there makes.
+      { ...this.deps, model, logger: silentLogger, onProgress: undefined, repos: { bind: async () => binding }, defaultModel: () => source.effectiveModel ?? undefined },
+      scratch,
+    );
+    return rehearseTurn(understudy, source.repo, options);
+  }
 
   /** Questions this service has started a turn for, in any discussion. */
   get questionsAsked(): number {

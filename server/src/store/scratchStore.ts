@@ -4,8 +4,10 @@ import * as path from 'node:path';
 import { FileStore } from './fileStore';
 import type { DiscussionStore } from './types';
 
-/** Names the scratch folders, so one a killed process left behind says whose it is. */
+/** Names the scratch folders, followed by the pid of the process that made one. */
 export const SCRATCH_PREFIX = 'repo-discuss-scratch-';
+/** A scratch folder's name: the prefix, the maker's pid, mkdtemp's six characters. */
+const SCRATCH_NAME = /^repo-discuss-scratch-(\d{1,10})-[A-Za-z0-9]{6}$/;
 
 /**
  * Runs `use` with a file store of its own in a new private folder under the
@@ -14,14 +16,48 @@ export const SCRATCH_PREFIX = 'repo-discuss-scratch-';
  * store, not one in memory, so that the saves' code runs too (a memory
  * store left about a millisecond of a fresh server's first question), and
  * never the user's storage folder, where a discussion no one asked for could
- * be listed.
+ * be listed. A process killed while `use` runs cannot remove its folder: the
+ * next one removes it (removeAbandoned).
  */
 export async function withScratchStore<T>(use: (store: DiscussionStore) => Promise<T>): Promise<T> {
-  // mkdtemp makes the folder 0700 under a name no other process chose.
-  const folder = await fs.mkdtemp(path.join(os.tmpdir(), SCRATCH_PREFIX));
+  const temporary = os.tmpdir();
+  await removeAbandoned(temporary);
+  // mkdtemp makes the folder 0700 (on POSIX) under a name no other process chose.
+  const folder = await fs.mkdtemp(path.join(temporary, `${SCRATCH_PREFIX}${process.pid}-`));
   try {
     return await use(await FileStore.open(folder));
   } finally {
     await fs.rm(folder, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Removes the scratch folders in `temporary` whose maker is no longer
+ * running. Only a plain folder this user owns and no one else may enter: the
+ * temporary folder is shared, and removing a tree another user could change
+ * meanwhile (a folder swapped for a link) could remove files elsewhere.
+ */
+export async function removeAbandoned(temporary: string): Promise<void> {
+  const names = await fs.readdir(temporary).catch(() => [] as string[]);
+  await Promise.all(
+    names.map(async (name) => {
+      const maker = SCRATCH_NAME.exec(name)?.[1];
+      if (maker === undefined || isRunning(Number(maker))) return;
+      const folder = path.join(temporary, name);
+      const stat = await fs.lstat(folder).catch(() => undefined);
+      if (!stat?.isDirectory() || (stat.mode & 0o077) !== 0 || (process.getuid && stat.uid !== process.getuid())) return;
+      await fs.rm(folder, { recursive: true, force: true }).catch(() => undefined);
+    }),
+  );
+}
+
+/** Whether a process with this pid runs (one of another user's counts: it may not be signalled, but it runs). */
+function isRunning(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -1,22 +1,21 @@
 import { strict as assert } from 'node:assert';
-import * as fs from 'node:fs';
 import type { DiscussionEvent } from '../../../shared/protocol';
-import type { CoreDeps, Logger, RepoAccess } from '../../../server/src/core/deps';
+import { VSCODE_MODEL_PREFIX } from '../../../shared/protocol';
+import type { Logger } from '../../../server/src/core/deps';
 import { silentLogger } from '../../../server/src/core/deps';
 import type { DiscussionSnapshot } from '../../../server/src/core/discussion';
-import { rehearseOnce, rehearseTurn, type RehearsalStage } from '../../../server/src/core/rehearsal';
-import { memoryStore } from '../../../server/src/store/memoryStore';
+import { FirstTurnRehearsal, type RehearsalOptions, type RehearsalStage } from '../../../server/src/core/rehearsal';
+import { DiscussionService } from '../../../server/src/core/service';
 import { modelSources } from '../../../server/src/model/sources';
-import { VSCODE_MODEL_PREFIX } from '../../../shared/protocol';
+import { memoryStore } from '../../../server/src/store/memoryStore';
 import type { DiscussionStore } from '../../../server/src/store/types';
-import { EventLog, FakeToolbox, ManualClock, harness, makeTempFolder } from '../../support/coreHarness';
-import { ScriptedModel } from '../../support/scriptedModel';
+import { EventLog, FakeToolbox, ManualClock, harness, type Harness } from '../../support/coreHarness';
+import { Gate, ScriptedModel } from '../../support/scriptedModel';
 
 /** A store that keeps nothing and records what reached it. */
 function recordingStore(): DiscussionStore & { saved: DiscussionSnapshot[]; events: DiscussionEvent[]; leases: { taken: number; released: number } } {
-  const base = memoryStore();
   const record = {
-    ...base,
+    ...memoryStore(),
     saved: [] as DiscussionSnapshot[],
     events: [] as DiscussionEvent[],
     leases: { taken: 0, released: 0 },
@@ -30,96 +29,191 @@ function recordingStore(): DiscussionStore & { saved: DiscussionSnapshot[]; even
   return record;
 }
 
-function coreDeps(folder: string, model: ScriptedModel, logger: Logger = silentLogger): CoreDeps {
-  const toolbox = new FakeToolbox(folder, { 'README.md': '# Demo\n' });
-  const repos: RepoAccess = { bind: async () => ({ toolbox, summary: 'a small test folder', instructions: [] }) };
-  return { model, repos, clock: new ManualClock(), logger, defaultModel: () => undefined, denyRead: () => [] };
-}
+const go = (): RehearsalOptions => ({ signal: new AbortController().signal, stillWanted: () => true });
 
-describe('a turn rehearsed ahead of the first question', () => {
-  let folder: string;
-  beforeEach(() => (folder = makeTempFolder('rd-rehearsal-')));
-  afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
+describe('a turn rehearsed on an open discussion', () => {
+  let h: Harness;
+  let realStore: ReturnType<typeof recordingStore>;
+  let discussionId: string;
+  let log: EventLog;
 
-  it('runs one whole turn on the folder through a discussion of its own: one request carrying the system prompt and the tools, its saves and events in the scratch store, its lease released', async () => {
-    const configured = new ScriptedModel();
+  beforeEach(async () => {
+    realStore = recordingStore();
+    h = harness([], { store: realStore, files: { 'README.md': '# Demo\n' } });
+    ({ discussionId } = await h.service.start({ folder: h.folder }));
+    log = new EventLog();
+    h.service.subscribe(discussionId, 'client', log.sink);
+  });
+  afterEach(async () => {
+    await h.service.dispose();
+    h.cleanup();
+  });
+
+  it('runs one whole turn in a service of its own: one request carrying the system prompt and the tools, its saves and events in the scratch store, its lease released', async () => {
     const loopback = new ScriptedModel([{ text: 'Hello.', deltas: ['Hel', 'lo.'] }]);
     const scratch = recordingStore();
-    await rehearseTurn(coreDeps(folder, configured), folder, loopback, scratch);
-    assert.equal(configured.calls, 0, 'the configured model is never asked');
+    assert.equal(await h.service.rehearse(discussionId, loopback, scratch, go()), true);
     assert.equal(loopback.calls, 1);
     const request = loopback.requests[0];
     assert.equal(request.messages[0].role, 'system');
     assert.ok((request.tools ?? []).some((tool) => tool.name === 'read_file'), 'the tools went with it');
-    assert.ok(scratch.saved.some((snapshot) => snapshot.repo === folder), 'the discussion was saved to the scratch store');
+    assert.ok(scratch.saved.some((snapshot) => snapshot.repo === h.folder), 'the discussion was saved to the scratch store');
     const types = scratch.events.map((event) => event.type);
     assert.ok(types.includes('assistant_delta') && types.includes('turn_complete'), `events: ${types.join(', ')}`);
     assert.deepEqual(scratch.leases, { taken: 1, released: 1 });
   });
 
-  it('leaves the real discussions alone: none opened, listed or sent an event, and the real store untouched', async () => {
-    const realStore = recordingStore();
-    const real = harness([], { folder, store: realStore });
-    try {
-      const { discussionId } = await real.service.start({ folder });
-      const log = new EventLog();
-      real.service.subscribe(discussionId, 'client', log.sink);
-      const before = { events: log.events.length, saves: realStore.saved.length, appended: realStore.events.length };
-      await rehearseTurn(coreDeps(folder, real.model), folder, new ScriptedModel([{ text: 'Hello.' }]), recordingStore());
-      assert.equal(real.service.openCount, 1);
-      assert.deepEqual((await real.service.list()).discussions.map((d) => d.discussionId), [discussionId]);
-      assert.deepEqual({ events: log.events.length, saves: realStore.saved.length, appended: realStore.events.length }, before);
-      assert.equal(real.model.calls, 0);
-    } finally {
-      await real.service.dispose();
-    }
+  it('binds the folder no more and leaves the real discussion alone: no event, no save, no request of the real model, nothing more open or listed', async () => {
+    const before = { binds: h.binds, events: log.events.length, saves: realStore.saved.length, appended: realStore.events.length };
+    await h.service.rehearse(discussionId, new ScriptedModel([{ text: 'Hello.' }]), recordingStore(), go());
+    assert.deepEqual({ binds: h.binds, events: log.events.length, saves: realStore.saved.length, appended: realStore.events.length }, before);
+    assert.equal(h.model.calls, 0);
+    assert.equal(h.service.openCount, 1);
+    assert.deepEqual((await h.service.list()).discussions.map((d) => d.discussionId), [discussionId]);
   });
 
-  it('rehearses through the endpoint\'s path when the default model is a VS Code one, which only the client could ask', async () => {
+  it('asks with the model the discussion asks with', async () => {
+    const chosen = await h.service.start({ folder: h.folder, model: 'scripted-large' });
     const loopback = new ScriptedModel([{ text: 'Hello.' }]);
-    const deps = { ...coreDeps(folder, new ScriptedModel()), defaultModel: () => `${VSCODE_MODEL_PREFIX}copilot/gpt-4o` };
-    await rehearseTurn(deps, folder, modelSources(loopback), recordingStore());
-    assert.equal(loopback.calls, 1);
-    assert.equal(loopback.requests[0].model, undefined, "asked of the endpoint's default model");
+    await h.service.rehearse(chosen.discussionId, loopback, recordingStore(), go());
+    assert.equal(loopback.requests[0].model, 'scripted-large');
+  });
+
+  it('rehearses nothing on a discussion whose model is a VS Code one, which only the client could ask and must not see a rehearsal', async () => {
+    const service = new DiscussionService({
+      model: new ScriptedModel(),
+      repos: { bind: async () => ({ toolbox: new FakeToolbox(h.folder), summary: 'a folder', instructions: [] }) },
+      clock: new ManualClock(),
+      logger: silentLogger,
+      defaultModel: () => `${VSCODE_MODEL_PREFIX}copilot/gpt-4o`,
+      denyRead: () => [],
+    });
+    const started = await service.start({ folder: h.folder });
+    const loopback = new ScriptedModel([{ text: 'Hello.' }]);
+    assert.equal(await service.rehearse(started.discussionId, modelSources(loopback), recordingStore(), go()), false);
+    assert.equal(loopback.calls, 0);
+    await service.dispose();
+  });
+
+  it('sends no question once a real one was asked meanwhile', async () => {
+    const loopback = new ScriptedModel([{ text: 'Hello.' }]);
+    assert.equal(await h.service.rehearse(discussionId, loopback, recordingStore(), { ...go(), stillWanted: () => false }), false);
+    assert.equal(loopback.calls, 0);
   });
 
   it('rejects with the reason when the turn ends in an error, and still releases its discussion', async () => {
     const scratch = recordingStore();
-    await assert.rejects(
-      rehearseTurn(coreDeps(folder, new ScriptedModel()), folder, new ScriptedModel([{ fail: new Error('loopback refused') }]), scratch),
-      /loopback refused/,
-    );
+    await assert.rejects(h.service.rehearse(discussionId, new ScriptedModel([{ fail: new Error('loopback refused') }]), scratch, go()), /loopback refused/);
     assert.deepEqual(scratch.leases, { taken: 1, released: 1 });
   });
 
-  it('is rehearsed once per server, whichever discussions ask after, and a stage that fails is logged, never thrown', async () => {
+  it('leaves nothing listening on its signal once done: the shutdown that aborts it later reaches no discussion', async () => {
+    const shutdown = new AbortController();
+    assert.equal(await h.service.rehearse(discussionId, new ScriptedModel([{ text: 'Hello.' }]), recordingStore(), { signal: shutdown.signal, stillWanted: () => true }), true);
+    assert.doesNotThrow(() => shutdown.abort());
+    await new Promise((resolve) => setImmediate(resolve));
+  });
+
+  it('is stopped by its signal: the model call is aborted, the turn ends, and it rejects', async () => {
+    const loopback = new ScriptedModel([{ block: new Gate() }]);
+    const stop = new AbortController();
+    const scratch = recordingStore();
+    const rehearsed = h.service.rehearse(discussionId, loopback, scratch, { signal: stop.signal, stillWanted: () => true });
+    await loopback.waitForCalls(1);
+    stop.abort();
+    await assert.rejects(rehearsed, /stopped before its turn ended/);
+    assert.equal(loopback.aborted, 1);
+    assert.deepEqual(scratch.leases, { taken: 1, released: 1 });
+  });
+});
+
+describe("a server's one rehearsal", () => {
+  const turnOf = (model: ScriptedModel) => async (_model: unknown, _scratch: DiscussionStore, options: RehearsalOptions) => {
+    // Stands in for DiscussionService.rehearse: a held model call that ends when the rehearsal is stopped.
+    const response = model.complete({ messages: [{ role: 'user', content: 'Say hello.' }], signal: options.signal }, () => undefined);
+    await response.catch(() => undefined);
+    if (options.signal.aborted) throw new Error('it was stopped before its turn ended');
+    return true;
+  };
+  const stage: RehearsalStage = (turn) => turn(new ScriptedModel(), memoryStore());
+  const recording = (): { logger: Logger; infos: string[] } => {
     const infos: string[] = [];
-    const logger: Logger = { ...silentLogger, info: (message) => infos.push(message) };
+    return { logger: { ...silentLogger, info: (message) => infos.push(message) }, infos };
+  };
+
+  it('runs once, whichever discussions ask after, and says so once', async () => {
+    const { logger, infos } = recording();
     let staged = 0;
-    const stage: RehearsalStage = async (turn) => {
-      staged++;
-      await turn(new ScriptedModel([{ text: 'Hello.' }]), recordingStore());
-    };
-    const rehearse = rehearseOnce(stage, { logger, clock: new ManualClock(), asked: () => false });
-    const deps = coreDeps(folder, new ScriptedModel());
-    await Promise.all([rehearse(deps, folder), rehearse(deps, folder)]);
-    await rehearse(deps, folder);
+    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock(), asked: () => false });
+    const model = new ScriptedModel([{ text: 'Hello.' }]);
+    await Promise.all([rehearsal.run(turnOf(model)), rehearsal.run(turnOf(model))]);
+    await rehearsal.run(turnOf(model));
     assert.equal(staged, 1);
     assert.equal(infos.filter((message) => /^Rehearsed a turn ahead of the first question/.test(message)).length, 1);
+  });
 
-    const failing = rehearseOnce(async () => Promise.reject(new Error('no loopback here')), { logger, clock: new ManualClock(), asked: () => false });
-    await failing(deps, folder);
+  it('logs a stage that fails, and never throws it', async () => {
+    const { logger, infos } = recording();
+    const rehearsal = new FirstTurnRehearsal(() => Promise.reject(new Error('no loopback here')), { logger, clock: new ManualClock(), asked: () => false });
+    await rehearsal.run(turnOf(new ScriptedModel()));
     assert.ok(infos.some((message) => /^The first question was not rehearsed \(no loopback here\)/.test(message)), infos.join('\n'));
   });
 
-  it('is not rehearsed once a real question has been asked of the server, whose turn ran that code already, nor later', async () => {
+  it('runs none once a real question has been asked of the server, whose turn ran that code already, nor later', async () => {
     let staged = 0;
     let asked = true;
-    const rehearse = rehearseOnce(async () => void staged++, { logger: silentLogger, clock: new ManualClock(), asked: () => asked });
-    const deps = coreDeps(folder, new ScriptedModel());
-    await rehearse(deps, folder);
+    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger: silentLogger, clock: new ManualClock(), asked: () => asked });
+    await rehearsal.run(turnOf(new ScriptedModel()));
     asked = false;
-    await rehearse(deps, folder);
+    await rehearsal.run(turnOf(new ScriptedModel()));
     assert.equal(staged, 0);
+  });
+
+  it('is stopped at shutdown: the turn under way ends and none starts after', async () => {
+    const { logger, infos } = recording();
+    const model = new ScriptedModel([{ block: new Gate() }]);
+    let staged = 0;
+    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock(), asked: () => false });
+    const running = rehearsal.run(turnOf(model));
+    await model.waitForCalls(1);
+    await rehearsal.stop();
+    await running;
+    assert.equal(model.aborted, 1);
+    assert.ok(infos.some((message) => /not rehearsed \(it was stopped/.test(message)), infos.join('\n'));
+
+    const after = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock(), asked: () => false });
+    await after.stop();
+    await after.run(turnOf(new ScriptedModel()));
+    assert.equal(staged, 1, 'nothing staged after a stop');
+  });
+
+  it('is stopped past its time limit', async () => {
+    const { logger, infos } = recording();
+    const model = new ScriptedModel([{ block: new Gate() }]);
+    const rehearsal = new FirstTurnRehearsal(stage, { logger, clock: new ManualClock(), asked: () => false, limitMs: 1 });
+    await rehearsal.run(turnOf(model));
+    assert.equal(model.aborted, 1);
+    assert.ok(infos.some((message) => /not rehearsed \(it was stopped/.test(message)), infos.join('\n'));
+  });
+});
+
+describe('the questions a service counts, by which a rehearsal is skipped', () => {
+  it('counts a question once its turn starts, with or without attachments, and not one refused', async () => {
+    const h = harness([{ text: 'One.' }, { text: 'Two.' }]);
+    try {
+      const { discussionId } = await h.service.start({ folder: h.folder });
+      const log = new EventLog();
+      h.service.subscribe(discussionId, 'client', log.sink);
+      assert.throws(() => h.service.send(discussionId, ''));
+      assert.equal(h.service.questionsAsked, 0);
+      h.service.send(discussionId, 'first');
+      await log.turnsComplete(1);
+      await h.service.sendWithAttachments(discussionId, 'second', []);
+      await log.turnsComplete(2);
+      assert.equal(h.service.questionsAsked, 2);
+    } finally {
+      await h.service.dispose();
+      h.cleanup();
+    }
   });
 });

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import { once } from 'node:events';
 import * as net from 'node:net';
 import { createOpenAIModel } from '../../../server/src/model/openai/chatModel';
-import { warmModelPath, withLoopbackModel } from '../../../server/src/model/openai/warmup';
+import { warmModelPath } from '../../../server/src/model/openai/warmup';
+import { withLoopbackModel } from '../../../server/src/model/openai/loopbackEndpoint';
 import type { ChatModel, ModelSettings } from '../../../server/src/model/types';
 
 function refusesConnections(port: number): Promise<boolean> {

@@ -1,11 +1,13 @@
 import * as net from 'node:net';
+import type { ChatModel, ModelSettings } from '../types';
 
 /**
  * Runs `use` with the base URL of an OpenAI-compatible endpoint of our own
  * on the loopback, which streams the same short reply to every request, and
- * closes it afterwards with every connection it had. The warm-up and the
- * rehearsed turn (model/openai/warmup.ts) run the model's real code against
- * it: nothing leaves the machine and nothing goes to the configured endpoint.
+ * closes it afterwards with every connection it had. The warm-up
+ * (warmup.ts) and the rehearsed turn (core/rehearsal.ts) run the model's real
+ * code against it: nothing leaves the machine and nothing goes to the
+ * configured endpoint.
  * Rejects when it cannot listen (no loopback in a sandbox), or with `use`.
  */
 export async function withLoopbackEndpoint<T>(
@@ -36,6 +38,20 @@ export async function withLoopbackEndpoint<T>(
     server.close();
     for (const socket of sockets) socket.destroy();
   }
+}
+
+/**
+ * Runs `use` with a model made by `createModel` that asks an endpoint of our
+ * own on the loopback (withLoopbackEndpoint): the rehearsed turn's model.
+ * Rejects when the endpoint cannot listen, or with `use`.
+ */
+export function withLoopbackModel<T>(createModel: (settings: () => ModelSettings) => ChatModel, use: (model: ChatModel) => Promise<T>): Promise<T> {
+  return withLoopbackEndpoint((baseUrl) => use(createModel(() => loopbackSettings(baseUrl))));
+}
+
+/** The settings of a model that asks the loopback endpoint at `baseUrl`. */
+export function loopbackSettings(baseUrl: string): ModelSettings {
+  return { baseUrl, apiKey: 'loopback', model: 'loopback' };
 }
 
 /** Enough deltas for the parsing code to run more than once, in the shape an endpoint streams them. */

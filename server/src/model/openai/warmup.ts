@@ -1,8 +1,6 @@
 import { setImmediate as nextTick } from 'node:timers/promises';
 import type { ChatModel, ModelSettings } from '../types';
-import { withLoopbackEndpoint } from './loopbackEndpoint';
-
-type CreateModel = (settings: () => ModelSettings) => ChatModel;
+import { loopbackSettings, withLoopbackEndpoint } from './loopbackEndpoint';
 
 /**
  * One streamed chat request through the real model code (the openai SDK,
@@ -18,7 +16,7 @@ type CreateModel = (settings: () => ModelSettings) => ChatModel;
  * at start, the SDK only once a discussion opens.
  */
 export async function warmModelPath(
-  createModel: CreateModel,
+  createModel: (settings: () => ModelSettings) => ChatModel,
   options: { timeoutMs?: number; /** Tests: called with the port once the server listens. */ onListening?: (port: number) => void } = {},
 ): Promise<void> {
   try {
@@ -41,15 +39,3 @@ export async function warmModelPath(
   }
 }
 
-/**
- * Runs `use` with a model made by `createModel` that talks to an endpoint of
- * our own on the loopback: what a rehearsed turn (core/rehearsal.ts) asks.
- * Rejects when the endpoint cannot listen, or with `use`.
- */
-export function withLoopbackModel<T>(createModel: CreateModel, use: (model: ChatModel) => Promise<T>, options: { timeoutMs?: number } = {}): Promise<T> {
-  return withLoopbackEndpoint((baseUrl) => use(createModel(() => loopbackSettings(baseUrl))), options);
-}
-
-function loopbackSettings(baseUrl: string): ModelSettings {
-  return { baseUrl, apiKey: 'warm-up', model: 'warm-up' };
-}
