@@ -99,6 +99,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     error: (m) => connection.console.error(m),
   };
   const settings = new ServerSettings(deps.env);
+  const rehearsal = deps.rehearse ? new FirstTurnRehearsal(deps.rehearse, { logger, clock: deps.clock }) : undefined;
   let service: DiscussionService | undefined;
   let repos: RepoAccess | undefined;
   let reaper: NodeJS.Timeout | undefined;
@@ -141,6 +142,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
         denyRead: settings.denyReadGlobs,
         contextTokens: settings.contextTokensSetting,
         onProgress: (progress) => void connection.sendNotification(ProgressNotification.method, progress),
+        onQuestion: () => rehearsal?.questionAsked(),
       },
       store,
     );
@@ -159,7 +161,6 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
 
   const eventSink = { deliver: (event: DiscussionEvent) => connection.sendNotification(EventNotification.method, event) };
   const ok = { ok: true as const };
-  const rehearsal = deps.rehearse ? new FirstTurnRehearsal(deps.rehearse, { logger, clock: deps.clock, asked: () => (service?.questionsAsked ?? 0) > 0 }) : undefined;
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
     // Then what its first question would otherwise wait for: the search thread, the index, the counts,

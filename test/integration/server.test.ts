@@ -106,12 +106,11 @@ describe('the server process over stdio', function () {
 
   it('rehearses one turn on the first folder opened, against its own loopback endpoint and in a scratch folder under TMPDIR that it removes, so neither the endpoint nor the storage keeps anything of it', async () => {
     const temporary = tempDir('rd-tmp-');
+    let watcher: fs.FSWatcher | undefined;
     try {
       const scratchMade = new Promise<string>((resolve) => {
-        const watcher = fs.watch(temporary, (_, name) => {
-          if (!name?.startsWith(SCRATCH_PREFIX)) return;
-          watcher.close();
-          resolve(name);
+        watcher = fs.watch(temporary, (_, name) => {
+          if (name?.startsWith(SCRATCH_PREFIX)) resolve(name);
         });
       });
       const s = await ServerProcess.start(
@@ -122,7 +121,7 @@ describe('the server process over stdio', function () {
       const id = await open(s);
       await s.request(BENCH_PROBE_METHOD, { awaitModelPrepared: true } satisfies BenchProbeParams);
       assert.match(await s.untilLogged(/^(Rehearsed a turn|The first question was not rehearsed)/), /^Rehearsed a turn ahead of the first question/);
-      assert.ok((await scratchMade).startsWith(SCRATCH_PREFIX));
+      assert.match(await scratchMade, new RegExp(`^${SCRATCH_PREFIX}\\d+-`), 'a scratch folder was made under TMPDIR');
       assert.deepEqual(fs.readdirSync(temporary).filter((name) => name.startsWith(SCRATCH_PREFIX)), [], 'the scratch folder is gone');
       assert.deepEqual(fake.requests.map((r) => r.path), [], 'the configured endpoint was not asked');
       assert.deepEqual(fs.readdirSync(path.join(storage, 'discussions')), [id]);
@@ -135,6 +134,7 @@ describe('the server process over stdio', function () {
       await s.request(BENCH_PROBE_METHOD, { awaitModelPrepared: true } satisfies BenchProbeParams);
       assert.equal(s.stderr.filter((message) => /^Rehearsed a turn/.test(message)).length, 1);
     } finally {
+      watcher?.close();
       fs.rmSync(temporary, { recursive: true, force: true });
     }
   });

@@ -52,6 +52,8 @@ export interface CoreDeps {
   contextTokens?(): number | undefined;
   /** Where a running turn's transient progress goes (a retry's wait); the server sends it to its client. */
   onProgress?(progress: ProgressNotification.Params): void;
+  /** Told as a question is sent, before anything else is done with it: a turn rehearsed meanwhile is stopped (rehearsal.ts). */
+  onQuestion?(): void;
   newId?: () => string;
 }
 

@@ -16,11 +16,9 @@ const REHEARSAL_SUBSCRIBER = 'rehearsal';
  */
 export const REHEARSAL_LIMIT_MS = 5_000;
 
-/** What stops a rehearsed turn: its time limit or the server's shutdown, and a real question asked meanwhile. */
+/** What stops a rehearsed turn: its time limit, a real question, or the server's shutdown; the abort's reason says which. */
 export interface RehearsalOptions {
   signal: AbortSignal;
-  /** False once a real question has been asked: the turn is then not sent. */
-  stillWanted: () => boolean;
 }
 
 /**
@@ -33,21 +31,24 @@ export interface RehearsalOptions {
  * 3.5-5 ms later than the next discussion's first question, and the warm-up
  * of the model's own code (model/openai/warmup.ts) left most of that.
  *
- * False when it stopped before its question because a real one was asked;
- * rejects when the turn ends in an error or is stopped (`signal`).
+ * Rejects when the turn ends in an error, or with the signal's reason once
+ * it is stopped; it then stops waiting for the turn's end, and its
+ * discussion's close bounds how long the turn may take to unwind.
  */
-export async function rehearseTurn(understudy: DiscussionService, folder: string, options: RehearsalOptions): Promise<boolean> {
-  const { signal, stillWanted } = options;
+export async function rehearseTurn(understudy: DiscussionService, folder: string, options: RehearsalOptions): Promise<void> {
+  const { signal } = options;
   try {
     const { discussionId } = await understudy.start({ folder });
-    if (signal.aborted) throw stoppedError();
-    if (!stillWanted()) return false;
+    signal.throwIfAborted();
     const failures: string[] = [];
-    // A cancelled turn still ends with turn_complete.
-    const cancel = (): void => understudy.cancel(discussionId);
-    signal.addEventListener('abort', cancel, { once: true });
+    let stop = (): void => undefined;
     try {
       await new Promise<void>((resolve) => {
+        stop = () => {
+          understudy.cancel(discussionId);
+          resolve();
+        };
+        signal.addEventListener('abort', stop, { once: true });
         understudy.subscribe(discussionId, REHEARSAL_SUBSCRIBER, {
           deliver: (event: DiscussionEvent) => {
             if (event.type === 'error') failures.push(event.message);
@@ -58,18 +59,13 @@ export async function rehearseTurn(understudy: DiscussionService, folder: string
       });
     } finally {
       // The signal outlives the turn (the server's shutdown): cancelling a discussion disposed of would throw there.
-      signal.removeEventListener('abort', cancel);
+      signal.removeEventListener('abort', stop);
     }
-    if (signal.aborted) throw stoppedError();
+    signal.throwIfAborted();
     if (failures.length > 0) throw new Error(failures.join('; '));
-    return true;
   } finally {
     await understudy.dispose();
   }
-}
-
-function stoppedError(): Error {
-  return new Error('it was stopped before its turn ended');
 }
 
 /**
@@ -80,13 +76,13 @@ function stoppedError(): Error {
  */
 export type RehearsalStage = (turn: (model: ChatModel, scratch: DiscussionStore) => Promise<boolean>) => Promise<boolean>;
 
-/** Rehearses the turn of `rehearseTurn` on an open discussion's folder (DiscussionService.rehearse). */
+/** Rehearses the turn of `rehearseTurn` on an open discussion's folder (DiscussionService.rehearse); false when there was nothing to rehearse. */
 export type RehearsedTurn = (model: ChatModel, scratch: DiscussionStore, options: RehearsalOptions) => Promise<boolean>;
 
 /**
- * The one rehearsal of a server. None once a real question came first: its
- * turn has run that code already, and a rehearsal would only take a CPU from
- * the turns streaming. Never rejects: a turn that was not rehearsed only runs
+ * The one rehearsal of a server. A real question stops it, under way or to
+ * come: that turn runs the code itself, and a rehearsal beside it would only
+ * take a CPU from it. Never rejects: a turn that was not rehearsed only runs
  * colder, and the log says why.
  */
 export class FirstTurnRehearsal {
@@ -95,30 +91,38 @@ export class FirstTurnRehearsal {
 
   constructor(
     private readonly stage: RehearsalStage,
-    private readonly options: { logger: Logger; clock: Clock; /** Whether a real question has been asked of this server. */ asked: () => boolean; limitMs?: number },
+    private readonly options: { logger: Logger; clock: Clock; limitMs?: number },
   ) {}
 
-  /** Rehearses through `turn` if no rehearsal has run; settles when that one has ended. */
+  /** Rehearses through `turn` unless a rehearsal has run or it was stopped; settles when that one has ended. */
   run(turn: RehearsedTurn): Promise<void> {
     return (this.rehearsal ??= this.rehearse(turn));
   }
 
-  /** Stops the rehearsal under way and any to come (the server shuts down); settles once it has ended. */
+  /** A real question was sent: stops the rehearsal under way, and any to come. */
+  questionAsked(): void {
+    if (!this.stopping.signal.aborted) this.stopping.abort(new Error('a question came first'));
+  }
+
+  /** The server shuts down: stops the rehearsal under way and any to come; settles once it has ended. */
   async stop(): Promise<void> {
-    this.stopping.abort();
+    if (!this.stopping.signal.aborted) this.stopping.abort(new Error('the server is shutting down'));
     await this.rehearsal;
   }
 
   private async rehearse(turn: RehearsedTurn): Promise<void> {
-    const { logger, clock, asked } = this.options;
-    if (asked() || this.stopping.signal.aborted) return;
+    const { logger, clock } = this.options;
+    if (this.stopping.signal.aborted) return;
     const started = clock.now();
-    const signal = AbortSignal.any([this.stopping.signal, AbortSignal.timeout(this.options.limitMs ?? REHEARSAL_LIMIT_MS)]);
+    const limitMs = this.options.limitMs ?? REHEARSAL_LIMIT_MS;
+    const limit = AbortSignal.timeout(limitMs);
+    const signal = AbortSignal.any([this.stopping.signal, limit]);
     try {
-      const rehearsed = await this.stage((model, scratch) => turn(model, scratch, { signal, stillWanted: () => !asked() }));
+      const rehearsed = await this.stage((model, scratch) => turn(model, scratch, { signal }));
       if (rehearsed) logger.info(`Rehearsed a turn ahead of the first question, on the loopback (${clock.now() - started} ms).`);
     } catch (err) {
-      logger.info(`The first question was not rehearsed (${errorText(err)}); it runs a turn's code for the first time.`);
+      const reason = limit.aborted && !this.stopping.signal.aborted ? `it took over ${limitMs / 1000} s` : errorText(err);
+      logger.info(`The first question was not rehearsed (${reason}); it runs a turn's code for the first time.`);
     }
   }
 }

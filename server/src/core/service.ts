@@ -171,8 +171,8 @@ export class DiscussionService {
    * a service of its own over the binding that discussion was opened with:
    * binding the folder again would start work of its own (a census refresh,
    * a repository map rebuilt). False when there was nothing to rehearse: the
-   * discussion closed, a real question came first, or its model is one the
-   * client runs, which must not see a rehearsal.
+   * discussion closed, or its model is one the client runs, which must not
+   * see a rehearsal.
    */
   async rehearse(discussionId: string, model: ChatModel, scratch: DiscussionStore, options: RehearsalOptions): Promise<boolean> {
     const source = this.open.get(discussionId);
@@ -180,28 +180,25 @@ export class DiscussionService {
     if (!source || !binding || isVscodeModelId(source.effectiveModel)) return false;
     const understudy = new DiscussionService(
       // Its model the one the discussion asks, so its request is the one a question there makes.
-      { ...this.deps, model, logger: silentLogger, onProgress: undefined, repos: { bind: async () => binding }, defaultModel: () => source.effectiveModel ?? undefined },
+      // Its own question must not stop it (onQuestion).
+      { ...this.deps, model, logger: silentLogger, onProgress: undefined, onQuestion: undefined, repos: { bind: async () => binding }, defaultModel: () => source.effectiveModel ?? undefined },
       scratch,
     );
-    return rehearseTurn(understudy, source.repo, options);
+    await rehearseTurn(understudy, source.repo, options);
+    return true;
   }
-
-  /** Questions this service has started a turn for, in any discussion. */
-  get questionsAsked(): number {
-    return this.asked;
-  }
-  private asked = 0;
 
   send(discussionId: unknown, text: unknown): { ok: true; seq: number } {
+    this.deps.onQuestion?.();
     const seq = this.get(discussionId).send(text);
-    this.asked++;
     return { ok: true, seq };
   }
 
   /** A send that may carry attachments (read through the discussion's read boundary first). */
   async sendWithAttachments(discussionId: unknown, text: unknown, attachments: unknown): Promise<{ ok: true; seq: number }> {
+    // Before the attachments are read: the question has come, whatever the read takes.
+    this.deps.onQuestion?.();
     const seq = await this.get(discussionId).sendWithAttachments(text, attachments);
-    this.asked++;
     return { ok: true, seq };
   }
 

@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { getEventListeners } from 'node:events';
+import * as fs from 'node:fs';
 import type { DiscussionEvent } from '../../../shared/protocol';
 import { VSCODE_MODEL_PREFIX } from '../../../shared/protocol';
 import type { Logger } from '../../../server/src/core/deps';
@@ -9,7 +11,7 @@ import { DiscussionService } from '../../../server/src/core/service';
 import { modelSources } from '../../../server/src/model/sources';
 import { memoryStore } from '../../../server/src/store/memoryStore';
 import type { DiscussionStore } from '../../../server/src/store/types';
-import { EventLog, FakeToolbox, ManualClock, harness, type Harness } from '../../support/coreHarness';
+import { EventLog, FakeToolbox, ManualClock, harness, makeTempFolder, type Harness } from '../../support/coreHarness';
 import { Gate, ScriptedModel } from '../../support/scriptedModel';
 
 /** A store that keeps nothing and records what reached it. */
@@ -29,7 +31,7 @@ function recordingStore(): DiscussionStore & { saved: DiscussionSnapshot[]; even
   return record;
 }
 
-const go = (): RehearsalOptions => ({ signal: new AbortController().signal, stillWanted: () => true });
+const go = (): RehearsalOptions => ({ signal: new AbortController().signal });
 
 describe('a turn rehearsed on an open discussion', () => {
   let h: Harness;
@@ -95,12 +97,6 @@ describe('a turn rehearsed on an open discussion', () => {
     await service.dispose();
   });
 
-  it('sends no question once a real one was asked meanwhile', async () => {
-    const loopback = new ScriptedModel([{ text: 'Hello.' }]);
-    assert.equal(await h.service.rehearse(discussionId, loopback, recordingStore(), { ...go(), stillWanted: () => false }), false);
-    assert.equal(loopback.calls, 0);
-  });
-
   it('rejects with the reason when the turn ends in an error, and still releases its discussion', async () => {
     const scratch = recordingStore();
     await assert.rejects(h.service.rehearse(discussionId, new ScriptedModel([{ fail: new Error('loopback refused') }]), scratch, go()), /loopback refused/);
@@ -109,19 +105,18 @@ describe('a turn rehearsed on an open discussion', () => {
 
   it('leaves nothing listening on its signal once done: the shutdown that aborts it later reaches no discussion', async () => {
     const shutdown = new AbortController();
-    assert.equal(await h.service.rehearse(discussionId, new ScriptedModel([{ text: 'Hello.' }]), recordingStore(), { signal: shutdown.signal, stillWanted: () => true }), true);
-    assert.doesNotThrow(() => shutdown.abort());
-    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(await h.service.rehearse(discussionId, new ScriptedModel([{ text: 'Hello.' }]), recordingStore(), { signal: shutdown.signal }), true);
+    assert.equal(getEventListeners(shutdown.signal, 'abort').length, 0);
   });
 
   it('is stopped by its signal: the model call is aborted, the turn ends, and it rejects', async () => {
     const loopback = new ScriptedModel([{ block: new Gate() }]);
     const stop = new AbortController();
     const scratch = recordingStore();
-    const rehearsed = h.service.rehearse(discussionId, loopback, scratch, { signal: stop.signal, stillWanted: () => true });
+    const rehearsed = h.service.rehearse(discussionId, loopback, scratch, { signal: stop.signal });
     await loopback.waitForCalls(1);
-    stop.abort();
-    await assert.rejects(rehearsed, /stopped before its turn ended/);
+    stop.abort(new Error('stopped for this test'));
+    await assert.rejects(rehearsed, /stopped for this test/);
     assert.equal(loopback.aborted, 1);
     assert.deepEqual(scratch.leases, { taken: 1, released: 1 });
   });
@@ -132,7 +127,7 @@ describe("a server's one rehearsal", () => {
     // Stands in for DiscussionService.rehearse: a held model call that ends when the rehearsal is stopped.
     const response = model.complete({ messages: [{ role: 'user', content: 'Say hello.' }], signal: options.signal }, () => undefined);
     await response.catch(() => undefined);
-    if (options.signal.aborted) throw new Error('it was stopped before its turn ended');
+    options.signal.throwIfAborted();
     return true;
   };
   const stage: RehearsalStage = (turn) => turn(new ScriptedModel(), memoryStore());
@@ -144,7 +139,7 @@ describe("a server's one rehearsal", () => {
   it('runs once, whichever discussions ask after, and says so once', async () => {
     const { logger, infos } = recording();
     let staged = 0;
-    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock(), asked: () => false });
+    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock() });
     const model = new ScriptedModel([{ text: 'Hello.' }]);
     await Promise.all([rehearsal.run(turnOf(model)), rehearsal.run(turnOf(model))]);
     await rehearsal.run(turnOf(model));
@@ -154,34 +149,44 @@ describe("a server's one rehearsal", () => {
 
   it('logs a stage that fails, and never throws it', async () => {
     const { logger, infos } = recording();
-    const rehearsal = new FirstTurnRehearsal(() => Promise.reject(new Error('no loopback here')), { logger, clock: new ManualClock(), asked: () => false });
+    const rehearsal = new FirstTurnRehearsal(() => Promise.reject(new Error('no loopback here')), { logger, clock: new ManualClock() });
     await rehearsal.run(turnOf(new ScriptedModel()));
     assert.ok(infos.some((message) => /^The first question was not rehearsed \(no loopback here\)/.test(message)), infos.join('\n'));
   });
 
-  it('runs none once a real question has been asked of the server, whose turn ran that code already, nor later', async () => {
+  it('runs none once a real question has been asked of the server, whose turn ran that code already', async () => {
     let staged = 0;
-    let asked = true;
-    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger: silentLogger, clock: new ManualClock(), asked: () => asked });
-    await rehearsal.run(turnOf(new ScriptedModel()));
-    asked = false;
+    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger: silentLogger, clock: new ManualClock() });
+    rehearsal.questionAsked();
     await rehearsal.run(turnOf(new ScriptedModel()));
     assert.equal(staged, 0);
+  });
+
+  it('is stopped by a real question asked while it runs', async () => {
+    const { logger, infos } = recording();
+    const model = new ScriptedModel([{ block: new Gate() }]);
+    const rehearsal = new FirstTurnRehearsal(stage, { logger, clock: new ManualClock() });
+    const running = rehearsal.run(turnOf(model));
+    await model.waitForCalls(1);
+    rehearsal.questionAsked();
+    await running;
+    assert.equal(model.aborted, 1);
+    assert.ok(infos.some((message) => /not rehearsed \(a question came first\)/.test(message)), infos.join('\n'));
   });
 
   it('is stopped at shutdown: the turn under way ends and none starts after', async () => {
     const { logger, infos } = recording();
     const model = new ScriptedModel([{ block: new Gate() }]);
     let staged = 0;
-    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock(), asked: () => false });
+    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock() });
     const running = rehearsal.run(turnOf(model));
     await model.waitForCalls(1);
     await rehearsal.stop();
     await running;
     assert.equal(model.aborted, 1);
-    assert.ok(infos.some((message) => /not rehearsed \(it was stopped/.test(message)), infos.join('\n'));
+    assert.ok(infos.some((message) => /not rehearsed \(the server is shutting down\)/.test(message)), infos.join('\n'));
 
-    const after = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock(), asked: () => false });
+    const after = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock() });
     await after.stop();
     await after.run(turnOf(new ScriptedModel()));
     assert.equal(staged, 1, 'nothing staged after a stop');
@@ -190,30 +195,43 @@ describe("a server's one rehearsal", () => {
   it('is stopped past its time limit', async () => {
     const { logger, infos } = recording();
     const model = new ScriptedModel([{ block: new Gate() }]);
-    const rehearsal = new FirstTurnRehearsal(stage, { logger, clock: new ManualClock(), asked: () => false, limitMs: 1 });
+    const rehearsal = new FirstTurnRehearsal(stage, { logger, clock: new ManualClock(), limitMs: 1 });
     await rehearsal.run(turnOf(model));
     assert.equal(model.aborted, 1);
-    assert.ok(infos.some((message) => /not rehearsed \(it was stopped/.test(message)), infos.join('\n'));
+    assert.ok(infos.some((message) => /not rehearsed \(it took over 0.001 s\)/.test(message)), infos.join('\n'));
   });
 });
 
-describe('the questions a service counts, by which a rehearsal is skipped', () => {
-  it('counts a question once its turn starts, with or without attachments, and not one refused', async () => {
-    const h = harness([{ text: 'One.' }, { text: 'Two.' }]);
+describe('a service, told of each question before anything else is done with it', () => {
+  it('tells onQuestion of every question sent, with or without attachments, refused or not, and the understudy of a rehearsal never', async () => {
+    let told = 0;
+    const model = new ScriptedModel([{ text: 'One.' }, { text: 'Two.' }]);
+    const folder = makeTempFolder('rd-questions-');
+    const service = new DiscussionService({
+      model,
+      repos: { bind: async () => ({ toolbox: new FakeToolbox(folder), summary: 'a folder', instructions: [] }) },
+      clock: new ManualClock(),
+      logger: silentLogger,
+      defaultModel: () => undefined,
+      denyRead: () => [],
+      onQuestion: () => told++,
+    });
     try {
-      const { discussionId } = await h.service.start({ folder: h.folder });
+      const { discussionId } = await service.start({ folder });
       const log = new EventLog();
-      h.service.subscribe(discussionId, 'client', log.sink);
-      assert.throws(() => h.service.send(discussionId, ''));
-      assert.equal(h.service.questionsAsked, 0);
-      h.service.send(discussionId, 'first');
+      service.subscribe(discussionId, 'client', log.sink);
+      assert.throws(() => service.send(discussionId, ''));
+      assert.equal(told, 1, 'a refused question was still a question');
+      service.send(discussionId, 'first');
       await log.turnsComplete(1);
-      await h.service.sendWithAttachments(discussionId, 'second', []);
+      await service.sendWithAttachments(discussionId, 'second', []);
       await log.turnsComplete(2);
-      assert.equal(h.service.questionsAsked, 2);
+      assert.equal(told, 3);
+      await service.rehearse(discussionId, new ScriptedModel([{ text: 'Hello.' }]), memoryStore(), { signal: new AbortController().signal });
+      assert.equal(told, 3, "the rehearsal's own question is none");
     } finally {
-      await h.service.dispose();
-      h.cleanup();
+      await service.dispose();
+      fs.rmSync(folder, { recursive: true, force: true });
     }
   });
 });

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import * as net from 'node:net';
 import { createOpenAIModel } from '../../../server/src/model/openai/chatModel';
 import { warmModelPath } from '../../../server/src/model/openai/warmup';
-import { withLoopbackModel } from '../../../server/src/model/openai/loopbackEndpoint';
+import { requestComplete, withLoopbackModel } from '../../../server/src/model/openai/loopbackEndpoint';
 import type { ChatModel, ModelSettings } from '../../../server/src/model/types';
 
 function refusesConnections(port: number): Promise<boolean> {
@@ -109,5 +109,23 @@ describe('the model path warm-up', () => {
       /the turn failed/,
     );
     assert.ok(await refusesConnections(port), 'its endpoint is closed after a failure too');
+  });
+
+  it('answers a request of a megabyte, as a rehearsed turn\'s prompt and tools are large', async () => {
+    const seen = { settings: [] as ModelSettings[], replies: [] as string[] };
+    const reply = await withLoopbackModel(
+      (settings) => recordingModel(settings, seen),
+      async (model) => (await model.complete({ messages: [{ role: 'user', content: 'x'.repeat(2 ** 20) }], signal: new AbortController().signal }, () => undefined)).content,
+    );
+    assert.match(reply, /^w0w1w2/);
+  });
+
+  it('takes a request for whole once its headers and content-length bytes are in, and refuses one past 4 MB', () => {
+    const head = 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\n';
+    assert.equal(requestComplete(Buffer.from('POST / HTTP/1.1\r\nHost: x\r\n')), undefined, 'headers not ended');
+    assert.equal(requestComplete(Buffer.from(head + 'abc')), undefined, 'body short');
+    assert.equal(requestComplete(Buffer.from(head + 'abcde')), true);
+    assert.equal(requestComplete(Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n')), true, 'no body');
+    assert.equal(requestComplete(Buffer.alloc(4 * 2 ** 20 + 1)), false);
   });
 });

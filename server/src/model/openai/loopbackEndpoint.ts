@@ -22,8 +22,20 @@ export async function withLoopbackEndpoint<T>(
     socket.on('error', () => undefined);
     // Any other local process may connect too: one that sends nothing is not waited for.
     socket.setTimeout(timeoutMs, () => socket.destroy());
-    // Answered at the first bytes of a request, whatever they are: the reply is fixed.
-    socket.once('data', () => socket.end(LOOPBACK_RESPONSE));
+    // The reply is fixed, whatever was asked; it goes once the request has
+    // arrived whole. Answered at its first bytes, a request of tens of KB
+    // (a rehearsed turn's prompt and tools) could still be writing when the
+    // socket closed.
+    let received = Buffer.alloc(0);
+    const onData = (chunk: Buffer): void => {
+      received = Buffer.concat([received, chunk]);
+      const whole = requestComplete(received);
+      if (whole === undefined) return;
+      socket.off('data', onData);
+      if (whole) socket.end(LOOPBACK_RESPONSE);
+      else socket.destroy();
+    };
+    socket.on('data', onData);
   });
   // For good, not once: an error after listening (too many open files) must not end the process.
   server.on('error', () => undefined);
@@ -52,6 +64,25 @@ export function withLoopbackModel<T>(createModel: (settings: () => ModelSettings
 /** The settings of a model that asks the loopback endpoint at `baseUrl`. */
 export function loopbackSettings(baseUrl: string): ModelSettings {
   return { baseUrl, apiKey: 'loopback', model: 'loopback' };
+}
+
+/** The most a request to the loopback endpoint may carry: a rehearsed turn's is tens of KB. */
+const MAX_REQUEST_BYTES = 4 * 2 ** 20;
+const HEADERS_END = Buffer.from('\r\n\r\n');
+
+/**
+ * Whether `received` holds a whole HTTP request: true once its headers and
+ * the `content-length` bytes after them are in (a request without one is
+ * whole at its headers), undefined while more is to come, false past
+ * MAX_REQUEST_BYTES.
+ */
+export function requestComplete(received: Buffer): boolean | undefined {
+  if (received.length > MAX_REQUEST_BYTES) return false;
+  const end = received.indexOf(HEADERS_END);
+  if (end < 0) return undefined;
+  const length = /^content-length:\s*(\d+)\s*$/im.exec(received.subarray(0, end).toString('latin1'))?.[1];
+  if (length === undefined) return true;
+  return received.length - (end + HEADERS_END.length) >= Number(length) ? true : undefined;
 }
 
 /** Enough deltas for the parsing code to run more than once, in the shape an endpoint streams them. */
