@@ -17,11 +17,10 @@ import * as os from 'node:os';
  * CPU and at most four, where Node always starts four. (Electron's Node, in
  * desktop VS Code, makes its own pool and, by its source, does not read the
  * flag; a worker given `execArgv: process.execArgv` would be refused it.) On
- * two CPUs those
- * four each kept what they had freed in an allocator arena of their own:
- * after 1,000 turns the server's resident size went over 150 MB in some
- * runs, about 8 MB more at the median (docs/performance.md, "What this
- * round changed, measured").
+ * two CPUs those four each kept what they had freed in an allocator arena
+ * of their own: after 1,000 turns the server's resident size went over
+ * 150 MB in some runs, about 8 MB more at the median
+ * (docs/performance-history.md, "The round of the tables at c52199a").
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(os.availableParallelism())}`];
 

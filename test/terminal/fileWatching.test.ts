@@ -20,17 +20,17 @@ const watcher = loadFileWatcher();
 
 /** A watcher library whose watches start, and then deliver a batch of events, or fail (as on a full event queue), when the test says: the last watch started, or the one of `dir`. */
 function scriptedWatcher(): { library: typeof ParcelWatcher; deliver: (events: ParcelWatcher.Event[], dir?: string) => void; fail: (err: Error) => void } {
-  let callback: ParcelWatcher.SubscribeCallback | undefined;
   const callbacks = new Map<string, ParcelWatcher.SubscribeCallback>();
   const library = {
     ...watcher!,
     subscribe: async (dir: string, received: ParcelWatcher.SubscribeCallback) => {
-      callback = received;
+      callbacks.delete(dir); // re-inserted: the last watch started is the last entry
       callbacks.set(dir, received);
       return { unsubscribe: async () => undefined };
     },
   } as typeof ParcelWatcher;
-  return { library, deliver: (events, dir) => (dir === undefined ? callback : callbacks.get(dir))?.(null, events), fail: (err) => callback?.(err, []) };
+  const last = (): ParcelWatcher.SubscribeCallback | undefined => [...callbacks.values()].at(-1);
+  return { library, deliver: (events, dir) => (dir === undefined ? last() : callbacks.get(dir))?.(null, events), fail: (err) => last()?.(err, []) };
 }
 
 /** Resolves once `test` holds for something `subscribe` hands it. */

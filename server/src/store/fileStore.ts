@@ -20,6 +20,7 @@ import type { ChatMessage } from '../model/types';
 import { DiscussError } from '../core/errors';
 import type { DiscussionStore, Lease, LoadedDiscussion } from './types';
 import { EVENT_BUFFER_MAX } from '../core/limits';
+import { processRuns } from './processRuns';
 
 const ID_PATTERN = /^disc-[A-Za-z0-9_-]{1,64}$/;
 const RECORD_FILE = 'record.json';
@@ -513,12 +514,7 @@ async function readLease(file: string): Promise<LeaseRecord | undefined> {
 function holderIsAlive(holder: LeaseRecord): boolean {
   if (holder.host !== os.hostname()) return true; // cannot tell; do not steal across machines
   if (holder.pid === process.pid) return false; // our own stale lease (e.g. a reused pid)
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return processRuns(holder.pid);
 }
 
 async function releaseLease(file: string): Promise<void> {

@@ -3,6 +3,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FileStore } from './fileStore';
+import { processRuns } from './processRuns';
 import type { DiscussionStore } from './types';
 
 /** Names the scratch folders, followed by the pid of the process that made one. */
@@ -56,7 +57,7 @@ export async function removeAbandoned(temporary: string, now = Date.now()): Prom
   await Promise.all(
     names.map(async (name) => {
       const maker = SCRATCH_NAME.exec(name)?.[1];
-      if (maker === undefined || isRunning(Number(maker))) return;
+      if (maker === undefined || processRuns(Number(maker))) return;
       const folder = path.join(temporary, name);
       const stat = await fs.lstat(folder).catch(() => undefined);
       if (!stat?.isDirectory() || (stat.mode & 0o077) !== 0 || (process.getuid && stat.uid !== process.getuid())) return;
@@ -64,15 +65,4 @@ export async function removeAbandoned(temporary: string, now = Date.now()): Prom
       await fs.rm(folder, { recursive: true, force: true }).catch(() => undefined);
     }),
   );
-}
-
-/** Whether a process with this pid runs (one of another user's counts: it may not be signalled, but it runs). */
-function isRunning(pid: number): boolean {
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
