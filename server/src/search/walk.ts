@@ -107,10 +107,12 @@ export interface WalkOptions {
   /**
    * This walk is one of `of` that together walk the tree (a find_files split
    * across the search threads, findShards.ts). The first directory with two
-   * or more subdirectories to walk is where they split: each walk enters
-   * only the subdirectories there whose name hashes to its `index`, and only
-   * walk 0 visits the files in that directory and above it. Each file is
-   * visited by exactly one of them while the tree holds still.
+   * or more subdirectories to walk is where they split. Every walk lists it
+   * and its subdirectories; the directories one level further down are
+   * dealt, each walk entering those whose path hashes to its `index`, and
+   * only walk 0 visits the files at and above the level they are dealt
+   * from. Each file is visited by exactly one of them while the tree holds
+   * still.
    */
   shard?: WalkShard;
   /**
@@ -174,10 +176,12 @@ interface DirectoryFrame {
   ignore: IgnoreStacks;
   /** The directory's open descriptor, in a walk that opens each directory inside its parent's. */
   fd?: number;
-  /** In a shard of a walk (WalkOptions.shard): the split is this directory or below it, not yet passed. */
+  /** In a shard of a walk (WalkOptions.shard): the level the shards deal directories from is this one or below; its files are the first shard's. */
   aboveSplit?: boolean;
-  /** In a shard of a walk: the directory whose subdirectories the shards deal out. */
+  /** In a shard of a walk: the split, whose subdirectories every shard enters, to deal theirs. */
   split?: boolean;
+  /** In a shard of a walk: a subdirectory of the split, whose subdirectories the shards deal out. */
+  deals?: boolean;
 }
 
 /** `name` inside the root-relative directory `parent` ('' or '.' for the root). */
@@ -620,12 +624,19 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;
       if (isIgnored(frame.ignore, relativePath, true)) continue;
       if (boundary.denyRules.entryDenialOf(relativePath)) continue;
-      // By a hash of the name, not its place in the listing: a directory added meanwhile moves no other.
-      if (shard && frame.split && shardOfName(name, shard.of) !== shard.index) continue;
+      // By a hash of the path, not its place in the listing: a directory added meanwhile moves no other. Of the path,
+      // for the same names (`src`) recur under every package.
+      if (shard && frame.deals && shardOfName(relativePath, shard.of) !== shard.index) continue;
       const listed = listDirectory(absolutePath, stats, chained, frame.fd === undefined ? undefined : { fd: frame.fd, name });
       const entries = listed.entries;
       // On the stack before anything else can throw, so its descriptor is closed however the walk ends.
       const entered: DirectoryFrame = { absolutePath, relativePath, entries, index: 0, ignore: frame.ignore, fd: listed.fd };
+      // Dealt one level below the split, not at it: vite's root has six subdirectories and its two largest, nine
+      // tenths of the tree, hashed to the same shard, which walked nearly all of it while the other idled.
+      if (shard && frame.split) {
+        entered.aboveSplit = true;
+        entered.deals = true;
+      }
       stack.push(entered);
       options.onDirectory?.(relativePath, absolutePath, entries);
       const names = ignoreFileNames(entries);
@@ -665,7 +676,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
   return stats;
 }
 
-/** Which of `of` shards walks a subdirectory of the split: FNV-1a of its name. */
+/** Which of `of` shards takes a name or a path (a directory of a split walk, a file of a split grep): FNV-1a of it. */
 export function shardOfName(name: string, of: number): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), 0x01000193);

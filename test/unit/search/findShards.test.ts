@@ -22,7 +22,8 @@ async function walked(root: string, shard?: WalkShard): Promise<string[]> {
 
 describe('a walk of names split into shards (find_files on two search threads)', () => {
   let root: string;
-  const packages = namesOfEachShard();
+  // Dealt one level below the split (packages/): by the path of each package's src/.
+  const packages = namesOfEachShard((name) => `packages/${name}/src`);
   beforeEach(() => {
     root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-shards-')));
     const tree: Record<string, string> = {
@@ -50,12 +51,26 @@ describe('a walk of names split into shards (find_files on two search threads)',
     assert.ok(second.length > 0 && first.length > second.length, 'both shards walked a part');
   });
 
-  it('splits at the first directory with two subdirectories to walk, not counting ignored or always-skipped ones, and leaves the files in and above it to the first shard', async () => {
+  it('splits at the first directory with two subdirectories to walk, not counting ignored or always-skipped ones, deals the directories one level below it by path, and leaves the files above them to the first shard', async () => {
     const second = await walked(root, { index: 1, of: 2 });
-    // The root holds dist/ (ignored), node_modules/ (never walked) and packages/: the split is packages/.
-    assert.ok(!second.includes('README.md') && !second.includes('packages/top.ts'), second.join(', '));
-    const dealt = packages.filter((name) => shardOfName(name, 2) === 1);
-    assert.deepEqual([...new Set(second.map((file) => file.split('/')[1]))].sort(), dealt.sort());
+    // The root holds dist/ (ignored), node_modules/ (never walked) and packages/: the split is packages/, and what
+    // is dealt is each package's src/.
+    const dealt = packages.filter((name) => shardOfName(`packages/${name}/src`, 2) === 1);
+    assert.deepEqual(second.sort(), dealt.map((name) => `packages/${name}/src/deep/a.ts`).sort());
+  });
+
+  it('splits a tree whose large subdirectories of the split would hash to one shard: their own subdirectories are dealt', async () => {
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.mkdirSync(root);
+    // Two top-level directories on the first shard by name, as vite's packages/ and playground/ are.
+    const big = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].filter((name) => shardOfName(name, 2) === 0).slice(0, 2);
+    const tree: Record<string, string> = { 'tiny/x.ts': '' };
+    for (const top of big) for (let i = 0; i < 16; i++) tree[`${top}/part${i}/file.ts`] = '';
+    writeTree(root, tree);
+    const first = await walked(root, { index: 0, of: 2 });
+    const second = await walked(root, { index: 1, of: 2 });
+    assert.ok(second.length >= 8 && first.length >= 8, `the shards walked ${first.length} and ${second.length} files`);
+    assert.deepEqual([...first, ...second].sort(), (await walked(root)).sort());
   });
 
   it('leaves everything to the first shard in a tree with no directory to split at', async () => {
