@@ -416,7 +416,7 @@ async function discussionRun(fake: EndpointProcess, storage: string, folder: str
     }
     const end = await probe(PROFILE_DIR ? { cpuProfileStop: path.join(PROFILE_DIR, `server-${server.child.pid}.cpuprofile`) } : {});
     if (process.env.BENCH_LOG_STALLS) log(`memory: main-thread heap spaces committed: ${Object.entries(end.heapSpacesCommitted).map(([space, bytes]) => `${space} ${(bytes / 2 ** 20).toFixed(1)}`).join(', ')} (heap total ${(end.heapTotalBytes / 2 ** 20).toFixed(1)} MB)`);
-    if (process.env.BENCH_LOG_STALLS) log(`memory: longest stalls (ms after the first turn: length): ${end.longStalls.map((s) => `${((s.endedAtUs - idleProbe.nowUs) / 1000).toFixed(0)}: ${s.ms.toFixed(0)} (cpu ${s.onCpuMs?.toFixed(0)}, queued ${s.waitingForCpuMs?.toFixed(0)})`).join(', ')}`);
+    if (process.env.BENCH_LOG_STALLS) log(`memory: longest stalls (ms after the first turn: length): ${end.longStalls.map((s) => `${((s.endedAtUs - idleProbe.nowUs) / 1000).toFixed(0)}: ${s.ms.toFixed(0)} (cpu ${s.onCpuMs?.toFixed(1)}, queued ${s.waitingForCpuMs?.toFixed(1)}, neither ${s.onCpuMs === undefined || s.waitingForCpuMs === undefined ? '?' : (s.ms - s.onCpuMs - s.waitingForCpuMs).toFixed(1)})`).join(', ')}`);
     if (PROFILE_DIR) {
       await probe({ heapSnapshot: path.join(PROFILE_DIR, `server-${server.child.pid}.heapsnapshot`) });
       fs.writeFileSync(path.join(PROFILE_DIR, `server-${server.child.pid}.stalls.json`), JSON.stringify(end.longStalls));
@@ -443,7 +443,7 @@ async function memoryFigures(rows: Row[], fake: EndpointProcess, storage: () => 
   rows.push(row(`longest main-thread stall in the server over those turns (event-loop delay max; p99 ${spread(p99)})`, spread(stalls), 'goal 20 ms', formatRatio(median(stalls) / 20), '< 20 ms', Math.max(...stalls) < 20));
   // On 2 shared cores most of a long stall was the main thread waiting for a core: this is the part spent running.
   const onCpu = runs.map((run) => run.stallMaxOnCpuMs);
-  rows.push(row('  of which on a CPU: most on-CPU time within one stall over 20 ms (0: none; /proc schedstat, per 5 ms tick)', spread(onCpu), 'goal 20 ms', formatRatio(median(onCpu) / 20), '< 20 ms', Math.max(...onCpu) < 20));
+  rows.push(row('  of which on a CPU: most on-CPU time within one stall over 20 ms (0: none; /proc schedstat, per 1 ms tick)', spread(onCpu), 'goal 20 ms', formatRatio(median(onCpu) / 20), '< 20 ms', Math.max(...onCpu) < 20));
 }
 
 // --------------------------------------------------------------- 6, 7. rest
