@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import type { ReadBoundary } from '../access/boundary';
 import { type RuleNamesIn, walkVerdicts } from './walk';
 
@@ -9,13 +10,19 @@ export interface Candidate {
 }
 
 /**
- * Resolutions at a time: half the thread pool libuv starts with (4), so the
- * other threads' file calls, the main thread's saves among them, still find
- * room. One after another, each link's `lstat` per component waited its turn
- * (0.85 ms a link on vite); all at once, a folder of thousands of links
- * filled the pool.
+ * How each link is resolved: `blocking` in a search thread, where awaited
+ * calls each went through the thread pool and back (0.7 ms a link on vite,
+ * while ripgrep had both CPUs); `awaited` on the main thread, which a slow
+ * file system must never hold.
  */
-export const LINKS_RESOLVED_AT_ONCE = 2;
+export type LinkResolution = 'blocking' | 'awaited';
+
+/**
+ * How long the links are resolved with blocking calls before the thread turns to its other work
+ * (ripgrep's output, a stop) for a moment: a folder of thousands of links
+ * takes tens of milliseconds.
+ */
+const TIME_SLICE_MS = 4;
 
 /**
  * The files the symlinks ripgrep passed over lead to, resolved through the
@@ -24,18 +31,26 @@ export const LINKS_RESOLVED_AT_ONCE = 2;
  * `judgeIgnores`: the links came from the crawl, which knows no ignore
  * rules, so they are judged against them as the walk would.
  */
-export async function linkedFiles(boundary: ReadBoundary, listed: (relativePath: string) => boolean, symlinks: readonly string[], judgeIgnores: boolean, ruleNames?: RuleNamesIn): Promise<Candidate[]> {
+export async function linkedFiles(
+  boundary: ReadBoundary,
+  how: LinkResolution,
+  listed: (relativePath: string) => boolean,
+  symlinks: readonly string[],
+  judgeIgnores: boolean,
+  ruleNames?: RuleNamesIn,
+): Promise<Candidate[]> {
   const notIgnored = judgeIgnores && symlinks.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
   const wanted = symlinks.filter((relativePath) => listed(relativePath) && (!notIgnored || notIgnored(relativePath)));
-  const found: (Candidate | undefined)[] = new Array(wanted.length);
-  let next = 0;
-  const resolveSome = async (): Promise<void> => {
-    while (next < wanted.length) {
-      const i = next++;
-      const resolution = await boundary.resolve(path.join(boundary.root, wanted[i]));
-      if (resolution.ok && resolution.kind === 'file') found[i] = { relativePath: wanted[i], realPath: resolution.realPath };
+  const found: Candidate[] = [];
+  let sliceStarted = performance.now();
+  for (const relativePath of wanted) {
+    const linkPath = path.join(boundary.root, relativePath);
+    const resolution = how === 'blocking' ? boundary.resolveSync(linkPath) : await boundary.resolve(linkPath);
+    if (resolution.ok && resolution.kind === 'file') found.push({ relativePath, realPath: resolution.realPath });
+    if (how === 'blocking' && performance.now() - sliceStarted > TIME_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      sliceStarted = performance.now();
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(LINKS_RESOLVED_AT_ONCE, wanted.length) }, resolveSome));
-  return found.filter((candidate): candidate is Candidate => candidate !== undefined);
+  }
+  return found;
 }

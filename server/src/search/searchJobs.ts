@@ -446,7 +446,7 @@ async function listWithRipgrep(
     const ruleNames = ruleNamesIn(crawl);
     // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
     // vite's five links, of a grep ripgrep does in 29).
-    const linked = fault === undefined ? linkedFiles(boundary, (relativePath) => check.state(relativePath) === 'ok', crawl.symlinks, crawl.linksJudged !== true, ruleNames) : Promise.resolve([]);
+    const linked = fault === undefined ? linkedFiles(boundary, 'blocking', (relativePath) => check.state(relativePath) === 'ok', crawl.symlinks, crawl.linksJudged !== true, ruleNames) : Promise.resolve([]);
     linked.catch(() => undefined); // its failure is thrown below, once the listing is in
     const listing = await listed;
     if (fault !== undefined) return { listing: { ...listing, error: fault }, linkedFiles: [] };
@@ -913,7 +913,8 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
   if (listing.error !== undefined || readRulesThroughLink(job, listing)) return undefined;
   const check = new ListedPathCheck(boundary);
   const files = listing.paths.filter((relativePath) => check.state(relativePath) !== 'excluded');
-  for (const link of await linkedFiles(boundary, (relativePath) => check.state(relativePath) === 'ok', listing.symlinks, false)) files.push(link.relativePath);
+  // Awaited: the census runs on the main thread.
+  for (const link of await linkedFiles(boundary, 'awaited', (relativePath) => check.state(relativePath) === 'ok', listing.symlinks, false)) files.push(link.relativePath);
   return { kind: 'census', engine: 'ripgrep', ...countExtensions(files, job.extensions), partial: listing.truncated || expired(), listingStopped: false };
 }
 

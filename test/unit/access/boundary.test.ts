@@ -224,6 +224,35 @@ describe('read boundary', () => {
     await assert.rejects(ReadBoundary.create(path.join(sandbox.base, 'missing')));
   });
 
+  it('answers every path with blocking calls (resolveSync, for search threads) exactly as with awaited ones', async () => {
+    fs.symlinkSync(path.join(sandbox.outside, 'secret.txt'), path.join(sandbox.repo, 'docs.txt'));
+    fs.symlinkSync('../../outside/secret.txt', path.join(sandbox.repo, 'src', 'up.txt'));
+    fs.symlinkSync(sandbox.outside, path.join(sandbox.repo, 'vendor'));
+    fs.symlinkSync(path.join(sandbox.outside, 'missing.txt'), path.join(sandbox.repo, 'dangling-out'));
+    fs.symlinkSync('src/index.ts', path.join(sandbox.repo, 'hop2'));
+    fs.symlinkSync('hop2', path.join(sandbox.repo, 'hop1'));
+    fs.symlinkSync('loop-b', path.join(sandbox.repo, 'loop-a'));
+    fs.symlinkSync('loop-a', path.join(sandbox.repo, 'loop-b'));
+    fs.symlinkSync('.env', path.join(sandbox.repo, 'env-link'));
+    fs.symlinkSync('README.md', path.join(sandbox.repo, '.env.local'));
+    fs.writeFileSync(path.join(sandbox.repo, '"quoted".txt'), 'quoted\n');
+    const requests = [
+      'src/index.ts', '', '.', 'src', path.join(sandbox.repo, 'README.md'), pathToFileURL(path.join(sandbox.repo, 'a b.txt')).href, 'a%20b.txt',
+      '../outside/secret.txt', path.join(sandbox.outside, 'nothing.txt'), path.join(sandbox.sibling, 'secret.txt'), 'docs.txt', 'src/up.txt',
+      'vendor/dir/inner.txt', 'vendor', 'dangling-out', 'hop1', 'loop-a', 'src/nope.ts', 'README.md/child', 'nul\0byte', 'x'.repeat(5000),
+      '.env', 'env-link', '.env.local', 'config/.env.production', '.env.example', '"quoted".txt', '"src/index.ts"', '.git/config',
+    ];
+    for (const requested of requests) {
+      assert.deepEqual(boundary.resolveSync(requested), await boundary.resolve(requested), requested.slice(0, 80));
+    }
+    // Not vacuous: some resolve and some are refused, for each reason.
+    const kinds = new Set(requests.map((requested) => {
+      const resolution = boundary.resolveSync(requested);
+      return resolution.ok ? 'ok' : resolution.kind;
+    }));
+    assert.deepEqual([...kinds].sort(), ['denied', 'invalid', 'loop', 'not_found', 'ok', 'outside']);
+  });
+
   describe('secrets', () => {
     it('refuses .env files at any depth but allows template-style ones', async () => {
       expectRefused(await boundary.resolve('.env'), 'denied');
