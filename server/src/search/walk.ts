@@ -108,10 +108,10 @@ export interface WalkOptions {
    * This walk is one of `of` that together walk the tree (a find_files split
    * across the search threads, findShards.ts). The first directory with two
    * or more subdirectories to walk is where they split. Every walk lists it
-   * and its subdirectories; the directories one level further down are
-   * dealt, each walk entering those whose path hashes to its `index`, and
-   * only walk 0 visits the files at and above the level they are dealt
-   * from. Each file is visited by exactly one of them while the tree holds
+   * and its subdirectories; what those subdirectories hold is dealt, each
+   * walk entering the directories and visiting the files whose path hashes
+   * to its `index`, and only walk 0 visits the files in the split and above
+   * it. Each file is visited by exactly one of them while the tree holds
    * still.
    */
   shard?: WalkShard;
@@ -176,11 +176,11 @@ interface DirectoryFrame {
   ignore: IgnoreStacks;
   /** The directory's open descriptor, in a walk that opens each directory inside its parent's. */
   fd?: number;
-  /** In a shard of a walk (WalkOptions.shard): the level the shards deal directories from is this one or below; its files are the first shard's. */
+  /** In a shard of a walk (WalkOptions.shard): the split is this directory or below it, not yet passed; its files are the first shard's. */
   aboveSplit?: boolean;
   /** In a shard of a walk: the split, whose subdirectories every shard enters, to deal theirs. */
   split?: boolean;
-  /** In a shard of a walk: a subdirectory of the split, whose subdirectories the shards deal out. */
+  /** In a shard of a walk: a subdirectory of the split, whose entries the shards deal out. */
   deals?: boolean;
 }
 
@@ -613,7 +613,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
     }
 
     const name = entry.name;
-    // Above the split, files are the first shard's; the others only pass through on their way down.
+    // At and above the split, files are the first shard's; the others only pass through on their way down.
     if (shard && frame.aboveSplit && shard.index !== 0 && !entry.isDirectory()) continue;
     if (wantedName && (entry.isFile() || entry.isSymbolicLink()) && !wantedName(name)) continue;
     const absolutePath = frame.absolutePath.endsWith(separator) ? frame.absolutePath + name : frame.absolutePath + separator + name;
@@ -633,10 +633,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       const entered: DirectoryFrame = { absolutePath, relativePath, entries, index: 0, ignore: frame.ignore, fd: listed.fd };
       // Dealt one level below the split, not at it: vite's root has six subdirectories and its two largest, nine
       // tenths of the tree, hashed to the same shard, which walked nearly all of it while the other idled.
-      if (shard && frame.split) {
-        entered.aboveSplit = true;
-        entered.deals = true;
-      }
+      if (shard && frame.split) entered.deals = true;
       stack.push(entered);
       options.onDirectory?.(relativePath, absolutePath, entries);
       const names = ignoreFileNames(entries);
@@ -647,6 +644,9 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
     }
     if (name === '.git') continue; // a worktree's `.git` pointer file
     if (fileShard && shardOfName(relativePath, fileShard.of) !== fileShard.index) continue;
+    // Below the split, files are dealt as its subdirectories' subdirectories are: a split whose subdirectories
+    // hold only files (`src/`, `test/`) still gives both shards their share.
+    if (shard && frame.deals && shardOfName(relativePath, shard.of) !== shard.index) continue;
     if (type === 'other') continue;
     if (wanted && !wanted(relativePath)) continue;
     if (isIgnored(frame.ignore, relativePath, false)) continue;

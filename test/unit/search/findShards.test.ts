@@ -51,12 +51,33 @@ describe('a walk of names split into shards (find_files on two search threads)',
     assert.ok(second.length > 0 && first.length > second.length, 'both shards walked a part');
   });
 
-  it('splits at the first directory with two subdirectories to walk, not counting ignored or always-skipped ones, deals the directories one level below it by path, and leaves the files above them to the first shard', async () => {
+  it('splits at the first directory with two subdirectories to walk, not counting ignored or always-skipped ones, deals what its subdirectories hold by path, and leaves the files in and above it to the first shard', async () => {
+    const whole = await walked(root);
     const second = await walked(root, { index: 1, of: 2 });
-    // The root holds dist/ (ignored), node_modules/ (never walked) and packages/: the split is packages/, and what
-    // is dealt is each package's src/.
-    const dealt = packages.filter((name) => shardOfName(`packages/${name}/src`, 2) === 1);
-    assert.deepEqual(second.sort(), dealt.map((name) => `packages/${name}/src/deep/a.ts`).sort());
+    // The root holds dist/ (ignored), node_modules/ (never walked) and packages/: the split is packages/. Dealt:
+    // each package's index.ts, and its src/ with all below it.
+    const dealtAs = (file: string): string | undefined => {
+      const parts = file.split('/');
+      if (parts[0] !== 'packages' || parts.length < 3) return undefined;
+      return parts.length === 3 ? file : parts.slice(0, 3).join('/');
+    };
+    assert.ok(!second.includes('README.md') && !second.includes('packages/top.ts'), second.join(', '));
+    assert.deepEqual(second.sort(), whole.filter((file) => dealtAs(file) !== undefined && shardOfName(dealtAs(file) as string, 2) === 1).sort());
+  });
+
+  it('splits a tree whose split holds only directories of files: their files are dealt', async () => {
+    fs.rmSync(root, { recursive: true, force: true });
+    fs.mkdirSync(root);
+    const tree: Record<string, string> = {};
+    for (let i = 0; i < 20; i++) {
+      tree[`src/m${i}.ts`] = '';
+      tree[`test/m${i}.test.ts`] = '';
+    }
+    writeTree(root, tree);
+    const first = await walked(root, { index: 0, of: 2 });
+    const second = await walked(root, { index: 1, of: 2 });
+    assert.ok(first.length >= 10 && second.length >= 10, `the shards walked ${first.length} and ${second.length} files`);
+    assert.deepEqual([...first, ...second].sort(), (await walked(root)).sort());
   });
 
   it('splits a tree whose large subdirectories of the split would hash to one shard: their own subdirectories are dealt', async () => {
