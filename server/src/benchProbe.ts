@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { openSync, readSync, writeFileSync } from 'node:fs';
 import type { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
@@ -30,10 +30,10 @@ export interface BenchProbeResult {
   stallMaxMs: number;
   stallP99Ms: number;
   /**
-   * The most time the main thread spent on a CPU during any one stall over
-   * 20 ms since the last reset (0 if none): the part of a stall our own code
-   * caused, apart from waiting for a core the machine's other processes held.
-   * It covers the whole tick the stall ended, so it is an upper bound.
+   * The most time the main thread spent on a CPU during any one stall of 20
+   * ms or more since the last reset (0 if none): the part of a stall our own
+   * code caused, apart from waiting for a core the machine's other processes
+   * held. It covers the whole time between the two ticks around the stall.
    */
   stallMaxOnCpuMs: number;
   rssBytes: number;
@@ -141,13 +141,19 @@ export function installBenchProbe(connection: Connection, env: Record<string, st
 /**
  * The main thread's time on a CPU and waiting for one (Linux
  * /proc/<pid>/task/<pid>/schedstat), to tell a stall our code caused from
- * one where the machine's other processes held both cores.
+ * one where the machine's other processes held both cores. Read every
+ * millisecond, so the file is opened once and read in place.
  */
+let schedstat: { fd: number; buffer: Buffer } | null | undefined;
 function mainThreadSchedule(): { onCpuNs: number; waitingNs: number } | undefined {
   try {
-    const [onCpu, waiting] = readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8').split(' ').map(Number);
+    if (schedstat === null) return undefined; // not Linux, or not readable: asked once
+    schedstat ??= { fd: openSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'r'), buffer: Buffer.alloc(128) };
+    const length = readSync(schedstat.fd, schedstat.buffer, 0, schedstat.buffer.length, 0);
+    const [onCpu, waiting] = schedstat.buffer.toString('latin1', 0, length).split(' ').map(Number);
     return { onCpuNs: onCpu, waitingNs: waiting };
   } catch {
+    schedstat = null;
     return undefined;
   }
 }

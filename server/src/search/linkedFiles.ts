@@ -18,9 +18,9 @@ export interface Candidate {
 export type LinkResolution = 'blocking' | 'awaited';
 
 /**
- * How long the links are resolved with blocking calls before the thread turns to its other work
- * (ripgrep's output, a stop) for a moment: a folder of thousands of links
- * takes tens of milliseconds.
+ * How long the links are resolved with blocking calls before the thread
+ * reads ripgrep's output for a moment: a folder of thousands of links takes
+ * tens of milliseconds.
  */
 const TIME_SLICE_MS = 4;
 

@@ -613,12 +613,14 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
     }
 
     const name = entry.name;
-    // At and above the split, files are the first shard's; the others only pass through on their way down.
-    if (shard && frame.aboveSplit && shard.index !== 0 && !entry.isDirectory()) continue;
     if (wantedName && (entry.isFile() || entry.isSymbolicLink()) && !wantedName(name)) continue;
     const absolutePath = frame.absolutePath.endsWith(separator) ? frame.absolutePath + name : frame.absolutePath + separator + name;
     const relativePath = joinRelative(frame.relativePath, name);
     const type = entryType(entry, absolutePath);
+    // At and above the split, files are the first shard's; the others only pass through on their way down. By the
+    // entry's type as lstat tells it where the listing gives none: a subdirectory of the split taken for a file
+    // here would be entered by the first shard alone, which deals what it holds and keeps only its own share.
+    if (shard && frame.aboveSplit && shard.index !== 0 && type !== 'directory') continue;
 
     if (type === 'directory') {
       if (ALWAYS_SKIPPED_DIRECTORIES.has(name)) continue;

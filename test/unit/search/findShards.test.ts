@@ -94,6 +94,29 @@ describe('a walk of names split into shards (find_files on two search threads)',
     assert.deepEqual([...first, ...second].sort(), (await walked(root)).sort());
   });
 
+  it('deals a subdirectory of the split whose listing gives it no type, as lstat tells it, with no file lost', async () => {
+    // Some file systems report no entry type in a listing: the walk asks lstat. Here one package is listed so.
+    const untyped = packages[packages.length - 1];
+    const nodeFs = require('node:fs') as { readdirSync: typeof fs.readdirSync };
+    const readdirSync = nodeFs.readdirSync;
+    const patched = ((target: fs.PathLike, options?: unknown) => {
+      const entries = (readdirSync as (target: fs.PathLike, options?: unknown) => unknown[])(target, options);
+      return entries.map((entry) =>
+        entry instanceof fs.Dirent && entry.name === untyped && entry.isDirectory() ? new (fs.Dirent as unknown as new (name: string, type: number, path: string) => fs.Dirent)(entry.name, 0, String(target)) : entry,
+      );
+    }) as typeof fs.readdirSync;
+    nodeFs.readdirSync = patched;
+    try {
+      const whole = await walked(root);
+      const first = await walked(root, { index: 0, of: 2 });
+      const second = await walked(root, { index: 1, of: 2 });
+      assert.ok(whole.some((file) => file.startsWith(`packages/${untyped}/src/`)), 'the untyped package is walked');
+      assert.deepEqual([...first, ...second].sort(), [...whole].sort());
+    } finally {
+      nodeFs.readdirSync = readdirSync;
+    }
+  });
+
   it('leaves everything to the first shard in a tree with no directory to split at', async () => {
     fs.rmSync(root, { recursive: true, force: true });
     fs.mkdirSync(root);

@@ -5,6 +5,8 @@ import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { performance } from 'node:perf_hooks';
 import { linkedFiles } from '../../../server/src/search/linkedFiles';
+import { censusWithRipgrep } from '../../../server/src/search/searchJobs';
+import { findRipgrep } from '../../../server/src/search/locateRipgrep';
 
 describe('the symlinked files a ripgrep search adds (linkedFiles.ts)', () => {
   let root: string;
@@ -49,6 +51,19 @@ describe('the symlinked files a ripgrep search adds (linkedFiles.ts)', () => {
       throw new Error('a blocking resolution on the main thread');
     };
     assert.deepEqual(await linkedFiles(boundary, 'awaited', () => true, ['kept.ts'], false), [{ relativePath: 'kept.ts', realPath: path.join(root, 'target.ts') }]);
+  });
+
+  it('in the census, which runs on the main thread, resolves the links ripgrep passes over with awaited calls only', async function () {
+    const ripgrep = await findRipgrep(undefined);
+    if (!ripgrep) this.skip();
+    fs.symlinkSync('target.ts', path.join(root, 'kept.ts'));
+    const boundary = await ReadBoundary.create(root);
+    boundary.resolveSync = () => {
+      throw new Error('a blocking resolution on the main thread');
+    };
+    const job = { kind: 'census' as const, root, denyRead: [], scope: { kind: 'directory' as const, realPath: root, relativePath: '.' }, ripgrep, maxEntries: 100, timeMs: 10_000, extensions: 5 };
+    const census = await censusWithRipgrep(job, boundary, { shouldStop: () => false, onSpawn: () => undefined });
+    assert.equal(census?.fileCount, 2, 'the file and the link to it are counted');
   });
 
   for (const how of ['blocking', 'awaited'] as const) {
