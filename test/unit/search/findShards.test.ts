@@ -20,6 +20,15 @@ async function walked(root: string, shard?: WalkShard): Promise<string[]> {
   return files;
 }
 
+/** Walks `root` whole and as two shards; asserts the shards together visit each file of the whole walk once. */
+async function walkedBothWays(root: string): Promise<{ whole: string[]; first: string[]; second: string[] }> {
+  const whole = await walked(root);
+  const first = await walked(root, { index: 0, of: 2 });
+  const second = await walked(root, { index: 1, of: 2 });
+  assert.deepEqual([...first, ...second].sort(), [...whole].sort());
+  return { whole, first, second };
+}
+
 describe('a walk of names split into shards (find_files on two search threads)', () => {
   let root: string;
   // Dealt one level below the split (packages/): by the path of each package's src/.
@@ -74,10 +83,8 @@ describe('a walk of names split into shards (find_files on two search threads)',
       tree[`test/m${i}.test.ts`] = '';
     }
     writeTree(root, tree);
-    const first = await walked(root, { index: 0, of: 2 });
-    const second = await walked(root, { index: 1, of: 2 });
+    const { first, second } = await walkedBothWays(root);
     assert.ok(first.length >= 10 && second.length >= 10, `the shards walked ${first.length} and ${second.length} files`);
-    assert.deepEqual([...first, ...second].sort(), (await walked(root)).sort());
   });
 
   it('splits a tree whose large subdirectories of the split would hash to one shard: their own subdirectories are dealt', async () => {
@@ -88,10 +95,8 @@ describe('a walk of names split into shards (find_files on two search threads)',
     const tree: Record<string, string> = { 'tiny/x.ts': '' };
     for (const top of big) for (let i = 0; i < 16; i++) tree[`${top}/part${i}/file.ts`] = '';
     writeTree(root, tree);
-    const first = await walked(root, { index: 0, of: 2 });
-    const second = await walked(root, { index: 1, of: 2 });
+    const { first, second } = await walkedBothWays(root);
     assert.ok(second.length >= 8 && first.length >= 8, `the shards walked ${first.length} and ${second.length} files`);
-    assert.deepEqual([...first, ...second].sort(), (await walked(root)).sort());
   });
 
   it('deals a subdirectory of the split whose listing gives it no type, as lstat tells it, with no file lost', async () => {
@@ -107,11 +112,8 @@ describe('a walk of names split into shards (find_files on two search threads)',
     }) as typeof fs.readdirSync;
     nodeFs.readdirSync = patched;
     try {
-      const whole = await walked(root);
-      const first = await walked(root, { index: 0, of: 2 });
-      const second = await walked(root, { index: 1, of: 2 });
+      const { whole } = await walkedBothWays(root);
       assert.ok(whole.some((file) => file.startsWith(`packages/${untyped}/src/`)), 'the untyped package is walked');
-      assert.deepEqual([...first, ...second].sort(), [...whole].sort());
     } finally {
       nodeFs.readdirSync = readdirSync;
     }
