@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES, type RuleNamesIn } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES, ignoreRulesAt, ignoreRulesInside, ignoresDirectory, type IgnoreStacks, type RuleNamesIn } from './walk';
 
 /**
  * The entries a ripgrep listing cannot be trusted to report, found by one
@@ -15,9 +15,9 @@ import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES, type RuleNamesIn } from 
  */
 
 export interface CrawlResult {
-  /** Root-relative paths of every symlink under the scope (outside node_modules/ and .git/). */
+  /** Root-relative paths of every symlink under the scope (outside node_modules/, .git/ and the directories the ignore rules leave out). */
   symlinks: string[];
-  /** Root-relative paths of every ignore file and `.git` entry under the scope, whatever their type. */
+  /** Root-relative paths of every ignore file and `.git` entry under the scope (as for `symlinks`), whatever their type. */
   ruleEntries: string[];
   /** The root-relative directories whose entries were read ('' for the root): `ruleEntries` is complete for these. */
   directories: string[];
@@ -33,31 +33,53 @@ export interface CrawlResult {
 }
 
 const RULE_NAMES: ReadonlySet<string> = new Set([...IGNORE_FILE_NAMES, '.git']);
+
+/** A directory to crawl, with the rules in force where it sits; `fresh: false` when they include its own (the start). */
+interface CrawlFrame {
+  relative: string;
+  rules: IgnoreStacks;
+  fresh?: false;
+}
 const TIME_SLICE_MS = 8;
 
 function join(parent: string, name: string): string {
   return parent === '' ? name : `${parent}/${name}`;
 }
 
-/** Crawls `scope` (root-relative, `.` for the root) of `root`. Yields every few milliseconds so ripgrep's pipe keeps draining. */
+/**
+ * Crawls `scope` (root-relative, `.` for the root) of `root`, leaving out
+ * the directories the ignore rules leave out, as ripgrep and the walk do: a
+ * built project's ignored output (`target/`, `dist/`) was crawled whole, and
+ * on a folder of 5,200 files beside an ignored `target/` of 100,000 a cold
+ * grep took 78 ms where ripgrep took 21. The rules are read as the walk
+ * reads them (bounded, never through a link). Yields every few milliseconds
+ * so ripgrep's pipe keeps draining.
+ */
 export async function crawlLinksAndRules(root: string, scope: string, maxEntries: number, shouldStop: () => boolean): Promise<CrawlResult> {
   const result: CrawlResult = { symlinks: [], ruleEntries: [], directories: [], stopped: false };
-  const stack = [scope === '.' || scope === '' ? '' : scope];
+  const start = scope === '.' || scope === '' ? '' : scope;
+  const stack: CrawlFrame[] = [{ relative: start, rules: ignoreRulesAt(root, start), fresh: false }];
   let entries = 0;
   let sliceStarted = performance.now();
   while (stack.length > 0) {
-    const relative = stack.pop() as string;
+    const { relative, rules: inherited, fresh } = stack.pop() as CrawlFrame;
+    const absolute = relative === '' ? root : `${root}/${relative}`;
     let listing: fs.Dirent[];
     try {
-      listing = fs.readdirSync(relative === '' ? root : `${root}/${relative}`, { withFileTypes: true });
+      listing = fs.readdirSync(absolute, { withFileTypes: true });
     } catch {
       continue; // unreadable: ripgrep cannot list it either
     }
     result.directories.push(relative);
+    const ruleNames = new Set<string>();
+    const subdirectories: string[] = [];
     for (const entry of listing) {
       const name = entry.name;
       const entryPath = join(relative, name);
-      if (RULE_NAMES.has(name)) result.ruleEntries.push(entryPath);
+      if (RULE_NAMES.has(name)) {
+        result.ruleEntries.push(entryPath);
+        ruleNames.add(name);
+      }
       let isDirectory = entry.isDirectory();
       let isLink = entry.isSymbolicLink();
       if (!isDirectory && !isLink && !entry.isFile()) {
@@ -71,10 +93,15 @@ export async function crawlLinksAndRules(root: string, scope: string, maxEntries
         }
       }
       if (isDirectory) {
-        if (!ALWAYS_SKIPPED_DIRECTORIES.has(name)) stack.push(entryPath);
+        if (!ALWAYS_SKIPPED_DIRECTORIES.has(name)) subdirectories.push(entryPath);
       } else if (isLink) {
         result.symlinks.push(entryPath);
       }
+    }
+    // The start directory's own rules came with its ancestors'.
+    const rules = fresh === false ? inherited : ignoreRulesInside(inherited, absolute, relative, ruleNames);
+    for (const subdirectory of subdirectories) {
+      if (!ignoresDirectory(rules, subdirectory)) stack.push({ relative: subdirectory, rules });
     }
     entries += listing.length;
     if (entries > maxEntries || shouldStop()) {

@@ -5,7 +5,10 @@ import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { crawlLinksAndRules, ruleNamesIn } from '../../../server/src/search/linkCrawl';
 import { walkVerdicts } from '../../../server/src/search/walk';
-import { writeTree } from '../../support/toolFixture';
+import { execFileSync } from 'node:child_process';
+import { SearchEngine } from '../../../server/src/search/searchEngine';
+import { SearchPool } from '../../../server/src/search/searchPool';
+import { ripgrepOnPath, writeTree } from '../../support/toolFixture';
 
 /** Every file under `root` but those in .git/, root-relative. */
 function allFiles(root: string, relative = ''): string[] {
@@ -81,5 +84,67 @@ describe("the crawl's ignore files, handed to the check of ripgrep's listing", (
     assert.equal(names(''), undefined, 'the root, above the scope');
     assert.deepEqual([...(names('src/deep') ?? [])].sort(), ['.ignore', '.rgignore']);
     assert.deepEqual([...(names('src/deep/plain') ?? ['not read'])], [], 'read, and holding none');
+  });
+});
+
+describe('the crawl leaves out what the ignore rules leave out, as ripgrep does', () => {
+  let root: string;
+  const pools: SearchPool[] = [];
+  beforeEach(() => {
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-crawl-pruned-')));
+    writeTree(root, {
+      '.gitignore': 'target/\n/dist\n*.egg-info/\n',
+      'a.ts': 'export const needle = 1;\n',
+      'target/debug/.gitignore': '*\n',
+      'pkg.egg-info/.gitignore': 'x\n',
+      'src/dist/.ignore': 'y\n',
+      'dist/.ignore': 'z\n',
+      'keep/.gitignore': '!target/\n',
+      'keep/target/.ignore': 'w\n',
+      'sub/.gitignore': 'out/\n',
+      'sub/out/.ignore': 'v\n',
+      'sub/in/.ignore': 'u\n',
+    });
+    for (const at of ['target/debug/link.ts', 'pkg.egg-info/link.ts', 'src/link.ts', 'dist/link.ts', 'keep/target/link.ts', 'sub/out/link.ts']) {
+      fs.symlinkSync(path.relative(path.dirname(path.join(root, at)), path.join(root, 'a.ts')), path.join(root, at));
+    }
+  });
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.close()));
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('reads no directory a rule names whole (target/, /dist, a nested out/), and still reads one a rule leaves out by a wildcard, one anchored elsewhere, and one a deeper rule lets back in', async () => {
+    const crawl = await crawlLinksAndRules(root, '.', 10_000, () => false);
+    assert.deepEqual(crawl.symlinks.sort(), ['keep/target/link.ts', 'pkg.egg-info/link.ts', 'src/link.ts']);
+    assert.ok(!crawl.directories.some((directory) => directory === 'target' || directory.startsWith('target/') || directory === 'dist'), crawl.directories.join(', '));
+    assert.ok(crawl.ruleEntries.includes('src/dist/.ignore') && crawl.ruleEntries.includes('keep/target/.ignore'));
+    assert.ok(!crawl.ruleEntries.includes('target/debug/.gitignore') && !crawl.ruleEntries.includes('dist/.ignore'));
+  });
+
+  it("takes a crawled scope's own rules and its ancestors' into account", async () => {
+    const crawl = await crawlLinksAndRules(root, 'sub', 10_000, () => false);
+    assert.deepEqual(crawl.directories.sort(), ['sub', 'sub/in']);
+    assert.deepEqual(crawl.symlinks, []);
+  });
+
+  it('leaves ripgrep to answer a grep beside a FIFO ignore file in a directory the rules leave out, which it never opens', async function () {
+    const ripgrep = ripgrepOnPath();
+    if (!ripgrep) this.skip();
+    execFileSync('mkfifo', [path.join(root, 'target', 'debug', '.ignore')]);
+    const pool = new SearchPool({ maxWorkers: 1 });
+    pools.push(pool);
+    // No head start: a walk that finished the folder first would answer instead.
+    const engine = new SearchEngine({ ripgrepPath: ripgrep, pool, orderedHeadStartMs: 0 });
+    const grep = { kind: 'grep' as const, root, denyRead: [], scope: { kind: 'directory' as const, realPath: root, relativePath: '.' }, pattern: 'needle' };
+    const outcome = await engine.run(grep);
+    assert.ok(outcome.ok && outcome.result.kind === 'grep', JSON.stringify(outcome));
+    assert.equal(outcome.result.engine, 'ripgrep');
+    const walkPool = new SearchPool({ maxWorkers: 1 });
+    pools.push(walkPool);
+    const walked = await new SearchEngine({ ripgrepPath: null, pool: walkPool }).run(grep);
+    assert.ok(walked.ok && walked.result.kind === 'grep');
+    assert.deepEqual(outcome.result.lines, walked.result.lines);
+    assert.ok(outcome.result.lines.includes('src/link.ts:1: export const needle = 1;'), outcome.result.lines.join('\n'));
   });
 });
