@@ -436,7 +436,11 @@ async function listWithRipgrep(
     });
     let crawl: CrawlResult;
     try {
-      crawl = crawlOf ? await crawlOf() : await crawlLinksAndRules(job.root, job.scope.relativePath, SEARCH_LIMITS.walkMaxEntries, () => control.shouldStop());
+      crawl = crawlOf
+        ? await crawlOf()
+        : await crawlLinksAndRules(job.root, job.scope.relativePath, SEARCH_LIMITS.walkMaxEntries, () => control.shouldStop(), {
+            leaveOutIgnored: (query.includeGlobs ?? []).length === 0,
+          });
     } catch (error) {
       fault = 'the warm index gave out';
       await listed.catch(() => undefined);

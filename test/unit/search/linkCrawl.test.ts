@@ -122,10 +122,27 @@ describe('the crawl leaves out what the ignore rules leave out, as ripgrep does'
     assert.ok(!crawl.ruleEntries.includes('target/debug/.gitignore') && !crawl.ruleEntries.includes('dist/.ignore'));
   });
 
-  it("takes a crawled scope's own rules and its ancestors' into account", async () => {
-    const crawl = await crawlLinksAndRules(root, 'sub', 10_000, () => false);
-    assert.deepEqual(crawl.directories.sort(), ['sub', 'sub/in']);
-    assert.deepEqual(crawl.symlinks, []);
+  it('leaves out nothing below a scope, nor when asked not to (a grep with an include glob): ripgrep may walk what the rules leave out there', async () => {
+    const scoped = await crawlLinksAndRules(root, 'sub', 10_000, () => false);
+    assert.deepEqual(scoped.directories.sort(), ['sub', 'sub/in', 'sub/out']);
+    const whole = await crawlLinksAndRules(root, '.', 10_000, () => false, { leaveOutIgnored: false });
+    assert.ok(whole.directories.includes('target/debug') && whole.directories.includes('dist'), whole.directories.join(', '));
+  });
+
+  it('stops ripgrep for a FIFO ignore file in a directory the rules leave out when an include glob would take ripgrep into it', async function () {
+    const ripgrep = ripgrepOnPath();
+    if (!ripgrep) this.skip();
+    // `--iglob *.ts` matches the directory's name, which beats the rule that leaves it out.
+    fs.mkdirSync(path.join(root, 'evil.ts'));
+    fs.appendFileSync(path.join(root, '.gitignore'), 'evil.ts/\n');
+    execFileSync('mkfifo', [path.join(root, 'evil.ts', '.gitignore')]);
+    const pool = new SearchPool({ maxWorkers: 1 });
+    pools.push(pool);
+    const engine = new SearchEngine({ ripgrepPath: ripgrep, pool, orderedHeadStartMs: 0 });
+    const outcome = await engine.run({ kind: 'grep', root, denyRead: [], scope: { kind: 'directory', realPath: root, relativePath: '.' }, pattern: 'needle', glob: '**/*.ts' });
+    assert.ok(outcome.ok && outcome.result.kind === 'grep', JSON.stringify(outcome));
+    assert.equal(outcome.result.engine, 'node', 'the walk answered, ripgrep having been stopped');
+    assert.ok(outcome.result.lines.includes('a.ts:1: export const needle = 1;'), outcome.result.lines.join('\n'));
   });
 
   it('leaves ripgrep to answer a grep beside a FIFO ignore file in a directory the rules leave out, which it never opens', async function () {
