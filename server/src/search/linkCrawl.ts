@@ -41,6 +41,16 @@ const RULE_NAMES: ReadonlySet<string> = new Set([...IGNORE_FILE_NAMES, '.git']);
  */
 const IGNORE_RULES_CASE_FREE = process.platform === 'win32' || process.platform === 'darwin';
 
+/**
+ * Whether ripgrep leaves out what the walk's rules leave out, for a listing
+ * of `scope` with no include glob: only for the whole folder (below it,
+ * ripgrep takes the rules above as an `--ignore-file`, weaker than any
+ * inside) and where the walk's rules match names as ripgrep's do.
+ */
+export function rulesAreRipgrepsAt(scope: string): boolean {
+  return (scope === '.' || scope === '') && !IGNORE_RULES_CASE_FREE;
+}
+
 /** A directory to crawl, with the rules in force where it sits; `fresh: false` when they include its own (the start). */
 interface CrawlFrame {
   relative: string;
@@ -76,7 +86,7 @@ export async function crawlLinksAndRules(
   shouldStop: () => boolean,
   options: { leaveOutIgnored: boolean } = { leaveOutIgnored: true },
 ): Promise<CrawlResult> {
-  const leaveOut = options.leaveOutIgnored && (scope === '.' || scope === '') && !IGNORE_RULES_CASE_FREE;
+  const leaveOut = options.leaveOutIgnored && rulesAreRipgrepsAt(scope);
   const result: CrawlResult = { symlinks: [], ruleEntries: [], directories: [], stopped: false };
   const start = scope === '.' || scope === '' ? '' : scope;
   const stack: CrawlFrame[] = [{ relative: start, rules: leaveOut ? ignoreRulesAt(root, start) : undefined, fresh: false }];

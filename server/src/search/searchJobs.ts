@@ -10,7 +10,7 @@ import { CONTENT_CACHE_LIMITS } from './contentCache';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
 import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
-import { crawlLinksAndRules, CrawlResult, ruleNamesIn } from './linkCrawl';
+import { crawlLinksAndRules, CrawlResult, ruleNamesIn, rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 
@@ -704,7 +704,9 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
       { mode: 'matches', pattern: translated, exclusions: exclusionsFor(boundary, 'grep'), includeGlobs },
       cut,
       (relativePath) => (globTest && !globTest(relativePath)) || ++candidateCount <= SWITCH_TO_WALK.grepCandidates,
-      index && (() => index.crawlOf(job.scope.relativePath)),
+      // The index lists only what the walk enters: where ripgrep may enter more (an include glob, a scope, names
+      // matched case-free), a FIFO ignore file there would hold it, so the crawl reads everything instead.
+      index && includeGlobs.length === 0 && rulesAreRipgrepsAt(job.scope.relativePath) ? () => index.crawlOf(job.scope.relativePath) : undefined,
     );
     if (listing.abandoned) {
       switchedToWalk = true;

@@ -165,3 +165,33 @@ describe('the crawl leaves out what the ignore rules leave out, as ripgrep does'
     assert.ok(outcome.result.lines.includes('src/link.ts:1: export const needle = 1;'), outcome.result.lines.join('\n'));
   });
 });
+
+describe("a warm index's crawl, which lists only what the walk enters", () => {
+  let root: string;
+  const pools: SearchPool[] = [];
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.close()));
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('is not used beside an include glob: a FIFO ignore file in a directory the rules leave out, which the glob takes ripgrep into, stops ripgrep', async function () {
+    const ripgrep = ripgrepOnPath();
+    if (!ripgrep) this.skip();
+    this.timeout(120_000);
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-crawl-warm-')));
+    // Files too large to keep in memory, past what one grep reads from the disk: ripgrep is asked.
+    const files: Record<string, string> = { '.gitignore': 'evil.ts/\n', 'a.ts': 'export const needle = 1;\n' };
+    for (let i = 0; i < 18; i++) files[`big/b${i}.ts`] = `${'x'.repeat(80)}\n`.repeat(3_500);
+    writeTree(root, files);
+    fs.mkdirSync(path.join(root, 'evil.ts'));
+    execFileSync('mkfifo', [path.join(root, 'evil.ts', '.gitignore')]);
+    const pool = new SearchPool({ maxWorkers: 1 });
+    pools.push(pool);
+    const engine = new SearchEngine({ ripgrepPath: ripgrep, pool, fileIndex: true, orderedHeadStartMs: 0 });
+    assert.equal(await engine.prepareIndex(root, [], { waitForContents: true }), true);
+    const outcome = await engine.run({ kind: 'grep', root, denyRead: [], scope: { kind: 'directory', realPath: root, relativePath: '.' }, pattern: 'needle', glob: '**/*.ts' });
+    assert.ok(outcome.ok && outcome.result.kind === 'grep', JSON.stringify(outcome).slice(0, 500));
+    assert.deepEqual(outcome.result.lines, ['a.ts:1: export const needle = 1;']);
+    assert.notEqual(outcome.result.engine, 'ripgrep');
+  });
+});
