@@ -379,12 +379,27 @@ function crawlFault(job: SearchJob, crawl: CrawlResult): string | undefined {
   for (const relativePath of crawl.ruleEntries) {
     const absolute = path.join(job.root, relativePath);
     if (ignoreEntryLeadsOutside(absolute)) return LINKED_RULES;
-    if (path.basename(relativePath) === '.git') continue;
-    const fault = ignoreFileFault(absolute);
+    let rulesFile = absolute;
+    if (path.basename(relativePath) === '.git') {
+      // ripgrep reads a repository's .git/info/exclude too: a FIFO there held it to its time limit.
+      rulesFile = path.join(absolute, 'info', 'exclude');
+      if (!isPresent(rulesFile)) continue;
+    }
+    const fault = ignoreFileFault(rulesFile);
     if (fault === 'too_large') return OVERSIZED_RULES;
     if (fault !== undefined) return NON_REGULAR_RULES;
   }
   return undefined;
+}
+
+/** Whether anything is at `filePath` (lstat: a link or a FIFO counts). */
+function isPresent(filePath: string): boolean {
+  try {
+    fs.lstatSync(filePath);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 interface CheckedListing {

@@ -195,3 +195,28 @@ describe("a warm index's crawl, which lists only what the walk enters", () => {
     assert.notEqual(outcome.result.engine, 'ripgrep');
   });
 });
+
+describe("a repository's .git/info/exclude, which ripgrep reads", () => {
+  let root: string;
+  const pools: SearchPool[] = [];
+  afterEach(async () => {
+    await Promise.all(pools.splice(0).map((pool) => pool.close()));
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('stops ripgrep when it is a FIFO, with no other odd ignore file beside it, and the walk answers', async function () {
+    const ripgrep = ripgrepOnPath();
+    if (!ripgrep) this.skip();
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-crawl-exclude-')));
+    writeTree(root, { 'a.ts': 'export const needle = 1;\n', '.git/HEAD': 'ref: refs/heads/main\n' });
+    fs.mkdirSync(path.join(root, '.git', 'info'));
+    execFileSync('mkfifo', [path.join(root, '.git', 'info', 'exclude')]);
+    const pool = new SearchPool({ maxWorkers: 1 });
+    pools.push(pool);
+    const engine = new SearchEngine({ ripgrepPath: ripgrep, pool, orderedHeadStartMs: 0 });
+    const outcome = await engine.run({ kind: 'grep', root, denyRead: [], scope: { kind: 'directory', realPath: root, relativePath: '.' }, pattern: 'needle' });
+    assert.ok(outcome.ok && outcome.result.kind === 'grep', JSON.stringify(outcome).slice(0, 500));
+    assert.equal(outcome.result.engine, 'node');
+    assert.deepEqual(outcome.result.lines, ['a.ts:1: export const needle = 1;']);
+  });
+});
