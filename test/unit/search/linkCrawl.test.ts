@@ -166,7 +166,7 @@ describe('the crawl leaves out what the ignore rules leave out, as ripgrep does'
   });
 });
 
-describe("a warm index's crawl, which lists only what the walk enters", () => {
+describe('a FIFO ignore file ripgrep would wait on stops it, and the walk answers', () => {
   let root: string;
   const pools: SearchPool[] = [];
   afterEach(async () => {
@@ -174,7 +174,7 @@ describe("a warm index's crawl, which lists only what the walk enters", () => {
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('is not used beside an include glob: a FIFO ignore file in a directory the rules leave out, which the glob takes ripgrep into, stops ripgrep', async function () {
+  it("in a directory the rules leave out that an include glob takes ripgrep into, where a warm index's listing, which lists only what the walk enters, is not used", async function () {
     const ripgrep = ripgrepOnPath();
     if (!ripgrep) this.skip();
     this.timeout(120_000);
@@ -194,17 +194,8 @@ describe("a warm index's crawl, which lists only what the walk enters", () => {
     assert.deepEqual(outcome.result.lines, ['a.ts:1: export const needle = 1;']);
     assert.notEqual(outcome.result.engine, 'ripgrep');
   });
-});
 
-describe("a repository's .git/info/exclude, which ripgrep reads", () => {
-  let root: string;
-  const pools: SearchPool[] = [];
-  afterEach(async () => {
-    await Promise.all(pools.splice(0).map((pool) => pool.close()));
-    fs.rmSync(root, { recursive: true, force: true });
-  });
-
-  it('stops ripgrep when it is a FIFO, with no other odd ignore file beside it, and the walk answers', async function () {
+  it("as a repository's .git/info/exclude, which ripgrep reads, with no other odd ignore file beside it", async function () {
     const ripgrep = ripgrepOnPath();
     if (!ripgrep) this.skip();
     root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-crawl-exclude-')));
