@@ -51,6 +51,17 @@ export function rulesAreRipgrepsAt(scope: string): boolean {
   return (scope === '.' || scope === '') && !IGNORE_RULES_CASE_FREE;
 }
 
+export interface CrawlOptions {
+  /** False: leave out nothing. */
+  leaveOutIgnored?: boolean;
+  /**
+   * Whether ripgrep enters a directory of this name whatever the rules say:
+   * an include glob that matches a directory's name (`--iglob *.ts` and a
+   * directory `evil.ts/`) beats them.
+   */
+  enteredAnyway?: (name: string) => boolean;
+}
+
 /** A directory to crawl, with the rules in force where it sits; `fresh: false` when they include its own (the start). */
 interface CrawlFrame {
   relative: string;
@@ -69,9 +80,8 @@ function join(parent: string, name: string): string {
  * the directories the ignore rules leave out, as ripgrep and the walk do,
  * when ripgrep's rules are sure to be the walk's there: a search of the
  * whole folder (below it, ripgrep takes the rules above as an
- * `--ignore-file`, weaker than any inside) with no include glob (one that
- * matches a directory's name takes ripgrep into it, whatever the rules say),
- * asked with `leaveOutIgnored`. A directory ripgrep walks and the crawl did
+ * `--ignore-file`, weaker than any inside), but for a directory an include
+ * glob takes ripgrep into (`enteredAnyway`). A directory ripgrep walks and the crawl did
  * not could hold a FIFO ignore file that ripgrep would wait on. Left out: a
  * built project's ignored output (`target/`, `dist/`) was crawled whole, and
  * on a folder of 5,200 files beside an ignored `target/` of 100,000 a cold
@@ -84,9 +94,10 @@ export async function crawlLinksAndRules(
   scope: string,
   maxEntries: number,
   shouldStop: () => boolean,
-  options: { leaveOutIgnored: boolean } = { leaveOutIgnored: true },
+  options: CrawlOptions = {},
 ): Promise<CrawlResult> {
-  const leaveOut = options.leaveOutIgnored && rulesAreRipgrepsAt(scope);
+  const leaveOut = options.leaveOutIgnored !== false && rulesAreRipgrepsAt(scope);
+  const enteredAnyway = options.enteredAnyway ?? (() => false);
   const result: CrawlResult = { symlinks: [], ruleEntries: [], directories: [], stopped: false };
   const start = scope === '.' || scope === '' ? '' : scope;
   const stack: CrawlFrame[] = [{ relative: start, rules: leaveOut ? ignoreRulesAt(root, start) : undefined, fresh: false }];
@@ -132,7 +143,9 @@ export async function crawlLinksAndRules(
     // The start directory's own rules came with its ancestors'.
     const rules = inherited === undefined || fresh === false ? inherited : ignoreRulesInside(inherited, absolute, relative, ruleNames);
     for (const subdirectory of subdirectories) {
-      if (rules === undefined || !ignoresDirectory(rules, subdirectory)) stack.push({ relative: subdirectory, rules });
+      if (rules === undefined || !ignoresDirectory(rules, subdirectory) || enteredAnyway(subdirectory.slice(subdirectory.lastIndexOf('/') + 1))) {
+        stack.push({ relative: subdirectory, rules });
+      }
     }
     entries += listing.length;
     if (entries > maxEntries || shouldStop()) {

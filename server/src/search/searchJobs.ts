@@ -7,6 +7,7 @@ import { type CompiledPattern, compilePattern, Grep, GREP_LIMITS, GrepResult } f
 import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '../access/globs';
 import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
 import { CONTENT_CACHE_LIMITS } from './contentCache';
+import { minimatch } from 'minimatch';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
 import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
@@ -392,6 +393,15 @@ function crawlFault(job: SearchJob, crawl: CrawlResult): string | undefined {
   return undefined;
 }
 
+/**
+ * Which directory names ripgrep's include globs (`--iglob`, each a name
+ * pattern: ripgrepNameFilter) take it into, whatever the ignore rules say.
+ */
+function enteredByIncludeGlobs(includeGlobs: readonly string[]): ((name: string) => boolean) | undefined {
+  if (includeGlobs.length === 0) return undefined;
+  return (name) => includeGlobs.some((glob) => minimatch(name, glob, { nocase: true, dot: true }));
+}
+
 /** Whether anything is at `filePath` (lstat: a link or a FIFO counts). */
 function isPresent(filePath: string): boolean {
   try {
@@ -454,7 +464,7 @@ async function listWithRipgrep(
       crawl = crawlOf
         ? await crawlOf()
         : await crawlLinksAndRules(job.root, job.scope.relativePath, SEARCH_LIMITS.walkMaxEntries, () => control.shouldStop(), {
-            leaveOutIgnored: (query.includeGlobs ?? []).length === 0,
+            enteredAnyway: enteredByIncludeGlobs(query.includeGlobs ?? []),
           });
     } catch (error) {
       fault = 'the warm index gave out';
@@ -720,7 +730,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
       cut,
       (relativePath) => (globTest && !globTest(relativePath)) || ++candidateCount <= SWITCH_TO_WALK.grepCandidates,
       // The index lists only what the walk enters: where ripgrep may enter more (an include glob, a scope, names
-      // matched case-free), a FIFO ignore file there would hold it, so the crawl reads everything instead.
+      // matched case-free), a FIFO ignore file there would hold it, so the crawl reads what ripgrep may enter.
       index && includeGlobs.length === 0 && rulesAreRipgrepsAt(job.scope.relativePath) ? () => index.crawlOf(job.scope.relativePath) : undefined,
     );
     if (listing.abandoned) {
