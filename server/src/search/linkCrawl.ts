@@ -52,8 +52,6 @@ export function rulesAreRipgrepsAt(scope: string): boolean {
 }
 
 export interface CrawlOptions {
-  /** False: leave out nothing. */
-  leaveOutIgnored?: boolean;
   /**
    * Whether ripgrep enters a directory of this name whatever the rules say:
    * an include glob that matches a directory's name (`--iglob *.ts` and a
@@ -96,7 +94,7 @@ export async function crawlLinksAndRules(
   shouldStop: () => boolean,
   options: CrawlOptions = {},
 ): Promise<CrawlResult> {
-  const leaveOut = options.leaveOutIgnored !== false && rulesAreRipgrepsAt(scope);
+  const leaveOut = rulesAreRipgrepsAt(scope);
   const enteredAnyway = options.enteredAnyway ?? (() => false);
   const result: CrawlResult = { symlinks: [], ruleEntries: [], directories: [], stopped: false };
   const start = scope === '.' || scope === '' ? '' : scope;
