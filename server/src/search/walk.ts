@@ -357,13 +357,41 @@ function startRepository(stacks: IgnoreStacks, directoryAbsolute: string, direct
   return exclude === undefined ? reset : pushLayer(reset, 2, directoryRelative, exclude);
 }
 
+interface RuleVerdict {
+  ignored: boolean;
+  unignored: boolean;
+}
+
+/**
+ * One ignore file's verdict on a path itself, not on the directories above
+ * it: whoever asks has entered those already, with every layer's say, as git
+ * and ripgrep go down a tree. `Ignore.test` asks the directories first and
+ * hands their exclusion down, so a `target/` that the root's rule leaves out
+ * and a deeper `!target/` lets back in was entered, and then every file in it
+ * left out again by the root's rule, where git and ripgrep show them. The
+ * library's per-path match is not public: it is checked against known answers
+ * when this module loads, and `test` (the old verdicts) stands in if it fails.
+ */
+const verdictOnPathItself: (rules: Ignore, testedPath: string) => RuleVerdict = (() => {
+  type WithMatcher = { _rules?: { test?: (testedPath: string, mode: string) => RuleVerdict } };
+  const own = (rules: Ignore, testedPath: string): RuleVerdict => (rules as unknown as Required<WithMatcher>)._rules.test!(testedPath, 'regex');
+  try {
+    const probe = ignore().add('target/\n!keep/\n');
+    const answers = [own(probe, 'a/target/'), own(probe, 'a/target/x'), own(probe, 'keep/')];
+    if (answers[0].ignored && !answers[1].ignored && !answers[1].unignored && answers[2].unignored) return own;
+  } catch {
+    // The library's insides changed.
+  }
+  return (rules, testedPath) => rules.test(testedPath);
+})();
+
 /** Whether one stack has an opinion: the deepest layer that matches decides. */
 function stackVerdict(layers: IgnoreLayer[], relativePath: string, isDirectory: boolean): boolean | undefined {
   for (let i = layers.length - 1; i >= 0; i--) {
     const layer = layers[i];
     const local = layer.base === '' ? relativePath : relativePath.slice(layer.base.length + 1);
     try {
-      const result = layer.rules.test(isDirectory ? `${local}/` : local);
+      const result = verdictOnPathItself(layer.rules, isDirectory ? `${local}/` : local);
       if (result.ignored) return true;
       if (result.unignored) return false;
     } catch {
@@ -373,7 +401,10 @@ function stackVerdict(layers: IgnoreLayer[], relativePath: string, isDirectory: 
   return undefined;
 }
 
-/** ripgrep precedence: an opinion from a higher kind settles it, whatever lower kinds say. */
+/**
+ * ripgrep precedence: an opinion from a higher kind settles it, whatever lower kinds say. Of a path whose
+ * directories the caller has judged entered (verdictOnPathItself).
+ */
 function isIgnored(stacks: IgnoreStacks, relativePath: string, isDirectory: boolean): boolean {
   for (const layers of stacks) {
     if (layers.length === 0) continue;

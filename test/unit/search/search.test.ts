@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -36,6 +37,24 @@ const VARIANTS: Variant[] = [
 function lines(output: string): string[] {
   return output.split('\n');
 }
+
+/**
+ * A directory the root's rule leaves out and a deeper `!target/`, or a
+ * `.ignore` over a `.gitignore`, lets back in. The files in it are judged by
+ * the rules that name them (`*.log`), not by the rule their directory escaped.
+ */
+const LET_BACK_IN_TREE = {
+  'lb/.gitignore': 'target/\nbuild/\n*.log\n',
+  'lb/.ignore': '!build/\n',
+  'lb/keep/.gitignore': '!target/\n',
+  'lb/keep/target/out.ts': 'letbackin\n',
+  'lb/keep/target/deep/more.ts': 'letbackin\n',
+  'lb/keep/target/trace.log': 'letbackin\n',
+  'lb/other/target/hidden.ts': 'letbackin\n',
+  'lb/build/gen/x.ts': 'letbackin\n',
+};
+/** Of LET_BACK_IN_TREE, the files git and ripgrep show, in walk order. */
+const LET_BACK_IN_FILES = ['lb/build/gen/x.ts', 'lb/keep/target/deep/more.ts', 'lb/keep/target/out.ts'];
 
 for (const variant of VARIANTS) {
   describe(`searching ${variant.name}`, function () {
@@ -157,6 +176,12 @@ for (const variant of VARIANTS) {
         for (const kept of ['lib/generated.ts', 'src/keep.log', 'src/index.ts', '.gitignore', 'wanted.log']) assert.ok(output.includes(kept), kept);
       });
 
+      findTest('enters a directory a rule above leaves out and a deeper rule or a stronger kind lets back in, showing what it holds, as git and ripgrep do', async () => {
+        writeTree(repo, LET_BACK_IN_TREE);
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'lb/**/*.ts' }), LET_BACK_IN_FILES.join('\n'));
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.ts', path: 'lb/keep' }), LET_BACK_IN_FILES.slice(1).join('\n'));
+      });
+
       findTest('applies the ignore rules above a subdirectory it searches, anchored ones included', async () => {
         writeTree(repo, {
           '.gitignore': '*.gen.ts\n/src/a/only-here.ts\n',
@@ -276,6 +301,13 @@ for (const variant of VARIANTS) {
           await expectOk(toolbox, 'grep_files', { pattern: 'needle', path: 'w' }),
           'w/a/x.txt:1: needle one\nw/a/x.txt:3: needle two\nw/a-b.txt:1: needle three\nw/a.txt:1: needle four',
         );
+      });
+
+      test('greps a directory a rule above leaves out and a deeper rule or a stronger kind lets back in, as git and ripgrep do', async () => {
+        writeTree(repo, LET_BACK_IN_TREE);
+        const expected = LET_BACK_IN_FILES.map((file) => `${file}:1: letbackin`);
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin' }), expected.join('\n'));
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', path: 'lb/keep' }), expected.slice(1).join('\n'));
       });
 
       test('anchors ^ and $ per line and handles CRLF line ends', async () => {
@@ -590,6 +622,17 @@ describe('ripgrep and the walk agree', function () {
     '*.tmp': 'No files match "*.tmp" in the folder (gitignored files, node_modules/ and .git/ are left out).',
     'odd/*': 'odd/emoji.txt\nodd/empty.txt\nodd/latin1.txt\nodd/no-eol.txt\nodd/nul-late.txt',
   };
+
+  it('shows what ripgrep itself lists where a directory escapes a rule above (the shared suite pins both paths to the same)', () => {
+    const tree = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-let-back-in-'));
+    try {
+      writeTree(tree, LET_BACK_IN_TREE);
+      const listed = execFileSync(RIPGREP as string, ['--files', '--hidden', '--no-require-git', '--glob', '*.ts', 'lb'], { cwd: tree, encoding: 'utf8' });
+      assert.deepEqual(listed.split('\n').filter(Boolean).sort(), [...LET_BACK_IN_FILES].sort());
+    } finally {
+      fs.rmSync(tree, { recursive: true, force: true });
+    }
+  });
 
   for (const pattern of patterns) {
     it(`answers grep_files ${JSON.stringify(pattern)} the same both ways`, async () => {
