@@ -38,8 +38,10 @@ export async function linkedFiles(
   symlinks: readonly string[],
   judgeIgnores: boolean,
   ruleNames?: RuleNamesIn,
+  /** The root-relative directory searched (walkVerdicts). */
+  scope = '',
 ): Promise<Candidate[]> {
-  const notIgnored = judgeIgnores && symlinks.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
+  const notIgnored = judgeIgnores && symlinks.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames, scope) : undefined;
   const wanted = symlinks.filter((relativePath) => listed(relativePath) && (!notIgnored || notIgnored(relativePath)));
   const found: Candidate[] = [];
   let sliceStarted = performance.now();

@@ -10,7 +10,7 @@ import { CONTENT_CACHE_LIMITS } from './contentCache';
 import { minimatch } from 'minimatch';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, isWalkedDirectory, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult, ruleNamesIn, rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
@@ -271,6 +271,16 @@ function boundaryFor(job: SearchJob): Promise<ReadBoundary> {
   return boundary;
 }
 
+/**
+ * Whether the warm index holds what a search of this directory would show:
+ * it lists only what its walk from the root entered, so a scope inside a
+ * directory the rules leave out (or `node_modules/`), which the search looks
+ * inside all the same, goes cold. It answered such a scope with nothing.
+ */
+function indexCovers(boundary: ReadBoundary, scope: string): boolean {
+  return scope === '.' || scope === '' || isWalkedDirectory(boundary, scope);
+}
+
 function indexKey(job: SearchJob): string {
   return [job.root, ...job.denyRead].join('\0');
 }
@@ -289,7 +299,7 @@ async function withIndexOrCold<T>(index: FolderIndex | undefined, search: (index
 export async function runSearchJob(job: SearchJob, control: JobControl, indexes?: FileIndexes): Promise<SearchJobResult> {
   const boundary = await boundaryFor(job);
   const index = (): Promise<FolderIndex | undefined> =>
-    job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
+    job.useIndex && indexes && job.scope.kind === 'directory' && indexCovers(boundary, job.scope.relativePath) ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
   switch (job.kind) {
     // A shard is a part of one walk: the index would answer the whole.
     case 'grep':
@@ -337,7 +347,16 @@ type ListedState = 'ok' | 'denied' | 'excluded';
 export class ListedPathCheck {
   private readonly directories = new Map<string, boolean>([['', true]]);
 
-  constructor(private readonly boundary: ReadBoundary) {}
+  /**
+   * `scope`: the root-relative directory searched. It and the directories
+   * above it pass a skipped name (`node_modules`), as the walk from there
+   * passes it: a grep of `path: "lib/node_modules/x"` was answered by the
+   * walk and by nothing of ripgrep's listing.
+   */
+  constructor(
+    private readonly boundary: ReadBoundary,
+    private readonly scope = '',
+  ) {}
 
   state(relativePath: string): ListedState {
     if (relativePath === '' || path.isAbsolute(relativePath)) return 'excluded';
@@ -353,12 +372,13 @@ export class ListedPathCheck {
     if (known !== undefined) return known;
     const slash = directory.lastIndexOf('/');
     const name = directory.slice(slash + 1);
+    const onTheWayToScope = this.scope === directory || this.scope.startsWith(`${directory}/`);
     const allowed =
       this.directoryAllowed(slash === -1 ? '' : directory.slice(0, slash)) &&
       name !== '' &&
       name !== '.' &&
       name !== '..' &&
-      !ALWAYS_SKIPPED_DIRECTORIES.has(name) &&
+      (onTheWayToScope || !ALWAYS_SKIPPED_DIRECTORIES.has(name)) &&
       !this.boundary.denyRules.entryDenialOf(directory);
     this.directories.set(directory, allowed);
     return allowed;
@@ -475,7 +495,7 @@ async function listWithRipgrep(
     const ruleNames = ruleNamesIn(crawl);
     // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
     // vite's five links, of a grep ripgrep does in 29).
-    const linked = fault === undefined ? linkedFiles(boundary, 'blocking', (relativePath) => check.state(relativePath) === 'ok', crawl.symlinks, crawl.linksJudged !== true, ruleNames) : Promise.resolve([]);
+    const linked = fault === undefined ? linkedFiles(boundary, 'blocking', (relativePath) => check.state(relativePath) === 'ok', crawl.symlinks, crawl.linksJudged !== true, ruleNames, job.scope.relativePath) : Promise.resolve([]);
     linked.catch(() => undefined); // its failure is thrown below, once the listing is in
     const listing = await listed;
     if (fault !== undefined) return { listing: { ...listing, error: fault }, linkedFiles: [] };
@@ -720,7 +740,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
     let candidateCount = 0;
     const cut: CutIgnoreFiles = new Set();
     const includeGlobs = ripgrepNameFilter(job.glob);
-    const check = new ListedPathCheck(boundary);
+    const check = new ListedPathCheck(boundary, job.scope.relativePath === '.' ? '' : job.scope.relativePath);
     const { listing, linkedFiles, ruleNames } = await listWithRipgrep(
       job,
       boundary,
@@ -737,7 +757,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
       switchedToWalk = true;
     } else if (listing.error === undefined) {
       // ripgrep's include glob beats ignore rules for files: those rules are applied here again.
-      const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames) : undefined;
+      const notIgnored = includeGlobs.length > 0 ? walkVerdicts(boundary, new Set(), ruleNames, job.scope.relativePath) : undefined;
       const candidates: Candidate[] = [];
       for (const relativePath of listing.paths) {
         // Defence in depth: ripgrep was told the same rules, but what it prints is checked again.

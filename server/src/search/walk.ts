@@ -368,22 +368,34 @@ interface RuleVerdict {
  * and ripgrep go down a tree. `Ignore.test` asks the directories first and
  * hands their exclusion down, so a `target/` that the root's rule leaves out
  * and a deeper `!target/` lets back in was entered, and then every file in it
- * left out again by the root's rule, where git and ripgrep show them. The
- * library's per-path match is not public: it is checked against known answers
- * when this module loads, and `test` (the old verdicts) stands in if it fails.
+ * left out again by the root's rule, where git and ripgrep show them.
+ *
+ * The library's per-path match is not public, and its arguments differ
+ * between versions (`(path, mode)`, `(path, checkUnignored, mode)`): the
+ * call that gives known answers is picked when this module loads. Should
+ * none, `test` (the old verdicts) stands in and VERDICTS_ON_PATH_ITSELF says
+ * so, which a unit test checks.
  */
-const verdictOnPathItself: (rules: Ignore, testedPath: string) => RuleVerdict = (() => {
-  type WithMatcher = { _rules?: { test?: (testedPath: string, mode: string) => RuleVerdict } };
-  const own = (rules: Ignore, testedPath: string): RuleVerdict => (rules as unknown as Required<WithMatcher>)._rules.test!(testedPath, 'regex');
-  try {
-    const probe = ignore().add('target/\n!keep/\n');
-    const answers = [own(probe, 'a/target/'), own(probe, 'a/target/x'), own(probe, 'keep/')];
-    if (answers[0].ignored && !answers[1].ignored && !answers[1].unignored && answers[2].unignored) return own;
-  } catch {
-    // The library's insides changed.
+const [verdictOnPathItself, onPathItself] = ((): [(rules: Ignore, testedPath: string) => RuleVerdict, boolean] => {
+  type Matcher = { _rules: { test: (testedPath: string, ...rest: unknown[]) => RuleVerdict } };
+  const calls: Array<(rules: Ignore, testedPath: string) => RuleVerdict> = [
+    (rules, testedPath) => (rules as unknown as Matcher)._rules.test(testedPath, 'regex'),
+    (rules, testedPath) => (rules as unknown as Matcher)._rules.test(testedPath, true, 'regex'),
+  ];
+  for (const call of calls) {
+    try {
+      const probe = ignore().add('target/\n!keep/\n');
+      const [directory, fileInside, letBackIn] = [call(probe, 'a/target/'), call(probe, 'a/target/x'), call(probe, 'keep/')];
+      if (directory.ignored && !fileInside.ignored && !fileInside.unignored && letBackIn.unignored && !letBackIn.ignored) return [call, true];
+    } catch {
+      // Not this version's arguments.
+    }
   }
-  return (rules, testedPath) => rules.test(testedPath);
+  return [(rules, testedPath) => rules.test(testedPath), false];
 })();
+
+/** Whether each ignore file judges a path itself (verdictOnPathItself), as git and ripgrep do; false only if the `ignore` package changed. */
+export const VERDICTS_ON_PATH_ITSELF: boolean = onPathItself;
 
 /** Whether one stack has an opinion: the deepest layer that matches decides. */
 function stackVerdict(layers: IgnoreLayer[], relativePath: string, isDirectory: boolean): boolean | undefined {
@@ -395,7 +407,7 @@ function stackVerdict(layers: IgnoreLayer[], relativePath: string, isDirectory: 
       if (result.ignored) return true;
       if (result.unignored) return false;
     } catch {
-      // `ignore` rejects odd names such as `...`; treat them as not ignored.
+      // The public `test` (the stand-in) rejects some names as not relative; treat them as not ignored.
     }
   }
   return undefined;
@@ -416,7 +428,13 @@ function isIgnored(stacks: IgnoreStacks, relativePath: string, isDirectory: bool
 
 const NO_LAYERS: IgnoreStacks = [[], [], []];
 
-/** The ignore layers in force at `startRelative`: each ancestor's (and the start's own) exclude and ignore files. */
+/**
+ * The ignore layers in force at `startRelative`: each ancestor's (and the
+ * start's own) exclude and ignore files. The start and the directories above
+ * it are not judged: a search asked to look inside a directory the rules
+ * leave out looks there, with the rules below it, as ripgrep given that path
+ * does (and as a file given as the path is searched even if ignored).
+ */
 function ignoreStacksFor(root: string, startRelative: string, cut: CutIgnoreFiles): IgnoreStacks {
   const segments = startRelative === '.' || startRelative === '' ? [] : startRelative.split('/');
   let stacks = NO_LAYERS;
@@ -893,9 +911,15 @@ export type RuleNamesIn = (relativeDirectory: string) => ReadonlySet<string> | u
  * walkVerdict for many paths of one folder: each directory's ignore layers
  * are worked out once. For checking what ripgrep listed under an include
  * glob, which (as ripgrep's `-g` does) beats ignore rules for files.
+ * `scope`: the root-relative directory searched, entered as the walk from it
+ * enters it, whatever the rules say of it.
  */
-export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new Set(), ruleNamesIn?: RuleNamesIn): (relativePath: string) => boolean {
+export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new Set(), ruleNamesIn?: RuleNamesIn, scope = ''): (relativePath: string) => boolean {
   const directories = new Map<string, IgnoreStacks | null>();
+  // The search's own directory and those above it are entered whatever the rules say of them, as the walk from there
+  // enters them (ignoreStacksFor).
+  const searched = scope === '.' ? '' : scope;
+  const onTheWayToScope = (directory: string): boolean => directory === searched || searched.startsWith(`${directory}/`);
   const inside = (directory: string): IgnoreStacks | null => {
     const known = directories.get(directory);
     if (known !== undefined) return known;
@@ -910,7 +934,9 @@ export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new S
       const name = directory.slice(slash + 1);
       const absolute = path.join(boundary.root, directory);
       stacks = null;
-      if (parent && name !== '.' && name !== '..' && !ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(parent, directory, true) && !boundary.denyRules.entryDenialOf(directory)) {
+      const entered = (layers: IgnoreStacks): boolean =>
+        onTheWayToScope(directory) || (!ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(layers, directory, true) && !boundary.denyRules.entryDenialOf(directory));
+      if (parent && name !== '.' && name !== '..' && entered(parent)) {
         const inherited = isRepositoryRoot(absolute, names) ? startRepository(parent, absolute, directory, cut) : parent;
         stacks = withIgnoreFiles(inherited, absolute, directory, cut, names);
       }

@@ -51,10 +51,17 @@ const LET_BACK_IN_TREE = {
   'lb/keep/target/deep/more.ts': 'letbackin\n',
   'lb/keep/target/trace.log': 'letbackin\n',
   'lb/other/target/hidden.ts': 'letbackin\n',
+  'lb/other/target/sub/deeper.ts': 'letbackin\n',
+  'lb/other/target/skip.log': 'letbackin\n',
   'lb/build/gen/x.ts': 'letbackin\n',
 };
-/** Of LET_BACK_IN_TREE, the files git and ripgrep show, in walk order. */
+/**
+ * Of LET_BACK_IN_TREE, the files ripgrep shows, in walk order (git shows the
+ * same but `lb/build/`, let back in by an `.ignore`, which git does not read).
+ */
 const LET_BACK_IN_FILES = ['lb/build/gen/x.ts', 'lb/keep/target/deep/more.ts', 'lb/keep/target/out.ts'];
+/** Of LET_BACK_IN_TREE, what a search asked to look inside the ignored `lb/other/target/` shows: its files but the one a rule names. */
+const INSIDE_IGNORED_FILES = ['lb/other/target/hidden.ts', 'lb/other/target/sub/deeper.ts'];
 
 for (const variant of VARIANTS) {
   describe(`searching ${variant.name}`, function () {
@@ -176,10 +183,32 @@ for (const variant of VARIANTS) {
         for (const kept of ['lib/generated.ts', 'src/keep.log', 'src/index.ts', '.gitignore', 'wanted.log']) assert.ok(output.includes(kept), kept);
       });
 
-      findTest('enters a directory a rule above leaves out and a deeper rule or a stronger kind lets back in, showing what it holds, as git and ripgrep do', async () => {
+      findTest('enters a directory a rule above leaves out and a deeper rule or a stronger kind lets back in, showing what it holds, as ripgrep does, cold and warm', async () => {
         writeTree(repo, LET_BACK_IN_TREE);
-        assert.equal(await expectOk(toolbox, 'find_files', { pattern: 'lb/**/*.ts' }), LET_BACK_IN_FILES.join('\n'));
-        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '*.ts', path: 'lb/keep' }), LET_BACK_IN_FILES.slice(1).join('\n'));
+        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
+        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
+        assert.equal(await warm.prepareIndex(repo, []), true);
+        for (const box of [toolbox, warmBox]) {
+          assert.equal(await expectOk(box, 'find_files', { pattern: 'lb/**/*.ts' }), LET_BACK_IN_FILES.join('\n'));
+          assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/keep' }), LET_BACK_IN_FILES.slice(1).join('\n'));
+          assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/keep/target/deep' }), 'lb/keep/target/deep/more.ts');
+        }
+      });
+
+      findTest('looks inside a directory the rules leave out when asked to, with the rules there, as ripgrep given that path does, cold and warm', async () => {
+        writeTree(repo, LET_BACK_IN_TREE);
+        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
+        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
+        assert.equal(await warm.prepareIndex(repo, []), true);
+        for (const box of [toolbox, warmBox]) {
+          assert.equal(await expectOk(box, 'find_files', { pattern: '**', path: 'lb/other/target' }), INSIDE_IGNORED_FILES.join('\n'));
+          assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/other/target/sub' }), INSIDE_IGNORED_FILES[1]);
+        }
+      });
+
+      findTest('lists inside node_modules/ when asked to, still leaving out a node_modules/ below it', async () => {
+        writeTree(repo, { 'lib/node_modules/nested/node_modules/deeper/index.ts': 'export function createThing() {}\n' });
+        assert.equal(await expectOk(toolbox, 'find_files', { pattern: '**', path: 'lib/node_modules' }), 'lib/node_modules/nested/index.ts');
       });
 
       findTest('applies the ignore rules above a subdirectory it searches, anchored ones included', async () => {
@@ -303,11 +332,36 @@ for (const variant of VARIANTS) {
         );
       });
 
-      test('greps a directory a rule above leaves out and a deeper rule or a stronger kind lets back in, as git and ripgrep do', async () => {
+      test('greps a directory a rule above leaves out and a deeper rule or a stronger kind lets back in, as ripgrep does', async () => {
         writeTree(repo, LET_BACK_IN_TREE);
         const expected = LET_BACK_IN_FILES.map((file) => `${file}:1: letbackin`);
         assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin' }), expected.join('\n'));
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', glob: '*.ts' }), expected.join('\n'));
+        assert.match(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', path: 'lb', glob: '*.log' }), /^No matches/);
         assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', path: 'lb/keep' }), expected.slice(1).join('\n'));
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', path: 'lb/keep/target/deep' }), expected[1]);
+      });
+
+      test('greps inside a directory the rules leave out when asked to, with the rules there, as ripgrep given that path does, cold and warm', async () => {
+        writeTree(repo, LET_BACK_IN_TREE);
+        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
+        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
+        assert.equal(await warm.prepareIndex(repo, []), true);
+        const expected = INSIDE_IGNORED_FILES.map((file) => `${file}:1: letbackin`);
+        for (const box of [toolbox, warmBox]) {
+          assert.equal(await expectOk(box, 'grep_files', { pattern: 'letbackin', path: 'lb/other/target' }), expected.join('\n'));
+          // A name glob goes to ripgrep as an include glob, which beats the rules for files: they are applied again.
+          assert.equal(await expectOk(box, 'grep_files', { pattern: 'letbackin', path: 'lb/other/target', glob: '*.ts' }), expected.join('\n'));
+          assert.match(await expectOk(box, 'grep_files', { pattern: 'letbackin', path: 'lb/other/target', glob: '*.log' }), /^No matches/);
+        }
+      });
+
+      test('greps inside node_modules/ when asked to, still leaving out a node_modules/ below it, as find_files lists it', async () => {
+        writeTree(repo, { 'lib/node_modules/nested/node_modules/deeper/index.ts': 'export function createThing() {}\n' });
+        const expected = 'lib/node_modules/nested/index.ts:1: export function createThing() {}';
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'lib/node_modules/nested' }), expected);
+        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'lib/node_modules' }), expected);
+        assert.doesNotMatch(await expectOk(toolbox, 'grep_files', { pattern: 'createThing' }), /node_modules/);
       });
 
       test('anchors ^ and $ per line and handles CRLF line ends', async () => {
@@ -623,12 +677,16 @@ describe('ripgrep and the walk agree', function () {
     'odd/*': 'odd/emoji.txt\nodd/empty.txt\nodd/latin1.txt\nodd/no-eol.txt\nodd/nul-late.txt',
   };
 
-  it('shows what ripgrep itself lists where a directory escapes a rule above (the shared suite pins both paths to the same)', () => {
+  it('shows what ripgrep itself lists where a directory escapes a rule above, and inside an ignored directory it is given (the shared suite pins both paths to the same)', () => {
     const tree = fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-let-back-in-'));
     try {
       writeTree(tree, LET_BACK_IN_TREE);
-      const listed = execFileSync(RIPGREP as string, ['--files', '--hidden', '--no-require-git', '--glob', '*.ts', 'lb'], { cwd: tree, encoding: 'utf8' });
-      assert.deepEqual(listed.split('\n').filter(Boolean).sort(), [...LET_BACK_IN_FILES].sort());
+      // No glob, which would beat the rules for files: `trace.log` must be left out by `*.log`, not by a filter.
+      const listed = execFileSync(RIPGREP as string, ['--no-config', '--no-ignore-global', '--files', '--hidden', '--no-require-git', 'lb'], { cwd: tree, encoding: 'utf8' });
+      const files = (listing: string): string[] => listing.split('\n').filter((file) => file !== '' && !path.basename(file).startsWith('.')).sort();
+      assert.deepEqual(files(listed), [...LET_BACK_IN_FILES].sort());
+      const inside = execFileSync(RIPGREP as string, ['--no-config', '--no-ignore-global', '--files', '--hidden', '--no-require-git', 'lb/other/target'], { cwd: tree, encoding: 'utf8' });
+      assert.deepEqual(files(inside), [...INSIDE_IGNORED_FILES].sort());
     } finally {
       fs.rmSync(tree, { recursive: true, force: true });
     }

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import { walkVerdict } from '../../../server/src/search/walk';
+import { VERDICTS_ON_PATH_ITSELF, walkVerdict } from '../../../server/src/search/walk';
 import { writeTree } from '../../support/toolFixture';
 
 /** The fs module the server's code calls through, whose functions a test may wrap. */
@@ -56,5 +56,25 @@ describe("the walk's verdict on one file, which the warm index takes for a file 
     swapAfterItsCheck();
     assert.equal(await walkVerdict(boundary, 'swap/d/secret.txt'), undefined, 'a name both directories hold');
     assert.ok(fs.lstatSync(path.join(repo, 'swap/d')).isSymbolicLink(), 'the swap happened');
+  });
+});
+
+describe("the walk's ignore verdicts on a directory a rule above leaves out and a deeper rule lets back in", () => {
+  let repo: string;
+  before(() => {
+    repo = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-letback-')));
+    writeTree(repo, { '.gitignore': 'target/\n*.log\n', 'keep/.gitignore': '!target/\n', 'keep/target/a.ts': '', 'keep/target/b.log': '', 'other/target/c.ts': '' });
+  });
+  after(() => fs.rmSync(repo, { recursive: true, force: true }));
+
+  it('judges each path itself with the ignore package installed, not through the old parent-first verdicts', () => {
+    assert.equal(VERDICTS_ON_PATH_ITSELF, true);
+  });
+
+  it('takes a file appearing in the let-back-in directory, and still leaves out one a rule names and one in a directory left out', async () => {
+    const boundary = await ReadBoundary.create(repo);
+    assert.equal((await walkVerdict(boundary, 'keep/target/a.ts'))?.relativePath, 'keep/target/a.ts');
+    assert.equal(await walkVerdict(boundary, 'keep/target/b.log'), undefined);
+    assert.equal(await walkVerdict(boundary, 'other/target/c.ts'), undefined);
   });
 });
