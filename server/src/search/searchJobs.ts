@@ -10,7 +10,7 @@ import { CONTENT_CACHE_LIMITS } from './contentCache';
 import { minimatch } from 'minimatch';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, ancestorIgnoreText, CutIgnoreFiles, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, isWalkedDirectory, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, type AncestorRules, ancestorIgnoreText, CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult, ruleNamesIn, rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
@@ -271,16 +271,6 @@ function boundaryFor(job: SearchJob): Promise<ReadBoundary> {
   return boundary;
 }
 
-/**
- * Whether the warm index holds what a search of this directory would show:
- * it lists only what its walk from the root entered, so a scope inside a
- * directory the rules leave out (or `node_modules/`), which the search looks
- * inside all the same, goes cold. It answered such a scope with nothing.
- */
-function indexCovers(boundary: ReadBoundary, scope: string): boolean {
-  return scope === '.' || scope === '' || isWalkedDirectory(boundary, scope);
-}
-
 function indexKey(job: SearchJob): string {
   return [job.root, ...job.denyRead].join('\0');
 }
@@ -299,7 +289,7 @@ async function withIndexOrCold<T>(index: FolderIndex | undefined, search: (index
 export async function runSearchJob(job: SearchJob, control: JobControl, indexes?: FileIndexes): Promise<SearchJobResult> {
   const boundary = await boundaryFor(job);
   const index = (): Promise<FolderIndex | undefined> =>
-    job.useIndex && indexes && job.scope.kind === 'directory' && indexCovers(boundary, job.scope.relativePath) ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
+    job.useIndex && indexes && job.scope.kind === 'directory' ? indexes.current(indexKey(job), boundary) : Promise.resolve(undefined);
   switch (job.kind) {
     // A shard is a part of one walk: the index would answer the whole.
     case 'grep':
@@ -413,6 +403,35 @@ function crawlFault(job: SearchJob, crawl: CrawlResult): string | undefined {
   return undefined;
 }
 
+const OUTRANKED_RULES = 'ripgrep would rank the ignore rules above the searched directory below those inside it';
+
+/**
+ * Why ripgrep, handed the rules from above a search's directory as one
+ * `--ignore-file`, which it ranks below every ignore file it finds itself,
+ * would leave out other files than the walk, which ranks them as if it had
+ * come down from the root: an ignore file inside of a weaker kind than an
+ * `.rgignore` or `.ignore` above (the stronger kind wins in the walk, the
+ * file inside in ripgrep), or a nested repository inside while git's rules
+ * from above are among them (they stop at it in the walk, not in ripgrep).
+ * ripgrep's listing is then not used: the walk answers.
+ */
+function rankingFault(above: AncestorRules | undefined, crawl: CrawlResult, scope: string): string | undefined {
+  if (above === undefined) return undefined;
+  const strongest = above.kinds.has('.rgignore') ? 0 : above.kinds.has('.ignore') ? 1 : undefined;
+  const searched = scope === '.' ? '' : scope;
+  for (const entry of crawl.ruleEntries) {
+    const name = path.basename(entry);
+    if (name === '.git') {
+      // A `.git` in the searched directory itself made it a repository root: the git rules from above were left out.
+      if (above.kinds.has('.gitignore') && path.dirname(entry) !== (searched || '.')) return OUTRANKED_RULES;
+      continue;
+    }
+    const kind = IGNORE_FILE_NAMES.indexOf(name as (typeof IGNORE_FILE_NAMES)[number]);
+    if (strongest !== undefined && kind > strongest) return OUTRANKED_RULES;
+  }
+  return undefined;
+}
+
 /**
  * Which directory names ripgrep's include globs (`--iglob`, each a name
  * pattern: ripgrepNameFilter) take it into, whatever the ignore rules say.
@@ -465,7 +484,7 @@ async function listWithRipgrep(
     // A fresh private directory: a predictable name in a shared temp folder could be a planted symlink.
     ignoreDirectory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'repo-discuss-rg-'));
     ignoreFile = path.join(ignoreDirectory, 'ancestors.ignore');
-    await fs.promises.writeFile(ignoreFile, rules, { mode: 0o600 });
+    await fs.promises.writeFile(ignoreFile, rules.text, { mode: 0o600 });
   }
   let fault: string | undefined;
   try {
@@ -491,7 +510,7 @@ async function listWithRipgrep(
       await listed.catch(() => undefined);
       throw error;
     }
-    fault = crawlFault(job, crawl);
+    fault = crawlFault(job, crawl) ?? rankingFault(rules, crawl, job.scope.relativePath);
     const ruleNames = ruleNamesIn(crawl);
     // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
     // vite's five links, of a grep ripgrep does in 29).

@@ -518,12 +518,20 @@ function rebaseIgnoreLine(line: string, base: string): string | undefined {
   return negated ? `!${rebased}` : rebased;
 }
 
+/** The rules from above a search's start, as ancestorIgnoreText gives them. */
+export interface AncestorRules {
+  /** One root-relative ignore file, later lines winning. */
+  text: string;
+  /** The ignore file names among them (`.rgignore`, `.ignore`, `.gitignore`, git's exclude counted as `.gitignore`). */
+  kinds: ReadonlySet<(typeof IGNORE_FILE_NAMES)[number]>;
+}
+
 /**
  * The rules from the root down to (not including) `startRelative`, as one
  * root-relative ignore file for a tool that starts below the root (ripgrep's
  * `--ignore-file`, whose later lines win). Undefined when there are none.
  */
-export function ancestorIgnoreText(root: string, startRelative: string, cut?: CutIgnoreFiles): string | undefined {
+export function ancestorIgnoreText(root: string, startRelative: string, cut?: CutIgnoreFiles): AncestorRules | undefined {
   if (startRelative === '.' || startRelative === '') return undefined;
   const lines: string[][] = [[], [], []];
   const add = (kind: number, text: string, base: string): void => {
@@ -552,7 +560,9 @@ export function ancestorIgnoreText(root: string, startRelative: string, cut?: Cu
   if (isRepositoryRoot(path.join(root, ...segments))) lines[2] = [];
   // Lowest precedence first: gitignore rules, then .ignore, then .rgignore.
   const all = [...lines[2], ...lines[1], ...lines[0]];
-  return all.length > 0 ? `${all.join('\n')}\n` : undefined;
+  if (all.length === 0) return undefined;
+  const kinds = new Set(IGNORE_FILE_NAMES.filter((_, kind) => lines[kind].length > 0));
+  return { text: `${all.join('\n')}\n`, kinds };
 }
 
 /**
@@ -916,8 +926,8 @@ export type RuleNamesIn = (relativeDirectory: string) => ReadonlySet<string> | u
  */
 export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new Set(), ruleNamesIn?: RuleNamesIn, scope = ''): (relativePath: string) => boolean {
   const directories = new Map<string, IgnoreStacks | null>();
-  // The search's own directory and those above it are entered whatever the rules say of them, as the walk from there
-  // enters them (ignoreStacksFor).
+  // The search's own directory and those above it are entered whatever the ignore rules say of them, and whatever
+  // their names, as the walk from there enters them (ignoreStacksFor); never a denied one.
   const searched = scope === '.' ? '' : scope;
   const onTheWayToScope = (directory: string): boolean => directory === searched || searched.startsWith(`${directory}/`);
   const inside = (directory: string): IgnoreStacks | null => {
@@ -935,7 +945,7 @@ export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new S
       const absolute = path.join(boundary.root, directory);
       stacks = null;
       const entered = (layers: IgnoreStacks): boolean =>
-        onTheWayToScope(directory) || (!ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(layers, directory, true) && !boundary.denyRules.entryDenialOf(directory));
+        (onTheWayToScope(directory) || (!ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(layers, directory, true))) && !boundary.denyRules.entryDenialOf(directory);
       if (parent && name !== '.' && name !== '..' && entered(parent)) {
         const inherited = isRepositoryRoot(absolute, names) ? startRepository(parent, absolute, directory, cut) : parent;
         stacks = withIgnoreFiles(inherited, absolute, directory, cut, names);

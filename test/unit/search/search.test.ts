@@ -21,6 +21,8 @@ import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARK
  */
 
 const RIPGREP = ripgrepOnPath();
+/** Why a grep below the root left ripgrep for the walk (searchJobs.ts rankingFault). */
+const OUTRANKED = 'ripgrep would rank the ignore rules above the searched directory below those inside it';
 
 interface Variant {
   name: string;
@@ -62,6 +64,8 @@ const LET_BACK_IN_TREE = {
 const LET_BACK_IN_FILES = ['lb/build/gen/x.ts', 'lb/keep/target/deep/more.ts', 'lb/keep/target/out.ts'];
 /** Of LET_BACK_IN_TREE, what a search asked to look inside the ignored `lb/other/target/` shows: its files but the one a rule names. */
 const INSIDE_IGNORED_FILES = ['lb/other/target/hidden.ts', 'lb/other/target/sub/deeper.ts'];
+/** A link inside the ignored directory to a file beside it, made by the tests that search in there. */
+const INSIDE_IGNORED_LINK = 'lb/other/target/sub/linked.ts';
 
 for (const variant of VARIANTS) {
   describe(`searching ${variant.name}`, function () {
@@ -193,6 +197,7 @@ for (const variant of VARIANTS) {
           assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/keep' }), LET_BACK_IN_FILES.slice(1).join('\n'));
           assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/keep/target/deep' }), 'lb/keep/target/deep/more.ts');
         }
+        assert.equal(warm.counts.index, 3, 'the index answered every warm find, the let-back-in directory being one it entered');
       });
 
       findTest('looks inside a directory the rules leave out when asked to, with the rules there, as ripgrep given that path does, cold and warm', async () => {
@@ -204,6 +209,7 @@ for (const variant of VARIANTS) {
           assert.equal(await expectOk(box, 'find_files', { pattern: '**', path: 'lb/other/target' }), INSIDE_IGNORED_FILES.join('\n'));
           assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/other/target/sub' }), INSIDE_IGNORED_FILES[1]);
         }
+        assert.equal(warm.counts.index, 0, 'the index, which never entered the ignored directory, handed both finds to the cold search');
       });
 
       findTest('lists inside node_modules/ when asked to, still leaving out a node_modules/ below it', async () => {
@@ -338,8 +344,10 @@ for (const variant of VARIANTS) {
         assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin' }), expected.join('\n'));
         assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', glob: '*.ts' }), expected.join('\n'));
         assert.match(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', path: 'lb', glob: '*.log' }), /^No matches/);
-        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', path: 'lb/keep' }), expected.slice(1).join('\n'));
-        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'letbackin', path: 'lb/keep/target/deep' }), expected[1]);
+        // Below lb/, an `.ignore` above meets a `.gitignore` inside, which ripgrep would rank above it: the walk may answer.
+        const scoped = await createToolbox(repo, NO_POLICY, { search: new SearchEngine(variant.options) });
+        assert.equal(await expectOk(scoped, 'grep_files', { pattern: 'letbackin', path: 'lb/keep' }), expected.slice(1).join('\n'));
+        assert.equal(await expectOk(scoped, 'grep_files', { pattern: 'letbackin', path: 'lb/keep/target/deep' }), expected[1]);
       });
 
       test('greps inside a directory the rules leave out when asked to, with the rules there, as ripgrep given that path does, cold and warm', async () => {
@@ -347,7 +355,8 @@ for (const variant of VARIANTS) {
         const warm = new SearchEngine({ ...variant.options, fileIndex: true });
         const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
         assert.equal(await warm.prepareIndex(repo, []), true);
-        const expected = INSIDE_IGNORED_FILES.map((file) => `${file}:1: letbackin`);
+        fs.symlinkSync('../hidden.ts', path.join(repo, INSIDE_IGNORED_LINK));
+        const expected = [...INSIDE_IGNORED_FILES, INSIDE_IGNORED_LINK].map((file) => `${file}:1: letbackin`);
         for (const box of [toolbox, warmBox]) {
           assert.equal(await expectOk(box, 'grep_files', { pattern: 'letbackin', path: 'lb/other/target' }), expected.join('\n'));
           // A name glob goes to ripgrep as an include glob, which beats the rules for files: they are applied again.
@@ -356,12 +365,24 @@ for (const variant of VARIANTS) {
         }
       });
 
-      test('greps inside node_modules/ when asked to, still leaving out a node_modules/ below it, as find_files lists it', async () => {
-        writeTree(repo, { 'lib/node_modules/nested/node_modules/deeper/index.ts': 'export function createThing() {}\n' });
+      test('greps inside node_modules/ when asked to, cold and warm, with and without a glob, still leaving out a node_modules/ below it and never reading a secret there', async () => {
+        writeTree(repo, {
+          'lib/node_modules/nested/node_modules/deeper/index.ts': 'export function createThing() {}\n',
+          'lib/node_modules/nested/.env': `createThing=${SECRET_MARKER}\n`,
+        });
+        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
+        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
+        assert.equal(await warm.prepareIndex(repo, []), true);
         const expected = 'lib/node_modules/nested/index.ts:1: export function createThing() {}';
-        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'lib/node_modules/nested' }), expected);
-        assert.equal(await expectOk(toolbox, 'grep_files', { pattern: 'createThing', path: 'lib/node_modules' }), expected);
+        for (const box of [toolbox, warmBox]) {
+          for (const scope of ['lib/node_modules/nested', 'lib/node_modules']) {
+            assert.equal(await expectOk(box, 'grep_files', { pattern: 'createThing', path: scope }), expected, scope);
+            assert.equal(await expectOk(box, 'grep_files', { pattern: 'createThing', path: scope, glob: '*.ts' }), expected, scope);
+            assert.doesNotMatch(await expectOk(box, 'grep_files', { pattern: 'createThing', path: scope, glob: '.env' }), new RegExp(SECRET_MARKER), scope);
+          }
+        }
         assert.doesNotMatch(await expectOk(toolbox, 'grep_files', { pattern: 'createThing' }), /node_modules/);
+        assert.equal(warm.counts.index, 0, 'the index, which never entered node_modules/, handed every search to the cold one');
       });
 
       test('anchors ^ and $ per line and handles CRLF line ends', async () => {
@@ -687,6 +708,44 @@ describe('ripgrep and the walk agree', function () {
       assert.deepEqual(files(listed), [...LET_BACK_IN_FILES].sort());
       const inside = execFileSync(RIPGREP as string, ['--no-config', '--no-ignore-global', '--files', '--hidden', '--no-require-git', 'lb/other/target'], { cwd: tree, encoding: 'utf8' });
       assert.deepEqual(files(inside), [...INSIDE_IGNORED_FILES].sort());
+    } finally {
+      fs.rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a grep below the root as a grep from the root would, where ripgrep would rank the rules from above below those inside: the walk answers', async () => {
+    const tree = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-ranked-')));
+    try {
+      writeTree(tree, {
+        // An `.ignore` above the searched directory beats a `.gitignore` inside it.
+        'up/.ignore': 'src/**\n',
+        'up/src/.gitignore': '!*.md\n',
+        'up/src/h.md': 'ranked\n',
+        'up/src/f.ts': 'ranked\n',
+        // Git's rules from above stop at a nested repository.
+        'nr/.gitignore': '*.gen.ts\n',
+        'nr/vendor/lib/.git/HEAD': 'ref: refs/heads/main\n',
+        'nr/vendor/lib/a.gen.ts': 'ranked\n',
+        'nr/vendor/b.gen.ts': 'ranked\n',
+        // No reason to leave ripgrep: rules above of the same kind as those inside, and no repository inside.
+        'same/.gitignore': '*.gen.ts\n',
+        'same/sub/.gitignore': '!keep.gen.ts\n',
+        'same/sub/keep.gen.ts': 'ranked\n',
+        'same/sub/drop.gen.ts': 'ranked\n',
+      });
+      const ranked = new SearchEngine({ ripgrepPath: RIPGREP, orderedHeadStartMs: 0 });
+      const viaRipgrep = await createToolbox(tree, NO_POLICY, { search: ranked });
+      const viaWalk = await createToolbox(tree, NO_POLICY, { search: walk });
+      const answers: Record<string, string> = {
+        'up/src': 'No matches for "ranked" in up/src (gitignored files, node_modules/ and .git/ are left out; binary files are skipped).',
+        'nr/vendor': 'nr/vendor/lib/a.gen.ts:1: ranked',
+        'same/sub': 'same/sub/keep.gen.ts:1: ranked',
+      };
+      for (const [scope, answer] of Object.entries(answers)) {
+        assert.equal(await expectOk(viaWalk, 'grep_files', { pattern: 'ranked', path: scope }), answer, scope);
+        assert.equal(await expectOk(viaRipgrep, 'grep_files', { pattern: 'ranked', path: scope }), answer, scope);
+      }
+      assert.deepEqual(ranked.counts.fallbackReasons, [OUTRANKED, OUTRANKED], 'the two outranked scopes went to the walk, the third stayed with ripgrep');
     } finally {
       fs.rmSync(tree, { recursive: true, force: true });
     }
