@@ -109,6 +109,14 @@ for (const variant of VARIANTS) {
       });
     };
 
+    /** A toolbox over `repo` whose engine of this variant has its warm index built. */
+    const warmToolbox = async (): Promise<{ warm: SearchEngine; warmBox: Toolbox }> => {
+      const warm = new SearchEngine({ ...variant.options, fileIndex: true });
+      const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
+      assert.equal(await warm.prepareIndex(repo, []), true);
+      return { warm, warmBox };
+    };
+
     /** A find_files test: find_files walks names in either variant (searchJobs.ts find), so only a silent fallback is checked for. */
     const findTest = (title: string, body: () => Promise<void>): void => {
       it(title, async () => {
@@ -189,9 +197,7 @@ for (const variant of VARIANTS) {
 
       findTest('enters a directory a rule above leaves out and a deeper rule or a stronger kind lets back in, showing what it holds, as ripgrep does, cold and warm', async () => {
         writeTree(repo, LET_BACK_IN_TREE);
-        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
-        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
-        assert.equal(await warm.prepareIndex(repo, []), true);
+        const { warm, warmBox } = await warmToolbox();
         for (const box of [toolbox, warmBox]) {
           assert.equal(await expectOk(box, 'find_files', { pattern: 'lb/**/*.ts' }), LET_BACK_IN_FILES.join('\n'));
           assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/keep' }), LET_BACK_IN_FILES.slice(1).join('\n'));
@@ -202,9 +208,7 @@ for (const variant of VARIANTS) {
 
       findTest('looks inside a directory the rules leave out when asked to, with the rules there, as ripgrep given that path does, cold and warm', async () => {
         writeTree(repo, LET_BACK_IN_TREE);
-        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
-        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
-        assert.equal(await warm.prepareIndex(repo, []), true);
+        const { warm, warmBox } = await warmToolbox();
         for (const box of [toolbox, warmBox]) {
           assert.equal(await expectOk(box, 'find_files', { pattern: '**', path: 'lb/other/target' }), INSIDE_IGNORED_FILES.join('\n'));
           assert.equal(await expectOk(box, 'find_files', { pattern: '*.ts', path: 'lb/other/target/sub' }), INSIDE_IGNORED_FILES[1]);
@@ -352,9 +356,7 @@ for (const variant of VARIANTS) {
 
       test('greps inside a directory the rules leave out when asked to, with the rules there, as ripgrep given that path does, cold and warm', async () => {
         writeTree(repo, LET_BACK_IN_TREE);
-        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
-        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
-        assert.equal(await warm.prepareIndex(repo, []), true);
+        const { warm, warmBox } = await warmToolbox();
         fs.symlinkSync('../hidden.ts', path.join(repo, INSIDE_IGNORED_LINK));
         const expected = [...INSIDE_IGNORED_FILES, INSIDE_IGNORED_LINK].map((file) => `${file}:1: letbackin`);
         for (const box of [toolbox, warmBox]) {
@@ -370,9 +372,7 @@ for (const variant of VARIANTS) {
           'lib/node_modules/nested/node_modules/deeper/index.ts': 'export function createThing() {}\n',
           'lib/node_modules/nested/.env': `createThing=${SECRET_MARKER}\n`,
         });
-        const warm = new SearchEngine({ ...variant.options, fileIndex: true });
-        const warmBox = await createToolbox(repo, NO_POLICY, { search: warm });
-        assert.equal(await warm.prepareIndex(repo, []), true);
+        const { warm, warmBox } = await warmToolbox();
         const expected = 'lib/node_modules/nested/index.ts:1: export function createThing() {}';
         for (const box of [toolbox, warmBox]) {
           for (const scope of ['lib/node_modules/nested', 'lib/node_modules']) {
