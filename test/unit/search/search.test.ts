@@ -365,6 +365,7 @@ for (const variant of VARIANTS) {
           assert.equal(await expectOk(box, 'grep_files', { pattern: 'letbackin', path: 'lb/other/target', glob: '*.ts' }), expected.join('\n'));
           assert.match(await expectOk(box, 'grep_files', { pattern: 'letbackin', path: 'lb/other/target', glob: '*.log' }), /^No matches/);
         }
+        assert.equal(warm.counts.index, 0, 'the index, which never entered the ignored directory, handed every grep to the cold search');
       });
 
       test('greps inside node_modules/ when asked to, cold and warm, with and without a glob, still leaving out a node_modules/ below it and never reading a secret there', async () => {
