@@ -101,7 +101,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
       `gitignored files, node_modules/ and .git/ are left out. At most ${READ_LIMITS.findMaxResults} results.`,
     arguments: [
       { name: 'pattern', type: 'string', required: true, description: 'Glob (minimatch syntax: *, **, ?, [abc], {a,b}).' },
-      { name: 'path', type: 'string', required: false, description: `Directory to search in, ${PATH_HELP}. Default: the whole folder.` },
+      { name: 'path', type: 'string', required: false, description: `Directory to search in, ${PATH_HELP}. Default: the whole folder. A gitignored directory or one inside node_modules/ is searched when named here.` },
     ],
     run: ({ boundary, search }, args, signal) =>
       findFiles(boundary, { pattern: args.pattern as string, path: args.path as string | undefined }, signal, search),
@@ -115,7 +115,7 @@ const READ_TOOLS: readonly ReadToolDefinition[] = [
       'Then use read_file with start_line/end_line to see the surrounding code.',
     arguments: [
       { name: 'pattern', type: 'string', required: true, description: 'JavaScript regular expression (no surrounding slashes), e.g. "function\\s+createToolbox".' },
-      { name: 'path', type: 'string', required: false, description: `File or directory to search, ${PATH_HELP}. Default: the whole folder.` },
+      { name: 'path', type: 'string', required: false, description: `File or directory to search, ${PATH_HELP}. Default: the whole folder. A gitignored file or directory, or one inside node_modules/, is searched when named here.` },
       { name: 'glob', type: 'string', required: false, description: 'Only search files matching this glob, e.g. "*.ts" (any depth) or "src/**/*.py".' },
     ],
     run: ({ boundary, search }, args, signal) =>
