@@ -5,7 +5,7 @@ import { listVerifiedDirectorySync, type ReadBoundary } from '../access/boundary
 import { changedNames, EntryKind, isRacy, kindAt, listingText, LOOK_AGAIN, nowNs, RACY_WINDOW_NS, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
 import type { CrawlResult } from './linkCrawl';
 import { ContentBudget, FileContents, FillOptions } from './contentCache';
-import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, joinRelative, lowerBound, walkFiles, walkOrderKey, walkVerdict } from './walk';
+import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, isWithin, joinRelative, lowerBound, walkFiles, walkOrderKey, walkVerdict } from './walk';
 
 /**
  * A warm per-folder file index, kept in the search thread that owns the
@@ -81,11 +81,6 @@ function rulesDigest(directoryAbsolute: string, name: IgnoreFileRecord['name']):
 function parentOf(relativePath: string): string {
   const slash = relativePath.lastIndexOf('/');
   return slash === -1 ? '' : relativePath.slice(0, slash);
-}
-
-/** Whether `relativePath` is `directory` or under it. */
-function isWithin(relativePath: string, directory: string): boolean {
-  return directory === '' || relativePath === directory || relativePath.startsWith(`${directory}/`);
 }
 
 class FolderIndex {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES, ignoreRulesAt, ignoreRulesInside, ignoresDirectory, type IgnoreStacks, type RuleNamesIn } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, CASE_FREE_NAMES, IGNORE_FILE_NAMES, ignoreRulesAt, ignoreRulesInside, ignoresDirectory, type IgnoreStacks, type RuleNamesIn } from './walk';
 
 /**
  * The entries a ripgrep listing cannot be trusted to report, found by one
@@ -35,20 +35,15 @@ export interface CrawlResult {
 const RULE_NAMES: ReadonlySet<string> = new Set([...IGNORE_FILE_NAMES, '.git']);
 
 /**
- * Where the walk's rules match names case-free (walk.ts newIgnoreRules) and
- * ripgrep's do not, a `build/` rule would leave out a `Build/` ripgrep walks:
- * nothing is left out there.
- */
-const IGNORE_RULES_CASE_FREE = process.platform === 'win32' || process.platform === 'darwin';
-
-/**
  * Whether ripgrep leaves out what the walk's rules leave out, for a listing
  * of `scope` with no include glob: only for the whole folder (below it,
  * ripgrep takes the rules above as an `--ignore-file`, weaker than any
  * inside) and where the walk's rules match names as ripgrep's do.
  */
 export function rulesAreRipgrepsAt(scope: string): boolean {
-  return (scope === '.' || scope === '') && !IGNORE_RULES_CASE_FREE;
+  // Where the walk's rules match names case-free and ripgrep's do not, a `build/` rule would leave out a `Build/`
+  // ripgrep walks: nothing is left out there.
+  return (scope === '.' || scope === '') && !CASE_FREE_NAMES;
 }
 
 export interface CrawlOptions {

@@ -10,7 +10,7 @@ import { CONTENT_CACHE_LIMITS } from './contentCache';
 import { minimatch } from 'minimatch';
 import { toRipgrepPattern } from './rgPattern';
 import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, type AncestorRules, ancestorIgnoreText, CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
+import { ALWAYS_SKIPPED_DIRECTORIES, type AncestorRules, ancestorIgnoreText, CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, isWithin, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
 import { crawlLinksAndRules, CrawlResult, ruleNamesIn, rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
@@ -362,13 +362,12 @@ export class ListedPathCheck {
     if (known !== undefined) return known;
     const slash = directory.lastIndexOf('/');
     const name = directory.slice(slash + 1);
-    const onTheWayToScope = this.scope === directory || this.scope.startsWith(`${directory}/`);
     const allowed =
       this.directoryAllowed(slash === -1 ? '' : directory.slice(0, slash)) &&
       name !== '' &&
       name !== '.' &&
       name !== '..' &&
-      (onTheWayToScope || !ALWAYS_SKIPPED_DIRECTORIES.has(name)) &&
+      (isWithin(this.scope, directory) || !ALWAYS_SKIPPED_DIRECTORIES.has(name)) &&
       !this.boundary.denyRules.entryDenialOf(directory);
     this.directories.set(directory, allowed);
     return allowed;

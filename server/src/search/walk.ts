@@ -186,6 +186,11 @@ interface DirectoryFrame {
   deals?: boolean;
 }
 
+/** Whether the root-relative `relativePath` is `directory` or under it ('' is the root, which holds everything). */
+export function isWithin(relativePath: string, directory: string): boolean {
+  return directory === '' || relativePath === directory || relativePath.startsWith(`${directory}/`);
+}
+
 /** `name` inside the root-relative directory `parent` ('' or '.' for the root). */
 export function joinRelative(parent: string, name: string): string {
   return parent === '' || parent === '.' ? name : `${parent}/${name}`;
@@ -251,9 +256,11 @@ export function ignoreFileFault(filePath: string): 'unreadable' | 'too_large' | 
   return cut.size > 0 ? 'too_large' : undefined;
 }
 
+/** Whether the walk's rules match names case-free: git matches case-sensitively unless the file system is case-insensitive. */
+export const CASE_FREE_NAMES = process.platform === 'win32' || process.platform === 'darwin';
+
 function newIgnoreRules(): Ignore {
-  // Git matches case-sensitively unless the file system is case-insensitive.
-  return ignore({ ignorecase: process.platform === 'win32' || process.platform === 'darwin' });
+  return ignore({ ignorecase: CASE_FREE_NAMES });
 }
 
 function pushLayer(stacks: IgnoreStacks, kind: IgnoreKind, base: string, text: string): IgnoreStacks {
@@ -467,9 +474,6 @@ export function ignoreRulesInside(parent: IgnoreStacks, directoryAbsolute: strin
   const inherited = isRepositoryRoot(directoryAbsolute, ruleNames) ? startRepository(parent, directoryAbsolute, directoryRelative, cut) : parent;
   return ruleNames.size === 0 ? inherited : withIgnoreFiles(inherited, directoryAbsolute, directoryRelative, cut, ruleNames);
 }
-
-/** Names match case-free where the file system does (newIgnoreRules). */
-const CASE_FREE_NAMES = process.platform === 'win32' || process.platform === 'darwin';
 
 /**
  * The names an ignore file's rules give whole: a rule that is one name, with
@@ -929,7 +933,6 @@ export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new S
   // The search's own directory and those above it are entered whatever the ignore rules say of them, and whatever
   // their names, as the walk from there enters them (ignoreStacksFor); never a denied one.
   const searched = scope === '.' ? '' : scope;
-  const onTheWayToScope = (directory: string): boolean => directory === searched || searched.startsWith(`${directory}/`);
   const inside = (directory: string): IgnoreStacks | null => {
     const known = directories.get(directory);
     if (known !== undefined) return known;
@@ -945,7 +948,7 @@ export function walkVerdicts(boundary: ReadBoundary, cut: CutIgnoreFiles = new S
       const absolute = path.join(boundary.root, directory);
       stacks = null;
       const entered = (layers: IgnoreStacks): boolean =>
-        (onTheWayToScope(directory) || (!ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(layers, directory, true))) && !boundary.denyRules.entryDenialOf(directory);
+        (isWithin(searched, directory) || (!ALWAYS_SKIPPED_DIRECTORIES.has(name) && !isIgnored(layers, directory, true))) && !boundary.denyRules.entryDenialOf(directory);
       if (parent && name !== '.' && name !== '..' && entered(parent)) {
         const inherited = isRepositoryRoot(absolute, names) ? startRepository(parent, absolute, directory, cut) : parent;
         stacks = withIgnoreFiles(inherited, absolute, directory, cut, names);

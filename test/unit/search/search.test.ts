@@ -383,6 +383,11 @@ for (const variant of VARIANTS) {
           }
         }
         assert.doesNotMatch(await expectOk(toolbox, 'grep_files', { pattern: 'createThing' }), /node_modules/);
+        // A file there named as the path is searched too, as the tool's description tells the model (one file is read
+        // directly, never through ripgrep, so on an engine of its own).
+        const deeper = 'lib/node_modules/nested/node_modules/deeper/index.ts';
+        const single = await createToolbox(repo, NO_POLICY, { search: new SearchEngine(variant.options) });
+        assert.equal(await expectOk(single, 'grep_files', { pattern: 'createThing', path: deeper }), `${deeper}:1: export function createThing() {}`);
         assert.equal(warm.counts.index, 0, 'the index, which never entered node_modules/, handed every search to the cold one');
       });
 
