@@ -21,7 +21,7 @@ export interface SearchOptions {
   pool?: SearchPool;
   /** Keep a warm file index per folder searched (fileIndex.ts); the server turns it on (repoAccess.ts). Default: off, every search cold. */
   fileIndex?: boolean;
-  /** How long the ordered search runs before ripgrep starts (searchJobs.ts ORDERED_HEAD_START_MS); 0 for none. */
+  /** How long the ordered search runs before ripgrep starts (headStart.ts ORDERED_HEAD_START_MS); 0 for none. */
   orderedHeadStartMs?: number;
   /** Told once, when ripgrep has been looked for, which way searches run. */
   log?: (message: string) => void;

@@ -1,19 +1,18 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { ReadBoundary } from '../access/boundary';
 import { type CompiledPattern, compilePattern, Grep, GREP_LIMITS, GrepResult } from './grepCore';
-import { compileGlobTest, isPortableDenyGlob, normalizeGlob, PathTest } from '../access/globs';
-import { Ripgrep, RipgrepExclusion, RipgrepListing, runRipgrep } from './ripgrep';
+import { compileGlobTest, normalizeGlob, PathTest } from '../access/globs';
+import { Ripgrep, runRipgrep } from './ripgrep';
 import { CONTENT_CACHE_LIMITS } from './contentCache';
-import { minimatch } from 'minimatch';
 import { toRipgrepPattern } from './rgPattern';
-import { SECRET_NAME_GLOBS } from '../access/secrets';
-import { ALWAYS_SKIPPED_DIRECTORIES, type AncestorRules, ancestorIgnoreText, CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreEntryLeadsOutside, ignoreFileFault, isRepositoryRoot, isWithin, type RuleNamesIn, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
-import { crawlLinksAndRules, CrawlResult, ruleNamesIn, rulesAreRipgrepsAt } from './linkCrawl';
+import { CutIgnoreFiles, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
+import { rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
+import { FIRST_LOOK_MS, keepWalking, ORDERED_HEAD_START_MS, worthReadingOn } from './headStart';
+import { exclusionsFor, isInsideRepository, ListedPathCheck, listWithRipgrep, readRulesThroughLink, ripgrepNameFilter } from './ripgrepListing';
 
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
@@ -39,90 +38,6 @@ export const SEARCH_LIMITS = Object.freeze({
  */
 const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000 });
 
-/**
- * Before ripgrep starts, the ordered search (the warm index, or the walk)
- * gets this long: a capped grep (a common word) is done in a
- * few milliseconds that way, where ripgrep must list everything before the
- * first results in path order are known. A full scan loses at most this;
- * a cold one that matched nothing by its first look (FIRST_LOOK_MS), that
- * long.
- */
-const ORDERED_HEAD_START_MS = 10;
-
-/** The cold head start's deadlines (walkOnUntil), on the clock of the walk it extends. */
-function keepWalking(headStartMs: number, capShare: () => number): WalkOptions['extendDeadline'] {
-  const started = performance.now();
-  return ({ fractionDone }) => {
-    const until = walkOnUntil(performance.now() - started, fractionDone, capShare(), headStartMs);
-    return until === undefined ? undefined : started + until;
-  };
-}
-
-/**
- * A cold head start is first looked at this soon: with no match by then,
- * ripgrep starts at once. A rare word spent the whole head start walking,
- * which ripgrep then walked again: on vite 10 ms of the 47 its grep took,
- * where ripgrep alone took 29. The walk's estimate of its share done is no
- * guide this early (vite's small first directories put it at 0.38 after
- * 2.6 ms of a 46 ms walk), so it is not asked whether the walk would finish.
- */
-const FIRST_LOOK_MS = 2;
-
-/**
- * When the cold head start's deadline passes, how long from its start the
- * walk should go on (undefined: hand over to ripgrep). At the cap's rate
- * (`worthWalkingOn`), another head start; else, at the first look, to the
- * end of the head start if anything matched: a capped search's matches may
- * start slowly, and ripgrep would list the whole tree before its first ones.
- */
-export function walkOnUntil(elapsedMs: number, fractionDone: number, capShare: number, headStartMs: number): number | undefined {
-  if (worthWalkingOn(elapsedMs, fractionDone, capShare)) return elapsedMs + headStartMs;
-  return elapsedMs < headStartMs && capShare > 0 ? headStartMs : undefined;
-}
-
-/**
- * Whether the ordered walk, past a deadline, should go on from where it is
- * instead of handing over to ripgrep (which, for a capped search,
- * lists the whole tree before the first results in path order are known,
- * and for a common word is then stopped past SWITCH_TO_WALK for the walk to
- * start over): only when, at the rate it has found results, it reaches the
- * cap within MAX_KEEP_WALKING_MS of its start, and within the tree by the
- * estimate of the share walked (walk.ts WalkProgress, from the walk's
- * position in its first directory levels). A full scan never qualifies: the
- * walk is two to three times slower per entry than ripgrep on two cores
- * (measured on vite and on generated 20k and 100k trees), so keeping it going
- * on a guess of the tree's size lost more than it won. The rule was "within
- * double the time walked so far": on a day the machine ran at half speed the
- * first 10 ms found too few matches for that, and a capped grep of a common
- * word on 100,000 files took 12x as long as ripgrep piped to head. A wrong
- * estimate only costs time: either way the answer is the same.
- */
-export function worthWalkingOn(elapsedMs: number, fractionDone: number, capShare: number): boolean {
-  // A bound on what a wrong estimate can cost.
-  if (fractionDone <= 0 || capShare <= 0 || elapsedMs > MAX_KEEP_WALKING_MS) return false;
-  return fractionDone / capShare < 1 && elapsedMs / capShare <= MAX_KEEP_WALKING_MS;
-}
-
-/**
- * Whether a warm grep's head start should go on reading: for its first two
- * milliseconds; then while the rate so far says the last candidate will be
- * read within the head start, or the cap reached within MAX_KEEP_WALKING_MS
- * (as for the cold walk above: at half the machine's speed a common word's
- * 200 matches took longer than the head start, and the search went to
- * ripgrep, was stopped past SWITCH_TO_WALK and read again: 5x ripgrep piped
- * to head). A rare word in a few thousand files spent the whole head start
- * reading, where ripgrep would have been nearly done (vite: 36 ms against
- * ripgrep's 25).
- */
-export function worthReadingOn(elapsedMs: number, headStartMs: number, shareRead: number, capShare: number): boolean {
-  if (headStartMs <= 0) return false;
-  if (elapsedMs < Math.min(2, headStartMs)) return true;
-  if (capShare > 0 && elapsedMs <= MAX_KEEP_WALKING_MS && elapsedMs / capShare <= MAX_KEEP_WALKING_MS) return true;
-  return elapsedMs <= headStartMs && shareRead > 0 && elapsedMs / shareRead <= headStartMs;
-}
-
-/** The ordered search is never kept going past its head start for longer than this from its start. */
-const MAX_KEEP_WALKING_MS = 100;
 
 /** Longer patterns go to the walk: one argument has a limit (E2BIG past 128 KiB on Linux; 32 KiB for a whole command line on Windows). */
 const MAX_RIPGREP_PATTERN_BYTES = process.platform === 'win32' ? 30_000 : 120 * 1024;
@@ -305,298 +220,6 @@ export async function runSearchJob(job: SearchJob, control: JobControl, indexes?
   }
 }
 
-// ------------------------------------------------------------ ripgrep listing
-
-const insideRepository = new Map<string, boolean>();
-
-/** Whether the folder is in a git repository (a `.git` in it or above it); remembered per folder. */
-function isInsideRepository(root: string): boolean {
-  let known = insideRepository.get(root);
-  if (known === undefined) {
-    known = false;
-    for (let directory = root; ; directory = path.dirname(directory)) {
-      if (isRepositoryRoot(directory)) {
-        known = true;
-        break;
-      }
-      if (path.dirname(directory) === directory) break;
-    }
-    insideRepository.set(root, known);
-  }
-  return known;
-}
-
-type ListedState = 'ok' | 'denied' | 'excluded';
-
-/**
- * Checks each path ripgrep printed against every rule our walk applies, as
- * the walk would: a directory that is skipped or denied hides everything
- * under it; a denied file is named but never read. Directory verdicts are
- * remembered, so a listing costs one check per directory plus one per file.
- */
-export class ListedPathCheck {
-  private readonly directories = new Map<string, boolean>([['', true]]);
-
-  /**
-   * `scope`: the root-relative directory searched. It and the directories
-   * above it pass a skipped name (`node_modules`), as the walk from there
-   * passes it: a grep of `path: "lib/node_modules/x"` was answered by the
-   * walk and by nothing of ripgrep's listing.
-   */
-  constructor(
-    private readonly boundary: ReadBoundary,
-    private readonly scope = '',
-  ) {}
-
-  state(relativePath: string): ListedState {
-    if (relativePath === '' || path.isAbsolute(relativePath)) return 'excluded';
-    const slash = relativePath.lastIndexOf('/');
-    const name = relativePath.slice(slash + 1);
-    if (name === '' || name === '.' || name === '..' || name === '.git') return 'excluded';
-    if (!this.directoryAllowed(slash === -1 ? '' : relativePath.slice(0, slash))) return 'excluded';
-    return this.boundary.denyRules.entryDenialOf(relativePath) ? 'denied' : 'ok';
-  }
-
-  private directoryAllowed(directory: string): boolean {
-    const known = this.directories.get(directory);
-    if (known !== undefined) return known;
-    const slash = directory.lastIndexOf('/');
-    const name = directory.slice(slash + 1);
-    const allowed =
-      this.directoryAllowed(slash === -1 ? '' : directory.slice(0, slash)) &&
-      name !== '' &&
-      name !== '.' &&
-      name !== '..' &&
-      (isWithin(this.scope, directory) || !ALWAYS_SKIPPED_DIRECTORIES.has(name)) &&
-      !this.boundary.denyRules.entryDenialOf(directory);
-    this.directories.set(directory, allowed);
-    return allowed;
-  }
-}
-
-const NON_REGULAR_RULES = 'an ignore file in the folder is not a regular file (ripgrep would wait on it)';
-const OVERSIZED_RULES = 'an ignore file in the folder has more rules than are used (ripgrep would use them all)';
-
-/**
- * Why ripgrep's listing must not be used, judged from the crawl that ran
- * beside it: an ignore file that is not a regular file (a FIFO never answers:
- * ripgrep is stopped and the walk answers), is over IGNORE_FILE_LIMITS, or is
- * reached through a link out of the folder (then outside bytes would decide
- * what is shown).
- */
-function crawlFault(job: SearchJob, crawl: CrawlResult): string | undefined {
-  if (crawl.stopped) return 'the folder has more entries than a search lists';
-  for (const relativePath of crawl.ruleEntries) {
-    const absolute = path.join(job.root, relativePath);
-    if (ignoreEntryLeadsOutside(absolute)) return LINKED_RULES;
-    let rulesFile = absolute;
-    if (path.basename(relativePath) === '.git') {
-      // ripgrep reads a repository's .git/info/exclude too: a FIFO there held it to its time limit.
-      rulesFile = path.join(absolute, 'info', 'exclude');
-      if (!isPresent(rulesFile)) continue;
-    }
-    const fault = ignoreFileFault(rulesFile);
-    if (fault === 'too_large') return OVERSIZED_RULES;
-    if (fault !== undefined) return NON_REGULAR_RULES;
-  }
-  return undefined;
-}
-
-const OUTRANKED_RULES = 'ripgrep would rank the ignore rules above the searched directory below those inside it';
-
-/**
- * Why ripgrep, handed the rules from above a search's directory as one
- * `--ignore-file`, which it ranks below every ignore file it finds itself,
- * would leave out other files than the walk, which ranks them as if it had
- * come down from the root: an ignore file inside of a weaker kind than an
- * `.rgignore` or `.ignore` above (the stronger kind wins in the walk, the
- * file inside in ripgrep), or a nested repository inside while git's rules
- * from above are among them (they stop at it in the walk, not in ripgrep).
- * ripgrep's listing is then not used: the walk answers.
- */
-function rankingFault(above: AncestorRules | undefined, crawl: CrawlResult, scope: string): string | undefined {
-  if (above === undefined) return undefined;
-  const strongest = above.kinds.has('.rgignore') ? 0 : above.kinds.has('.ignore') ? 1 : undefined;
-  const searched = scope === '.' ? '' : scope;
-  for (const entry of crawl.ruleEntries) {
-    const name = path.basename(entry);
-    if (name === '.git') {
-      // A `.git` in the searched directory itself made it a repository root: the git rules from above were left out.
-      if (above.kinds.has('.gitignore') && path.dirname(entry) !== (searched || '.')) return OUTRANKED_RULES;
-      continue;
-    }
-    const kind = IGNORE_FILE_NAMES.indexOf(name as (typeof IGNORE_FILE_NAMES)[number]);
-    if (strongest !== undefined && kind > strongest) return OUTRANKED_RULES;
-  }
-  return undefined;
-}
-
-/**
- * Which directory names ripgrep's include globs (`--iglob`, each a name
- * pattern: ripgrepNameFilter) take it into, whatever the ignore rules say.
- */
-function enteredByIncludeGlobs(includeGlobs: readonly string[]): ((name: string) => boolean) | undefined {
-  if (includeGlobs.length === 0) return undefined;
-  return (name) => includeGlobs.some((glob) => minimatch(name, glob, { nocase: true, dot: true }));
-}
-
-/** Whether anything is at `filePath` (lstat: a link or a FIFO counts). */
-function isPresent(filePath: string): boolean {
-  try {
-    fs.lstatSync(filePath);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-interface CheckedListing {
-  listing: RipgrepListing;
-  /** The files the symlinks the crawl found lead to, inside and allowed (ripgrep lists none of them). */
-  linkedFiles: Candidate[];
-  /** The ignore files and `.git` of the directories the crawl read, so judging the listing against the rules need not look for them again. */
-  ruleNames?: RuleNamesIn;
-}
-
-/**
- * Runs one ripgrep listing (no debug log) with the ancestor ignore rules of
- * the scope in a temporary file, and beside it the crawl that finds the
- * symlinks and rule files ripgrep does not report (linkCrawl.ts).
- */
-async function listWithRipgrep(
-  job: SearchJob,
-  boundary: ReadBoundary,
-  check: ListedPathCheck,
-  control: JobControl,
-  query: Omit<Parameters<typeof runRipgrep>[0]['query'], 'scope' | 'ignoreFile' | 'outsideRepository'>,
-  cut: CutIgnoreFiles,
-  onPath?: (relativePath: string) => boolean,
-  /** What the crawl would find, from a warm index (FolderIndex.crawlOf), instead of crawling. */
-  crawlOf?: () => Promise<CrawlResult>,
-): Promise<CheckedListing> {
-  const ripgrep = job.ripgrep as Ripgrep;
-  // Below the root, the rules of the directories in between apply too: handed over as a file.
-  const rules = ancestorIgnoreText(job.root, job.scope.relativePath, cut);
-  let ignoreFile: string | undefined;
-  let ignoreDirectory: string | undefined;
-  if (rules !== undefined) {
-    // A fresh private directory: a predictable name in a shared temp folder could be a planted symlink.
-    ignoreDirectory = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'repo-discuss-rg-'));
-    ignoreFile = path.join(ignoreDirectory, 'ancestors.ignore');
-    await fs.promises.writeFile(ignoreFile, rules.text, { mode: 0o600 });
-  }
-  let fault: string | undefined;
-  try {
-    const listed = runRipgrep({
-      ripgrep,
-      root: job.root,
-      query: { ...query, withoutLog: true, scope: job.scope.relativePath, ignoreFile, outsideRepository: !isInsideRepository(job.root) },
-      maxPaths: SEARCH_LIMITS.walkMaxEntries,
-      onPath,
-      // A fault found by the crawl stops ripgrep at once: it may be waiting on a FIFO.
-      shouldStop: () => control.shouldStop() || fault !== undefined,
-      onSpawn: (pid) => control.onSpawn(pid),
-    });
-    let crawl: CrawlResult;
-    try {
-      crawl = crawlOf
-        ? await crawlOf()
-        : await crawlLinksAndRules(job.root, job.scope.relativePath, SEARCH_LIMITS.walkMaxEntries, () => control.shouldStop(), {
-            enteredAnyway: enteredByIncludeGlobs(query.includeGlobs ?? []),
-          });
-    } catch (error) {
-      fault = 'the warm index gave out';
-      await listed.catch(() => undefined);
-      throw error;
-    }
-    fault = crawlFault(job, crawl) ?? rankingFault(rules, crawl, job.scope.relativePath);
-    const ruleNames = ruleNamesIn(crawl);
-    // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
-    // vite's five links, of a grep ripgrep does in 29).
-    const linked = fault === undefined ? linkedFiles(boundary, 'blocking', (relativePath) => check.state(relativePath) === 'ok', crawl.symlinks, crawl.linksJudged !== true, ruleNames, job.scope.relativePath) : Promise.resolve([]);
-    linked.catch(() => undefined); // its failure is thrown below, once the listing is in
-    const listing = await listed;
-    if (fault !== undefined) return { listing: { ...listing, error: fault }, linkedFiles: [] };
-    return { listing, linkedFiles: await linked, ruleNames };
-  } finally {
-    if (ignoreDirectory) await fs.promises.rm(ignoreDirectory, { recursive: true, force: true }).catch(() => undefined);
-  }
-}
-
-function relativeCuts(boundary: ReadBoundary, cut: CutIgnoreFiles): string[] {
-  return [...cut].map((filePath) => boundary.relativeOf(filePath));
-}
-
-/**
- * Whether a name the walk of names listed is, now, a regular file at that
- * very path: its real path is the path itself (no component is a link),
- * which is inside the root. A file that is not a link has that real path
- * when its directory has its own, so each directory's real path is asked
- * once: a realpath per name was a fifth of a capped find.
- */
-function plainFileInsideCheck(root: string): (relativePath: string) => boolean {
-  const directoryIsReal = new Map<string, boolean>();
-  return (relativePath) => {
-    const absolute = path.join(root, relativePath);
-    try {
-      if (!fs.lstatSync(absolute).isFile()) return false;
-      const directory = path.dirname(absolute);
-      let real = directoryIsReal.get(directory);
-      if (real === undefined) directoryIsReal.set(directory, (real = fs.realpathSync.native(directory) === directory));
-      return real;
-    } catch {
-      return false;
-    }
-  };
-}
-
-const LINKED_RULES = 'an ignore file or .git/info/exclude in the folder is a symbolic link, which ripgrep would follow out of the folder';
-
-/**
- * Whether ripgrep may have taken rules from outside the folder: it follows a
- * symlinked ignore file, which the walk does not read. Its listing is then not
- * used (the walk answers), so outside bytes never decide what is shown.
- */
-function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean {
-  return listing.ruleEntries.some((relativePath) => ignoreEntryLeadsOutside(path.join(job.root, relativePath)));
-}
-
-
-/**
- * The secret and policy globs ripgrep skips by itself, as a pre-filter only:
- * every path it prints goes through ListedPathCheck and every file through
- * the boundary's verified open, both case-free, so a `.ENV` ripgrep lets
- * through is refused there. Case-sensitive, because ripgrep matches a
- * case-free glob as a regular expression against every path it walks
- * (a plain name or extension is a hash lookup): the 40 case-free globs cost
- * 13% of a full grep of 100,000 files and 40% of listing them
- * (docs/performance-history.md).
- */
-function exclusionsFor(boundary: ReadBoundary, kind: 'grep' | 'find'): RipgrepExclusion[] {
-  if (kind === 'find') {
-    // Listing names only (the census), where a denied file is still a file: only denied directories are skipped.
-    return SECRET_NAME_GLOBS.map((glob) => ({ glob: `!${glob}/`, caseInsensitive: false }));
-  }
-  const policy = boundary.denyRules.policyGlobs.filter(isPortableDenyGlob);
-  return [...SECRET_NAME_GLOBS, ...policy].map((glob) => ({ glob: `!${glob}`, caseInsensitive: false }));
-}
-
-/**
- * A pre-filter ripgrep can apply itself (`--iglob`), naming a superset of the
- * files the glob matches: the glob's last segment, when it is a plain name
- * pattern, matched case-free against base names. Anything subtler is left to
- * the exact test every listed path goes through.
- */
-export function ripgrepNameFilter(glob: string | undefined): string[] {
-  if (glob === undefined) return [];
-  const normalized = normalizeGlob(glob);
-  if (normalized === '' || normalized.startsWith('!')) return [];
-  const last = normalized.slice(normalized.lastIndexOf('/') + 1);
-  // A glob's `.` and `..` segments are dropped when it is matched (`**/.` is `**`): they name no file.
-  if (!/^[A-Za-z0-9._*?-]+$/.test(last) || /^\**$/.test(last) || last === '.' || last === '..') return [];
-  return [last];
-}
-
 /** A file as the ordered search hands it out, from the warm index or the walk. */
 interface IndexedFileLike {
   relativePath: string;
@@ -720,6 +343,10 @@ function compiledPattern(job: GrepJob): CompiledPattern {
   return pattern;
 }
 
+function relativeCuts(boundary: ReadBoundary, cut: CutIgnoreFiles): string[] {
+  return [...cut].map((filePath) => boundary.relativeOf(filePath));
+}
+
 async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined): Promise<GrepJobResult> {
   const pattern = compiledPattern(job);
   const globTest = job.glob !== undefined && normalizeGlob(job.glob) !== '' ? compileGlobTest(job.glob) : undefined;
@@ -766,6 +393,7 @@ async function grep(job: GrepJob, boundary: ReadBoundary, control: JobControl, i
       control,
       { mode: 'matches', pattern: translated, exclusions: exclusionsFor(boundary, 'grep'), includeGlobs },
       cut,
+      SEARCH_LIMITS.walkMaxEntries,
       (relativePath) => (globTest && !globTest(relativePath)) || ++candidateCount <= SWITCH_TO_WALK.grepCandidates,
       // The index lists only what the walk enters: where ripgrep may enter more (an include glob, a scope, names
       // matched case-free), a FIFO ignore file there would hold it, so the crawl reads what ripgrep may enter.
@@ -855,6 +483,29 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
 // ---------------------------------------------------------------- find_files
 
 /** find_files on the ordered files (the index's or the walk's), which stop at the cap. */
+/**
+ * Whether a name the walk of names listed is, now, a regular file at that
+ * very path: its real path is the path itself (no component is a link),
+ * which is inside the root. A file that is not a link has that real path
+ * when its directory has its own, so each directory's real path is asked
+ * once: a realpath per name was a fifth of a capped find.
+ */
+function plainFileInsideCheck(root: string): (relativePath: string) => boolean {
+  const directoryIsReal = new Map<string, boolean>();
+  return (relativePath) => {
+    const absolute = path.join(root, relativePath);
+    try {
+      if (!fs.lstatSync(absolute).isFile()) return false;
+      const directory = path.dirname(absolute);
+      let real = directoryIsReal.get(directory);
+      if (real === undefined) directoryIsReal.set(directory, (real = fs.realpathSync.native(directory) === directory));
+      return real;
+    } catch {
+      return false;
+    }
+  };
+}
+
 async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, matches: PathTest, wantedName?: (name: string) => boolean): Promise<FindJobResult> {
   const max = SEARCH_LIMITS.findMaxResults;
   const results: Array<FindJobResult['results'][number] & { linked: boolean }> = [];

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { createToolbox } from '../../../server/src/read/toolbox';
 import { SearchEngine } from '../../../server/src/search/searchEngine';
-import { walkOnUntil, worthReadingOn, worthWalkingOn } from '../../../server/src/search/searchJobs';
+import { walkOnUntil, worthReadingOn, worthWalkingOn } from '../../../server/src/search/headStart';
 import { SearchPool } from '../../../server/src/search/searchPool';
 import { expectOk, NO_POLICY, ripgrepOnPath, writeTree } from '../../support/toolFixture';
 
@@ -15,7 +15,7 @@ import { expectOk, NO_POLICY, ripgrepOnPath, writeTree } from '../../support/too
  * walk to start over. They are asked with the search's own clock; here the
  * clock is given, so that a slow machine can be stood in for.
  */
-describe('the ordered search past its head start (searchJobs.ts)', () => {
+describe('the ordered search past its head start (headStart.ts)', () => {
   describe('the cold walk (worthWalkingOn)', () => {
     it('goes on when, at its rate, the cap is reached within its bound: a common word on a machine at half speed, a tenth of the cap found in the first 10 ms', () => {
       assert.equal(worthWalkingOn(10, 0.001, 0.1), true);

@@ -14,7 +14,7 @@ import { NO_POLICY, OUTSIDE_MARKER, ripgrepOnPath, runTool } from '../../support
  * files inside, to directories and out of the folder. Built from fixed seeds,
  * so a failure names a tree that can be built again. Such trees found that
  * ripgrep, searching below the root, ranked the rules from above the search
- * below those inside it (searchJobs.ts rankingFault).
+ * below those inside it (ripgrepListing.ts rankingFault).
  */
 
 const RIPGREP = ripgrepOnPath();

@@ -21,7 +21,7 @@ import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARK
  */
 
 const RIPGREP = ripgrepOnPath();
-/** Why a grep below the root left ripgrep for the walk (searchJobs.ts rankingFault). */
+/** Why a grep below the root left ripgrep for the walk (ripgrepListing.ts rankingFault). */
 const OUTRANKED = 'ripgrep would rank the ignore rules above the searched directory below those inside it';
 
 interface Variant {
