@@ -126,8 +126,9 @@ describe('adversarial: escapes through the read tools, as real model tool calls'
  * its bytes decide what the model sees (Git itself stopped following
  * symlinked .gitignore files in 2.32 for this reason).
  *
- * Found by this suite, now fixed: walk.ts reads `.gitignore`
- * and `.git/info/exclude` with a plain readFileSync, which follows the link.
+ * Found by this suite, now fixed: the walk read `.gitignore`
+ * and `.git/info/exclude` with a plain readFileSync, which follows the link
+ * (ignoreRules.ts reads them now).
  */
 describe('adversarial: ignore files linked outside the folder', function () {
   this.timeout(60_000);

@@ -4,7 +4,7 @@ import { compileGlobTest, GlobError, PathTest } from '../access/globs';
 import { SearchScope } from '../search/searchJobs';
 import type { PoolOutcome } from '../search/searchPool';
 import { printablePath, quotedPath } from '../../../shared/printablePath';
-import { IGNORE_FILE_LIMITS } from '../search/walk';
+import { IGNORE_FILE_LIMITS } from '../search/ignoreRules';
 import { READ_LIMITS } from './limits';
 
 /**

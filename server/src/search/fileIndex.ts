@@ -5,7 +5,9 @@ import { listVerifiedDirectorySync, type ReadBoundary } from '../access/boundary
 import { changedNames, EntryKind, isRacy, kindAt, listingText, LOOK_AGAIN, nowNs, RACY_WINDOW_NS, sameStamp, Stamp, stampOf, withEntryKind } from './directoryStamps';
 import type { CrawlResult } from './linkCrawl';
 import { ContentBudget, FileContents, FillOptions } from './contentCache';
-import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf, isWalkedDirectory, isWithin, joinRelative, lowerBound, walkFiles, walkOrderKey, walkVerdict } from './walk';
+import { CutIgnoreFiles, IGNORE_FILE_NAMES, ignoreRulesOf } from './ignoreRules';
+import { isWithin, joinRelative, lowerBound, walkOrderKey } from './relativePaths';
+import { isWalkedDirectory, walkFiles, walkVerdict } from './walk';
 
 /**
  * A warm per-folder file index, kept in the search thread that owns the

@@ -1,7 +1,7 @@
 import type { FindJob, FindJobResult } from './searchJobs';
 import { SEARCH_LIMITS } from './searchJobs';
 import { normalizeGlob } from '../access/globs';
-import { walkOrderKey } from './walk';
+import { walkOrderKey } from './relativePaths';
 
 /**
  * A find_files without a warm index split across two search threads. A cold

@@ -1,6 +1,6 @@
 import type { GrepJob, GrepJobResult } from './searchJobs';
 import { GREP_LIMITS } from './grepCore';
-import { walkOrderKey } from './walk';
+import { walkOrderKey } from './relativePaths';
 
 /**
  * A grep_files without a warm index, which ripgrep will not search (there is

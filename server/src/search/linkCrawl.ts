@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { ALWAYS_SKIPPED_DIRECTORIES, CASE_FREE_NAMES, IGNORE_FILE_NAMES, ignoreRulesAt, ignoreRulesInside, ignoresDirectory, type IgnoreStacks, type RuleNamesIn } from './walk';
+import { CASE_FREE_NAMES, IGNORE_FILE_NAMES, ignoreRulesAt, ignoreRulesInside, ignoresDirectory, type IgnoreStacks, type RuleNamesIn } from './ignoreRules';
+import { ALWAYS_SKIPPED_DIRECTORIES } from './walk';
 
 /**
  * The entries a ripgrep listing cannot be trusted to report, found by one

@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ReadBoundary } from '../access/boundary';
-import { type RuleNamesIn, walkVerdicts } from './walk';
+import { type RuleNamesIn } from './ignoreRules';
+import { walkVerdicts } from './walk';
 
 /** A file to read for a search, at its path in the folder and where it really is. */
 export interface Candidate {

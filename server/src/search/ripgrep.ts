@@ -245,7 +245,7 @@ export interface RipgrepQuery {
   scope: string;
   pattern?: RipgrepPattern;
   exclusions: readonly RipgrepExclusion[];
-  /** Root-relative ignore rules from above `scope` (see walk.ts `ancestorIgnoreText`). */
+  /** Root-relative ignore rules from above `scope` (see ignoreRules.ts `ancestorIgnoreText`). */
   ignoreFile?: string;
 
   /**
@@ -350,7 +350,7 @@ export interface RipgrepListing {
   abandoned: boolean;
   /**
    * Root-relative paths of the ignore files and `.git` entries the debug log
-   * mentions: where ripgrep may have read rules through a link. See walk.ts
+   * mentions: where ripgrep may have read rules through a link. See ignoreRules.ts
    * `ignoreEntryLeadsOutside`.
    */
   ruleEntries: string[];

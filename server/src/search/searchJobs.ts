@@ -7,7 +7,9 @@ import { compileGlobTest, normalizeGlob, PathTest } from '../access/globs';
 import { Ripgrep, runRipgrep } from './ripgrep';
 import { CONTENT_CACHE_LIMITS } from './contentCache';
 import { toRipgrepPattern } from './rgPattern';
-import { CutIgnoreFiles, sortInWalkOrder, walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
+import { CutIgnoreFiles } from './ignoreRules';
+import { sortInWalkOrder } from './relativePaths';
+import { walkFiles, WalkOptions, type WalkShard, walkVerdicts } from './walk';
 import { rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
@@ -37,7 +39,6 @@ export const SEARCH_LIMITS = Object.freeze({
  * stopped and the walk answers.
  */
 const SWITCH_TO_WALK = Object.freeze({ grepCandidates: 1000 });
-
 
 /** Longer patterns go to the walk: one argument has a limit (E2BIG past 128 KiB on Linux; 32 KiB for a whole command line on Windows). */
 const MAX_RIPGREP_PATTERN_BYTES = process.platform === 'win32' ? 30_000 : 120 * 1024;
@@ -121,7 +122,7 @@ interface ResultBase {
    * between being listed and being opened (a swap for a link, say).
    */
   changedEntries?: number;
-  /** Root-relative paths of ignore files of which only the first rules counted (walk.ts IGNORE_FILE_LIMITS). */
+  /** Root-relative paths of ignore files of which only the first rules counted (ignoreRules.ts IGNORE_FILE_LIMITS). */
   cutIgnoreFiles?: string[];
 }
 

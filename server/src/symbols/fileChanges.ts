@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import { toPosix } from '../access/boundary';
 import { relativeStaysInside } from '../../../shared/pathContainment';
-import { ALWAYS_SKIPPED_DIRECTORIES, IGNORE_FILE_NAMES } from '../search/walk';
+import { IGNORE_FILE_NAMES } from '../search/ignoreRules';
+import { ALWAYS_SKIPPED_DIRECTORIES } from '../search/walk';
 
 /**
  * What a client's file watcher reports (LSP `workspace/didChangeWatchedFiles`),

@@ -7,7 +7,7 @@ import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
-import { lowerBound, mergeInWalkOrder, sortInWalkOrder, walkOrderKey } from '../search/walk';
+import { lowerBound, mergeInWalkOrder, sortInWalkOrder, walkOrderKey } from '../search/relativePaths';
 import type { MapFileInput } from './mapRanking';
 
 /**

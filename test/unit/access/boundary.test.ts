@@ -18,7 +18,7 @@ import {
   ReadBoundary,
   RefusedPath,
 } from '../../../server/src/access/boundary';
-import { boundIgnoreRules, IGNORE_FILE_LIMITS } from '../../../server/src/search/walk';
+import { boundIgnoreRules, IGNORE_FILE_LIMITS } from '../../../server/src/search/ignoreRules';
 import { ReadDenyRules } from '../../../server/src/access/secrets';
 import { loadPolicy, mergePolicies, parsePolicy, PolicyError, POLICY_FILE } from '../../../server/src/access/policy';
 import { writeTree } from '../../support/toolFixture';

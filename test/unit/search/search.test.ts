@@ -9,7 +9,7 @@ import { READ_LIMITS } from '../../../server/src/read/limits';
 import { RepoSummaries, summarizeRepo, SUMMARY_LIMITS } from '../../../server/src/context/repoSummary';
 import { SearchEngine, SearchOptions } from '../../../server/src/search/searchEngine';
 import { SearchPool } from '../../../server/src/search/searchPool';
-import { sortInWalkOrder } from '../../../server/src/search/walk';
+import { sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { runSearchJob } from '../../../server/src/search/searchJobs';
 import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARKER, writeDemoRepo, writeTree } from '../../support/toolFixture';
 

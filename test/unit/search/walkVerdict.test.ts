@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import { VERDICTS_ON_PATH_ITSELF, walkVerdict } from '../../../server/src/search/walk';
+import { VERDICTS_ON_PATH_ITSELF } from '../../../server/src/search/ignoreRules';
+import { walkVerdict } from '../../../server/src/search/walk';
 import { writeTree } from '../../support/toolFixture';
 
 /** The fs module the server's code calls through, whose functions a test may wrap. */

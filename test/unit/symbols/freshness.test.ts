@@ -11,7 +11,7 @@ import { matchScore, mayMatch } from '../../../server/src/symbols/matching';
 import { millisecondsSetting } from '../../../server/src/read/repoAccess';
 import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, setSymbolFreshness, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { expectOk, writeTree } from '../../support/toolFixture';
-import { sortInWalkOrder } from '../../../server/src/search/walk';
+import { sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { untilPastRacyWindow } from '../../support/racyWindow';
 
 /**

@@ -1,0 +1,60 @@
+/** Root-relative paths ('' for the root, `/` between names): containment, joining, and the walk's order. */
+
+/** Whether the root-relative `relativePath` is `directory` or under it ('' is the root, which holds everything). */
+export function isWithin(relativePath: string, directory: string): boolean {
+  return directory === '' || relativePath === directory || relativePath.startsWith(`${directory}/`);
+}
+
+/** `name` inside the root-relative directory `parent` ('' or '.' for the root). */
+export function joinRelative(parent: string, name: string): string {
+  return parent === '' || parent === '.' ? name : `${parent}/${name}`;
+}
+
+/**
+ * Sort key giving the walk's order: depth-first, names in code-unit order.
+ * Plain string order would put `a.txt` before `a/x` ('.' < '/'); mapping the
+ * separator below every other character makes a directory's contents sort
+ * right after its name, as the walk visits them.
+ */
+export function walkOrderKey(relativePath: string): string {
+  return relativePath.replaceAll('/', '\u0000');
+}
+
+/** The first position in `items`, sorted by `keyOf`, whose key is at least `key`. */
+export function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
+  let low = 0;
+  let high = items.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (keyOf(items[middle]) < key) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+/** Sorts root-relative paths into walk order, in place. */
+export function sortInWalkOrder(paths: string[]): string[] {
+  const keyed = paths.map((relativePath) => ({ relativePath, key: walkOrderKey(relativePath) }));
+  keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (let i = 0; i < keyed.length; i++) paths[i] = keyed[i].relativePath;
+  return paths;
+}
+
+/**
+ * `ordered` (in walk order) with `added` merged in, in one pass over both.
+ * `added` is sorted first only when it is not in walk order already, as a
+ * walk's own results are.
+ */
+export function mergeInWalkOrder(ordered: readonly string[], added: string[]): string[] {
+  let addedKeys = added.map(walkOrderKey);
+  if (addedKeys.some((key, i) => i > 0 && addedKeys[i - 1] > key)) addedKeys = sortInWalkOrder(added).map(walkOrderKey);
+  const merged: string[] = [];
+  let next = 0;
+  for (const relativePath of ordered) {
+    const key = walkOrderKey(relativePath);
+    while (next < added.length && addedKeys[next] < key) merged.push(added[next++]);
+    merged.push(relativePath);
+  }
+  while (next < added.length) merged.push(added[next++]);
+  return merged;
+}
