@@ -146,6 +146,38 @@ function rankingFault(above: AncestorRules | undefined, crawl: CrawlResult, scop
   return undefined;
 }
 
+const KEPT_RULES = "ripgrep after 13 keeps the .gitignore rules from above a nested repository inside it, in a folder that is in no repository";
+
+/**
+ * Why ripgrep after 13, in a folder that is in no repository (run with
+ * `--no-require-git`), would leave out other files than the walk: it no
+ * longer notices a nested repository there, so the `.gitignore` rules from
+ * above one go on applying inside it, where the walk (as git, and ripgrep
+ * 13) starts afresh. The walk answers when the crawl finds a nested
+ * repository below any `.gitignore` rules: those of the search's own
+ * ancestors, or a `.gitignore` the crawl met above it.
+ */
+function nestedRepositoryFault(ripgrep: Ripgrep, outsideRepository: boolean, above: AncestorRules | undefined, crawl: CrawlResult): string | undefined {
+  if (!outsideRepository || !keepsRulesInNestedRepositories(ripgrep.version)) return undefined;
+  const parentOf = (entry: string): string => {
+    const slash = entry.lastIndexOf('/');
+    return slash === -1 ? '' : entry.slice(0, slash);
+  };
+  const ruleDirectories = crawl.ruleEntries.filter((entry) => path.posix.basename(entry) === '.gitignore').map(parentOf);
+  for (const entry of crawl.ruleEntries) {
+    if (path.posix.basename(entry) !== '.git') continue;
+    const repository = parentOf(entry);
+    if (above?.kinds.has('.gitignore') || ruleDirectories.some((directory) => directory !== repository && isWithin(repository, directory))) return KEPT_RULES;
+  }
+  return undefined;
+}
+
+/** Whether this ripgrep (the first line of its `--version`) is one after 13, whose `--no-require-git` has it pass over nested repositories. */
+export function keepsRulesInNestedRepositories(version: string): boolean {
+  const major = /^ripgrep (\d+)\./.exec(version)?.[1];
+  return major !== undefined && Number(major) > 13;
+}
+
 /**
  * Which directory names ripgrep's include globs (`--iglob`, each a name
  * pattern: ripgrepNameFilter) take it into, whatever the ignore rules say.
@@ -202,12 +234,13 @@ export async function listWithRipgrep(
     ignoreFile = path.join(ignoreDirectory, 'ancestors.ignore');
     await fs.promises.writeFile(ignoreFile, rules.text, { mode: 0o600 });
   }
+  const outsideRepository = !isInsideRepository(job.root);
   let fault: string | undefined;
   try {
     const listed = runRipgrep({
       ripgrep,
       root: job.root,
-      query: { ...query, withoutLog: true, scope: job.scope.relativePath, ignoreFile, outsideRepository: !isInsideRepository(job.root) },
+      query: { ...query, withoutLog: true, scope: job.scope.relativePath, ignoreFile, outsideRepository },
       maxPaths: maxEntries,
       onPath,
       // A fault found by the crawl stops ripgrep at once: it may be waiting on a FIFO.
@@ -226,7 +259,7 @@ export async function listWithRipgrep(
       await listed.catch(() => undefined);
       throw error;
     }
-    fault = crawlFault(job, crawl) ?? rankingFault(rules, crawl, job.scope.relativePath);
+    fault = crawlFault(job, crawl) ?? rankingFault(rules, crawl, job.scope.relativePath) ?? nestedRepositoryFault(ripgrep, outsideRepository, rules, crawl);
     const ruleNames = ruleNamesIn(crawl);
     // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
     // vite's five links, of a grep ripgrep does in 29).
@@ -250,7 +283,6 @@ const LINKED_RULES = 'an ignore file or .git/info/exclude in the folder is a sym
 export function readRulesThroughLink(job: SearchJob, listing: RipgrepListing): boolean {
   return listing.ruleEntries.some((relativePath) => ignoreEntryLeadsOutside(path.join(job.root, relativePath)));
 }
-
 
 /**
  * The secret and policy globs ripgrep skips by itself, as a pre-filter only:

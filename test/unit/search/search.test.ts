@@ -10,6 +10,7 @@ import { RepoSummaries, summarizeRepo, SUMMARY_LIMITS } from '../../../server/sr
 import { SearchEngine, SearchOptions } from '../../../server/src/search/searchEngine';
 import { SearchPool } from '../../../server/src/search/searchPool';
 import { sortInWalkOrder } from '../../../server/src/search/relativePaths';
+import { keepsRulesInNestedRepositories } from '../../../server/src/search/ripgrepListing';
 import { runSearchJob } from '../../../server/src/search/searchJobs';
 import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARKER, writeDemoRepo, writeTree } from '../../support/toolFixture';
 
@@ -23,6 +24,19 @@ import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARK
 const RIPGREP = ripgrepOnPath();
 /** Why a grep below the root left ripgrep for the walk (ripgrepListing.ts rankingFault). */
 const OUTRANKED = 'ripgrep would rank the ignore rules above the searched directory below those inside it';
+/** Why a grep in a folder in no repository left a ripgrep after 13 for the walk (ripgrepListing.ts nestedRepositoryFault). */
+const KEPT_RULES = 'ripgrep after 13 keeps the .gitignore rules from above a nested repository inside it, in a folder that is in no repository';
+
+/**
+ * A launcher that says it is ripgrep `version` and runs the ripgrep on PATH
+ * for everything else: what the search decides from a version, without that
+ * version installed.
+ */
+function ripgrepSaying(version: string, directory: string): string {
+  const launcher = path.join(directory, 'rg');
+  fs.writeFileSync(launcher, `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "ripgrep ${version}"; exit 0; fi\nexec "${RIPGREP}" "$@"\n`, { mode: 0o755 });
+  return launcher;
+}
 
 interface Variant {
   name: string;
@@ -757,6 +771,42 @@ describe('ripgrep and the walk agree', function () {
     }
   });
 
+  it('answers a grep in a folder that is in no repository as the walk does, where a ripgrep after 13 would keep the .gitignore rules from above a nested repository inside it: the walk answers', async function () {
+    if (process.platform === 'win32') this.skip(); // the launcher is a shell script
+    const folders = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-kept-')));
+    try {
+      const tree = path.join(folders, 'tree');
+      const plain = path.join(folders, 'plain');
+      writeTree(tree, {
+        '.gitignore': '*.gen.ts\n',
+        'lib/.git/HEAD': 'ref: refs/heads/main\n',
+        'lib/a.gen.ts': 'kept\n',
+        'b.gen.ts': 'kept\n',
+        'c.ts': 'kept\n',
+      });
+      // A nested repository with no .gitignore above it: nothing to keep, ripgrep answers.
+      writeTree(plain, { 'lib/.git/HEAD': 'ref: refs/heads/main\n', 'lib/.gitignore': '*.gen.ts\n', 'lib/a.gen.ts': 'kept\n', 'c.ts': 'kept\n' });
+      const launchers = path.join(folders, 'bin');
+      fs.mkdirSync(launchers);
+      const later = new SearchEngine({ ripgrepPath: ripgrepSaying('14.1.1', launchers), orderedHeadStartMs: 0 });
+      const installed = new SearchEngine({ ripgrepPath: RIPGREP, orderedHeadStartMs: 0 });
+      const answers: Array<[string, string]> = [
+        [tree, 'c.ts:1: kept\nlib/a.gen.ts:1: kept'],
+        [plain, 'c.ts:1: kept'],
+      ];
+      for (const [folder, answer] of answers) {
+        assert.equal(await expectOk(await createToolbox(folder, NO_POLICY, { search: walk }), 'grep_files', { pattern: 'kept' }), answer, 'the walk');
+        assert.equal(await expectOk(await createToolbox(folder, NO_POLICY, { search: later }), 'grep_files', { pattern: 'kept' }), answer, 'a ripgrep after 13');
+        assert.equal(await expectOk(await createToolbox(folder, NO_POLICY, { search: installed }), 'grep_files', { pattern: 'kept' }), answer, 'the installed ripgrep');
+      }
+      assert.deepEqual(later.counts.fallbackReasons, [KEPT_RULES], 'a ripgrep after 13 left the folder with rules above its nested repository to the walk, and kept the other');
+      assert.equal(later.counts.ripgrep, 1);
+      assert.deepEqual(installed.counts.fallbackReasons, [], 'ripgrep 13 starts afresh in a nested repository, as the walk does');
+    } finally {
+      fs.rmSync(folders, { recursive: true, force: true });
+    }
+  });
+
   for (const pattern of patterns) {
     it(`answers grep_files ${JSON.stringify(pattern)} the same both ways`, async () => {
       const viaRipgrep = await createToolbox(base, NO_POLICY, { search: ripgrep });
@@ -780,6 +830,15 @@ describe('ripgrep and the walk agree', function () {
 });
 
 describe('search helpers', () => {
+  it('tells a ripgrep after 13, which passes over nested repositories under --no-require-git, by the first line of its --version', () => {
+    assert.equal(keepsRulesInNestedRepositories('ripgrep 13.0.0'), false);
+    assert.equal(keepsRulesInNestedRepositories('ripgrep 13.0.0 (rev 7ec2fd51ba)'), false);
+    assert.equal(keepsRulesInNestedRepositories('ripgrep 14.1.1'), true);
+    assert.equal(keepsRulesInNestedRepositories('ripgrep 15.1.0 (rev af60c2de9d)'), true);
+    assert.equal(keepsRulesInNestedRepositories('ripgrep 9.0.1'), false);
+    assert.equal(keepsRulesInNestedRepositories('not ripgrep'), false);
+  });
+
   it('sorts paths in the order the walk visits them', () => {
     assert.deepEqual(sortInWalkOrder(['a.txt', 'a-b/x', 'a/y', 'a/x/z', 'B', 'a']), ['B', 'a', 'a/x/z', 'a/y', 'a-b/x', 'a.txt']);
   });
