@@ -149,27 +149,42 @@ function rankingFault(above: AncestorRules | undefined, crawl: CrawlResult, scop
 const KEPT_RULES = "ripgrep after 13 keeps the .gitignore rules from above a nested repository inside it, in a folder that is in no repository";
 
 /**
- * Why ripgrep after 13, in a folder that is in no repository (run with
- * `--no-require-git`), would leave out other files than the walk: it no
- * longer notices a nested repository there, so the `.gitignore` rules from
- * above one go on applying inside it, where the walk (as git, and ripgrep
- * 13) starts afresh. The walk answers when the crawl finds a nested
- * repository below any `.gitignore` rules: those of the search's own
- * ancestors, or a `.gitignore` the crawl met above it.
+ * Whether ripgrep, in a folder that is in no repository (run with
+ * `--no-require-git`), would leave out other files than the walk: one after
+ * 13 no longer notices a nested repository there, so the `.gitignore` rules
+ * from above it go on applying inside it, where the walk (as git, and
+ * ripgrep 13) starts afresh. `gitEntries` are the root-relative `.git`
+ * entries found, `gitignoreFiles` the `.gitignore` files; `rulesAbove`:
+ * `.gitignore` rules from above the searched directory are handed over.
  */
-function nestedRepositoryFault(ripgrep: Ripgrep, outsideRepository: boolean, above: AncestorRules | undefined, crawl: CrawlResult): string | undefined {
-  if (!outsideRepository || !keepsRulesInNestedRepositories(ripgrep.version)) return undefined;
-  const parentOf = (entry: string): string => {
-    const slash = entry.lastIndexOf('/');
-    return slash === -1 ? '' : entry.slice(0, slash);
-  };
-  const ruleDirectories = crawl.ruleEntries.filter((entry) => path.posix.basename(entry) === '.gitignore').map(parentOf);
-  for (const entry of crawl.ruleEntries) {
-    if (path.posix.basename(entry) !== '.git') continue;
+export function keepsRulesAboveNestedRepository(
+  ripgrep: Ripgrep,
+  outsideRepository: boolean,
+  gitEntries: readonly string[],
+  gitignoreFiles: readonly string[],
+  rulesAbove: boolean,
+): boolean {
+  if (!outsideRepository || !keepsRulesInNestedRepositories(ripgrep.version)) return false;
+  const ruleDirectories = gitignoreFiles.map(parentOf);
+  return gitEntries.some((entry) => {
     const repository = parentOf(entry);
-    if (above?.kinds.has('.gitignore') || ruleDirectories.some((directory) => directory !== repository && isWithin(repository, directory))) return KEPT_RULES;
-  }
-  return undefined;
+    return rulesAbove || ruleDirectories.some((directory) => directory !== repository && isWithin(repository, directory));
+  });
+}
+
+function parentOf(relativePath: string): string {
+  const slash = relativePath.lastIndexOf('/');
+  return slash === -1 ? '' : relativePath.slice(0, slash);
+}
+
+function named(entries: readonly string[], name: string): string[] {
+  return entries.filter((entry) => path.posix.basename(entry) === name);
+}
+
+/** keepsRulesAboveNestedRepository, from what the crawl beside ripgrep found. */
+function nestedRepositoryFault(ripgrep: Ripgrep, outsideRepository: boolean, above: AncestorRules | undefined, crawl: CrawlResult): string | undefined {
+  const rulesAbove = above?.kinds.has('.gitignore') === true;
+  return keepsRulesAboveNestedRepository(ripgrep, outsideRepository, named(crawl.ruleEntries, '.git'), named(crawl.ruleEntries, '.gitignore'), rulesAbove) ? KEPT_RULES : undefined;
 }
 
 /** Whether this ripgrep (the first line of its `--version`) is one after 13, whose `--no-require-git` has it pass over nested repositories. */

@@ -14,7 +14,7 @@ import { rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 import { FIRST_LOOK_MS, keepWalking, ORDERED_HEAD_START_MS, worthReadingOn } from './headStart';
-import { exclusionsFor, isInsideRepository, ListedPathCheck, listWithRipgrep, readRulesThroughLink, ripgrepNameFilter } from './ripgrepListing';
+import { exclusionsFor, isInsideRepository, keepsRulesAboveNestedRepository, ListedPathCheck, listWithRipgrep, readRulesThroughLink, ripgrepNameFilter } from './ripgrepListing';
 
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
@@ -616,6 +616,7 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
   if (!job.ripgrep) return undefined;
   const started = Date.now();
   const expired = (): boolean => control.shouldStop() || Date.now() - started > job.timeMs;
+  const outsideRepository = !isInsideRepository(job.root);
   const listing = await runRipgrep({
     ripgrep: job.ripgrep,
     root: job.root,
@@ -625,13 +626,17 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
       exclusions: exclusionsFor(boundary, 'find'),
       // In path order, so a census stopped at its cap counts the same files every time.
       sorted: true,
-      outsideRepository: !isInsideRepository(job.root),
+      outsideRepository,
     },
     maxPaths: job.maxEntries,
     shouldStop: expired,
     onSpawn: (pid) => control.onSpawn(pid),
   });
   if (listing.error !== undefined || readRulesThroughLink(job, listing)) return undefined;
+  // The `.git` entries ripgrep passed over are in its log; the `.gitignore` files, hidden files, in its listing.
+  const gitEntries = listing.ruleEntries.filter((entry) => path.posix.basename(entry) === '.git');
+  const gitignoreFiles = listing.paths.filter((entry) => path.posix.basename(entry) === '.gitignore');
+  if (keepsRulesAboveNestedRepository(job.ripgrep, outsideRepository, gitEntries, gitignoreFiles, false)) return undefined;
   const check = new ListedPathCheck(boundary);
   const files = listing.paths.filter((relativePath) => check.state(relativePath) !== 'excluded');
   // Awaited: the census runs on the main thread.

@@ -11,7 +11,8 @@ import { SearchEngine, SearchOptions } from '../../../server/src/search/searchEn
 import { SearchPool } from '../../../server/src/search/searchPool';
 import { sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { keepsRulesInNestedRepositories } from '../../../server/src/search/ripgrepListing';
-import { runSearchJob } from '../../../server/src/search/searchJobs';
+import { censusWithRipgrep, runSearchJob } from '../../../server/src/search/searchJobs';
+import { ReadBoundary } from '../../../server/src/access/boundary';
 import { expectFailure, expectOk, NO_POLICY, ripgrepOnPath, runTool, SECRET_MARKER, writeDemoRepo, writeTree } from '../../support/toolFixture';
 
 /**
@@ -802,6 +803,17 @@ describe('ripgrep and the walk agree', function () {
       assert.deepEqual(later.counts.fallbackReasons, [KEPT_RULES], 'a ripgrep after 13 left the folder with rules above its nested repository to the walk, and kept the other');
       assert.equal(later.counts.ripgrep, 1);
       assert.deepEqual(installed.counts.fallbackReasons, [], 'ripgrep 13 starts afresh in a nested repository, as the walk does');
+
+      // The summary's census leaves such a listing to the walk too; the other folder's it counts.
+      const census = async (folder: string, ripgrep: { path: string; version: string }) => {
+        const job = { kind: 'census' as const, root: folder, denyRead: [], scope: { kind: 'directory' as const, realPath: folder, relativePath: '.' }, ripgrep, maxEntries: 100, timeMs: 10_000, extensions: 5 };
+        return censusWithRipgrep(job, await ReadBoundary.create(folder), { shouldStop: () => false, onSpawn: () => undefined });
+      };
+      const laterRipgrep = { path: ripgrepSaying('14.1.1', launchers), version: 'ripgrep 14.1.1' };
+      const installedRipgrep = { path: RIPGREP as string, version: 'ripgrep 13.0.0' };
+      assert.equal(await census(tree, laterRipgrep), undefined, 'a ripgrep after 13 does not count the folder with rules above its nested repository');
+      assert.equal((await census(plain, laterRipgrep))?.fileCount, 2, 'it counts the other (lib/.gitignore, c.ts)');
+      assert.equal((await census(tree, installedRipgrep))?.fileCount, 3, 'ripgrep 13 counts the folder (.gitignore, c.ts, lib/a.gen.ts)');
     } finally {
       fs.rmSync(folders, { recursive: true, force: true });
     }
