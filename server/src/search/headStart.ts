@@ -52,7 +52,7 @@ export function walkOnUntil(elapsedMs: number, fractionDone: number, capShare: n
  * Whether the ordered walk, past a deadline, should go on from where it is
  * instead of handing over to ripgrep (which, for a capped search,
  * lists the whole tree before the first results in path order are known,
- * and for a common word is then stopped past SWITCH_TO_WALK for the walk to
+ * and for a common word is then stopped past searchJobs.ts SWITCH_TO_WALK for the walk to
  * start over): only when, at the rate it has found results, it reaches the
  * cap within MAX_KEEP_WALKING_MS of its start, and within the tree by the
  * estimate of the share walked (walk.ts WalkProgress, from the walk's
@@ -77,7 +77,7 @@ export function worthWalkingOn(elapsedMs: number, fractionDone: number, capShare
  * read within the head start, or the cap reached within MAX_KEEP_WALKING_MS
  * (as for the cold walk above: at half the machine's speed a common word's
  * 200 matches took longer than the head start, and the search went to
- * ripgrep, was stopped past SWITCH_TO_WALK and read again: 5x ripgrep piped
+ * ripgrep, was stopped past searchJobs.ts SWITCH_TO_WALK and read again: 5x ripgrep piped
  * to head). A rare word in a few thousand files spent the whole head start
  * reading, where ripgrep would have been nearly done (vite: 36 ms against
  * ripgrep's 25).

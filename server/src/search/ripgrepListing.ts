@@ -151,24 +151,20 @@ const KEPT_RULES = "ripgrep after 13 keeps the .gitignore rules from above a nes
 /**
  * Whether ripgrep, in a folder that is in no repository (run with
  * `--no-require-git`), would leave out other files than the walk: one after
- * 13 no longer notices a nested repository there, so the `.gitignore` rules
- * from above it go on applying inside it, where the walk (as git, and
- * ripgrep 13) starts afresh. `gitEntries` are the root-relative `.git`
- * entries found, `gitignoreFiles` the `.gitignore` files; `rulesAbove`:
- * `.gitignore` rules from above the searched directory are handed over.
+ * 13 no longer notices a nested repository there, so the rules from above it
+ * (a `.gitignore`, or an outer nested repository's `.git/info/exclude`) go on
+ * applying inside it, where the walk (as git, and ripgrep 13) starts afresh.
+ * `gitEntries` are the root-relative `.git` entries found, `gitignoreFiles`
+ * the `.gitignore` files. Rules from above a search's directory, handed over
+ * as a file, cross a nested repository in every ripgrep: rankingFault sees
+ * to those.
  */
-export function keepsRulesAboveNestedRepository(
-  ripgrep: Ripgrep,
-  outsideRepository: boolean,
-  gitEntries: readonly string[],
-  gitignoreFiles: readonly string[],
-  rulesAbove: boolean,
-): boolean {
+export function keepsRulesAboveNestedRepository(ripgrep: Ripgrep, outsideRepository: boolean, gitEntries: readonly string[], gitignoreFiles: readonly string[]): boolean {
   if (!outsideRepository || !keepsRulesInNestedRepositories(ripgrep.version)) return false;
-  const ruleDirectories = gitignoreFiles.map(parentOf);
+  const ruleDirectories = [...gitignoreFiles, ...gitEntries].map(parentOf);
   return gitEntries.some((entry) => {
     const repository = parentOf(entry);
-    return rulesAbove || ruleDirectories.some((directory) => directory !== repository && isWithin(repository, directory));
+    return ruleDirectories.some((directory) => directory !== repository && isWithin(repository, directory));
   });
 }
 
@@ -177,14 +173,14 @@ function parentOf(relativePath: string): string {
   return slash === -1 ? '' : relativePath.slice(0, slash);
 }
 
-function named(entries: readonly string[], name: string): string[] {
+/** The entries of `entries` (root-relative paths) called `name`. */
+export function entriesNamed(entries: readonly string[], name: string): string[] {
   return entries.filter((entry) => path.posix.basename(entry) === name);
 }
 
-/** keepsRulesAboveNestedRepository, from what the crawl beside ripgrep found. */
-function nestedRepositoryFault(ripgrep: Ripgrep, outsideRepository: boolean, above: AncestorRules | undefined, crawl: CrawlResult): string | undefined {
-  const rulesAbove = above?.kinds.has('.gitignore') === true;
-  return keepsRulesAboveNestedRepository(ripgrep, outsideRepository, named(crawl.ruleEntries, '.git'), named(crawl.ruleEntries, '.gitignore'), rulesAbove) ? KEPT_RULES : undefined;
+/** keepsRulesAboveNestedRepository, from what the crawl beside ripgrep found (every `.gitignore`, whatever its rules say). */
+function nestedRepositoryFault(ripgrep: Ripgrep, outsideRepository: boolean, crawl: CrawlResult): string | undefined {
+  return keepsRulesAboveNestedRepository(ripgrep, outsideRepository, entriesNamed(crawl.ruleEntries, '.git'), entriesNamed(crawl.ruleEntries, '.gitignore')) ? KEPT_RULES : undefined;
 }
 
 /** Whether this ripgrep (the first line of its `--version`) is one after 13, whose `--no-require-git` has it pass over nested repositories. */
@@ -274,7 +270,7 @@ export async function listWithRipgrep(
       await listed.catch(() => undefined);
       throw error;
     }
-    fault = crawlFault(job, crawl) ?? rankingFault(rules, crawl, job.scope.relativePath) ?? nestedRepositoryFault(ripgrep, outsideRepository, rules, crawl);
+    fault = crawlFault(job, crawl) ?? rankingFault(rules, crawl, job.scope.relativePath) ?? nestedRepositoryFault(ripgrep, outsideRepository, crawl);
     const ruleNames = ruleNamesIn(crawl);
     // Resolved while ripgrep lists: after it, each link's walk of its path was on the way to the answer (4 ms for
     // vite's five links, of a grep ripgrep does in 29).

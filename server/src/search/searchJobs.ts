@@ -14,7 +14,7 @@ import { rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 import { FIRST_LOOK_MS, keepWalking, ORDERED_HEAD_START_MS, worthReadingOn } from './headStart';
-import { exclusionsFor, isInsideRepository, keepsRulesAboveNestedRepository, ListedPathCheck, listWithRipgrep, readRulesThroughLink, ripgrepNameFilter } from './ripgrepListing';
+import { entriesNamed, exclusionsFor, isInsideRepository, keepsRulesAboveNestedRepository, ListedPathCheck, listWithRipgrep, readRulesThroughLink, ripgrepNameFilter } from './ripgrepListing';
 
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
@@ -483,7 +483,6 @@ async function grepIndexedHeadStart(job: GrepJob, control: JobControl, index: Fo
 
 // ---------------------------------------------------------------- find_files
 
-/** find_files on the ordered files (the index's or the walk's), which stop at the cap. */
 /**
  * Whether a name the walk of names listed is, now, a regular file at that
  * very path: its real path is the path itself (no component is a link),
@@ -507,6 +506,7 @@ function plainFileInsideCheck(root: string): (relativePath: string) => boolean {
   };
 }
 
+/** find_files on the ordered files (the index's or the walk's), which stop at the cap. */
 async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobControl, index: FolderIndex | undefined, matches: PathTest, wantedName?: (name: string) => boolean): Promise<FindJobResult> {
   const max = SEARCH_LIMITS.findMaxResults;
   const results: Array<FindJobResult['results'][number] & { linked: boolean }> = [];
@@ -633,10 +633,10 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
     onSpawn: (pid) => control.onSpawn(pid),
   });
   if (listing.error !== undefined || readRulesThroughLink(job, listing)) return undefined;
-  // The `.git` entries ripgrep passed over are in its log; the `.gitignore` files, hidden files, in its listing.
-  const gitEntries = listing.ruleEntries.filter((entry) => path.posix.basename(entry) === '.git');
-  const gitignoreFiles = listing.paths.filter((entry) => path.posix.basename(entry) === '.gitignore');
-  if (keepsRulesAboveNestedRepository(job.ripgrep, outsideRepository, gitEntries, gitignoreFiles, false)) return undefined;
+  // The `.git` entries ripgrep passed over are in its log; the `.gitignore` files in its listing (hidden files), or
+  // in its log where rules leave them out (a `.gitignore` naming itself).
+  const gitignoreFiles = [...entriesNamed(listing.paths, '.gitignore'), ...entriesNamed(listing.ruleEntries, '.gitignore')];
+  if (keepsRulesAboveNestedRepository(job.ripgrep, outsideRepository, entriesNamed(listing.ruleEntries, '.git'), gitignoreFiles)) return undefined;
   const check = new ListedPathCheck(boundary);
   const files = listing.paths.filter((relativePath) => check.state(relativePath) !== 'excluded');
   // Awaited: the census runs on the main thread.
