@@ -94,7 +94,13 @@ export class FirstTurnRehearsal {
     private readonly options: { logger: Logger; clock: Clock; limitMs?: number },
   ) {}
 
-  /** Rehearses through `turn` unless a rehearsal has run or it was stopped; settles when that one has ended. */
+  /**
+   * Rehearses through `turn` unless a rehearsal has run or it was stopped;
+   * settles when that one has ended. A discussion with nothing to rehearse
+   * (closed already, or asking a VS Code model) leaves the slot to the next
+   * one: the first discussion of a session on a VS Code model had every
+   * later one's first question run cold.
+   */
   run(turn: RehearsedTurn): Promise<void> {
     return (this.rehearsal ??= this.rehearse(turn));
   }
@@ -120,6 +126,7 @@ export class FirstTurnRehearsal {
     try {
       const rehearsed = await this.stage((model, scratch) => turn(model, scratch, { signal }));
       if (rehearsed) logger.info(`Rehearsed a turn ahead of the first question, on the loopback (${clock.now() - started} ms).`);
+      else this.rehearsal = undefined;
     } catch (err) {
       const reason = limit.aborted && !this.stopping.signal.aborted ? `it took over ${limitMs / 1000} s` : errorText(err);
       logger.info(`The first question was not rehearsed (${reason}); it runs a turn's code for the first time.`);

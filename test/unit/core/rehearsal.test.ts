@@ -147,6 +147,17 @@ describe("a server's one rehearsal", () => {
     assert.equal(infos.filter((message) => /^Rehearsed a turn ahead of the first question/.test(message)).length, 1);
   });
 
+  it('leaves its one run to the next discussion when a discussion had nothing to rehearse (closed already, or on a VS Code model)', async () => {
+    const { logger, infos } = recording();
+    let staged = 0;
+    const rehearsal = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger, clock: new ManualClock() });
+    await rehearsal.run(async () => false);
+    await rehearsal.run(turnOf(new ScriptedModel([{ text: 'Hello.' }])));
+    await rehearsal.run(turnOf(new ScriptedModel([{ text: 'Hello.' }])));
+    assert.equal(staged, 2, 'the second discussion was rehearsed, and none after it');
+    assert.equal(infos.filter((message) => /^Rehearsed a turn ahead of the first question/.test(message)).length, 1);
+  });
+
   it('logs a stage that fails, and never throws it', async () => {
     const { logger, infos } = recording();
     const rehearsal = new FirstTurnRehearsal(() => Promise.reject(new Error('no loopback here')), { logger, clock: new ManualClock() });
