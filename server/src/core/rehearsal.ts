@@ -102,7 +102,10 @@ export class FirstTurnRehearsal {
    * later one's first question run cold.
    */
   run(turn: RehearsedTurn): Promise<void> {
-    return (this.rehearsal ??= this.rehearse(turn));
+    const under = this.rehearsal;
+    if (under === undefined) return (this.rehearsal = this.rehearse(turn));
+    // Asked while another discussion's was under way: if that one found nothing, this one is tried.
+    return under.then(() => (this.rehearsal === undefined ? this.run(turn) : undefined));
   }
 
   /** A real question was sent: stops the rehearsal under way, and any to come. */

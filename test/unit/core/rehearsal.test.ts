@@ -7,6 +7,7 @@ import type { Logger } from '../../../server/src/core/deps';
 import { silentLogger } from '../../../server/src/core/deps';
 import type { DiscussionSnapshot } from '../../../server/src/core/discussion';
 import { FirstTurnRehearsal, type RehearsalOptions, type RehearsalStage } from '../../../server/src/core/rehearsal';
+import type { ChatModel } from '../../../server/src/model/types';
 import { DiscussionService } from '../../../server/src/core/service';
 import { modelSources } from '../../../server/src/model/sources';
 import { memoryStore } from '../../../server/src/store/memoryStore';
@@ -156,6 +157,19 @@ describe("a server's one rehearsal", () => {
     await rehearsal.run(turnOf(new ScriptedModel([{ text: 'Hello.' }])));
     assert.equal(staged, 2, 'the second discussion was rehearsed, and none after it');
     assert.equal(infos.filter((message) => /^Rehearsed a turn ahead of the first question/.test(message)).length, 1);
+
+    // Asked while the one with nothing to rehearse is under way, the next ones wait for it and then one of them runs.
+    const together = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger: silentLogger, clock: new ManualClock() });
+    staged = 0;
+    let rehearsedTurns = 0;
+    const counted = (model: ScriptedModel) => async (m: ChatModel, scratch: DiscussionStore, options: RehearsalOptions) => {
+      const rehearsed = await turnOf(model)(m, scratch, options);
+      rehearsedTurns++;
+      return rehearsed;
+    };
+    await Promise.all([together.run(async () => false), together.run(counted(new ScriptedModel([{ text: 'Hello.' }]))), together.run(counted(new ScriptedModel([{ text: 'Hello.' }])))]);
+    assert.equal(rehearsedTurns, 1, 'one of the discussions asking meanwhile was rehearsed, once');
+    assert.equal(staged, 2);
   });
 
   it('logs a stage that fails, and never throws it', async () => {
