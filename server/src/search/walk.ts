@@ -163,10 +163,10 @@ interface DirectoryFrame {
  * since: the listing is proved to be of the checked directory (see
  * boundary.ts `listVerifiedDirectorySync`); a changed one is left out.
  */
-function readSortedEntries(directory: string, stats: WalkStats): fs.Dirent[] {
+function readSortedEntries(directory: string, stats: WalkStats, countChange: boolean): fs.Dirent[] {
   const listing = listVerifiedDirectorySync(directory);
   if (!listing.ok) {
-    if (listing.refusal === 'changed') stats.changedDirectories += 1;
+    if (listing.refusal === 'changed' && countChange) stats.changedDirectories += 1;
     return []; // unreadable or changed directory: nothing to show
   }
   return sortEntries(listing.entries);
@@ -180,13 +180,16 @@ function sortEntries(entries: fs.Dirent[]): fs.Dirent[] {
 /**
  * A directory's sorted entries and, for a walk that opens each directory
  * inside its parent (`listInsideParents`), its open descriptor: `parentFd` and
- * `name` when it is not the start directory.
+ * `name` when it is not the start directory. `countChange`: a directory that
+ * changed is counted in `stats` (of the shards that all list it, only the
+ * first counts it: each counted it, and a split search said twice as many
+ * had changed).
  */
-function listDirectory(absolutePath: string, stats: WalkStats, chained: boolean, parent?: { fd: number; name: string }): { entries: fs.Dirent[]; fd?: number } {
-  if (!chained) return { entries: readSortedEntries(absolutePath, stats) };
+function listDirectory(absolutePath: string, stats: WalkStats, chained: boolean, countChange: boolean, parent?: { fd: number; name: string }): { entries: fs.Dirent[]; fd?: number } {
+  if (!chained) return { entries: readSortedEntries(absolutePath, stats, countChange) };
   const listing = parent ? openListedChildSync(parent.fd, parent.name) : openListedDirectorySync(absolutePath);
   if (!listing.ok) {
-    if (listing.refusal === 'changed') stats.changedDirectories += 1;
+    if (listing.refusal === 'changed' && countChange) stats.changedDirectories += 1;
     return { entries: [] };
   }
   return { entries: sortEntries(listing.entries), fd: listing.fd };
@@ -231,6 +234,11 @@ export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promi
   return stats;
 }
 
+/** Whether this walk is the first of a split one, or not split: it counts what every shard sees. */
+function isFirstShard(options: WalkOptions): boolean {
+  return (options.shard?.index ?? 0) === 0 && (options.fileShard?.index ?? 0) === 0;
+}
+
 async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgnoreFiles): Promise<WalkStats> {
   const { boundary } = options;
   const stats: WalkStats = { entriesVisited: 0, changedDirectories: 0, cutIgnoreFiles: [] };
@@ -238,7 +246,8 @@ async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgno
 
   const startRelative = boundary.relativeOf(options.startDirectory);
   const chained = options.listInsideParents === true && CAN_OPEN_INSIDE_OPEN_DIRECTORY;
-  const start = listDirectory(options.startDirectory, stats, chained);
+  // Every shard of a split walk lists the start directory.
+  const start = listDirectory(options.startDirectory, stats, chained, isFirstShard(options));
   const stack: DirectoryFrame[] = [
     {
       absolutePath: options.startDirectory,
@@ -270,6 +279,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
   let deadline = options.deadline;
   const shard = options.shard !== undefined && options.shard.of > 1 ? options.shard : undefined;
   const fileShard = options.fileShard !== undefined && options.fileShard.of > 1 ? options.fileShard : undefined;
+  const firstShard = isFirstShard(options);
   let splitFound = false;
   /** Marks a frame just entered (its ignore rules known) as above or at the split, until the split is found. */
   const placeInShard = (frame: DirectoryFrame): void => {
@@ -339,7 +349,9 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       // By a hash of the path, not its place in the listing: a directory added meanwhile moves no other. Of the path,
       // for the same names (`src`) recur under every package.
       if (shard && frame.deals && shardOfName(relativePath, shard.of) !== shard.index) continue;
-      const listed = listDirectory(absolutePath, stats, chained, frame.fd === undefined ? undefined : { fd: frame.fd, name });
+      // Every shard of a grep split by file lists every directory; of a find, the split, those above it and its subdirectories.
+      const everyShardLists = fileShard !== undefined || (shard !== undefined && frame.aboveSplit === true);
+      const listed = listDirectory(absolutePath, stats, chained, !everyShardLists || firstShard, frame.fd === undefined ? undefined : { fd: frame.fd, name });
       const entries = listed.entries;
       // On the stack before anything else can throw, so its descriptor is closed however the walk ends.
       const entered: DirectoryFrame = { absolutePath, relativePath, entries, index: 0, ignore: frame.ignore, fd: listed.fd };

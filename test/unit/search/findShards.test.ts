@@ -60,6 +60,36 @@ describe('a walk of names split into shards (find_files on two search threads)',
     assert.ok(second.length > 0 && first.length > second.length, 'both shards walked a part');
   });
 
+  it('counts a directory that changed as it was listed once across the shards, whether every shard lists it or one is dealt it', async () => {
+    // Stands in for a directory swapped for a link between its parent's listing and its own (boundary.ts openListedChildSync).
+    const boundaryModule = require('../../../server/src/access/boundary') as { openListedChildSync: (fd: number, name: string) => unknown };
+    const original = boundaryModule.openListedChildSync;
+    const changedNames = new Set<string>();
+    boundaryModule.openListedChildSync = (fd, name) => (changedNames.has(name) ? { ok: false, refusal: 'changed' } : original(fd, name));
+    const changedAcross = async (split: 'shard' | 'fileShard'): Promise<number> => {
+      const boundary = await ReadBoundary.create(root, []);
+      let changed = 0;
+      for (const index of [0, 1]) {
+        const stats = await walkFiles({ boundary, startDirectory: root, listInsideParents: true, [split]: { index, of: 2 } }, () => undefined);
+        changed += stats.changedDirectories;
+      }
+      return changed;
+    };
+    try {
+      // A package's directory, below the split (packages/): every shard of a find lists it; every shard of a grep lists every directory.
+      changedNames.add(packages[0]);
+      assert.equal(await changedAcross('shard'), 1, 'a directory every shard of a find lists');
+      assert.equal(await changedAcross('fileShard'), 1, 'a directory every shard of a grep lists');
+      // A package's src/, dealt to one shard of a find.
+      changedNames.clear();
+      changedNames.add('deep');
+      assert.equal(await changedAcross('shard'), packages.length, "each package's src/deep/, dealt to one shard of a find");
+      assert.equal(await changedAcross('fileShard'), packages.length, "each package's src/deep/, listed by every shard of a grep");
+    } finally {
+      boundaryModule.openListedChildSync = original;
+    }
+  });
+
   it('splits at the first directory with two subdirectories to walk, not counting ignored or always-skipped ones, deals what its subdirectories hold by path, and leaves the files in and above it to the first shard', async () => {
     const whole = await walked(root);
     const second = await walked(root, { index: 1, of: 2 });
