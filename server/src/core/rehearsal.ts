@@ -104,8 +104,9 @@ export class FirstTurnRehearsal {
   run(turn: RehearsedTurn): Promise<void> {
     const under = this.rehearsal;
     if (under === undefined) return (this.rehearsal = this.rehearse(turn));
-    // Asked while another discussion's was under way: if that one found nothing, this one is tried.
-    return under.then(() => (this.rehearsal === undefined ? this.run(turn) : undefined));
+    // Asked while another discussion's was under way: if that one found nothing (its slot let go, or taken by the
+    // next in line), this one waits its turn and is tried.
+    return under.then(() => (this.rehearsal === under ? undefined : this.run(turn)));
   }
 
   /** A real question was sent: stops the rehearsal under way, and any to come. */

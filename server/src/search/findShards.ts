@@ -49,7 +49,7 @@ export function mergeFindShards(shards: readonly FindJobResult[]): FindJobResult
     results: keyed.slice(0, max).map((entry) => entry.result),
     more: keyed.length > max || shards.some((shard) => shard.more),
     listingStopped: shards.some((shard) => shard.listingStopped),
-    changedEntries: shards.reduce((sum, shard) => sum + (shard.changedEntries ?? 0), 0),
+    changedEntries: shards.reduce((sum, shard) => sum + (shard.changedEntries ?? 0), 0) + new Set(shards.flatMap((shard) => shard.changedSharedDirectories ?? [])).size,
     cutIgnoreFiles: [...cuts],
   };
 }

@@ -71,7 +71,7 @@ export function mergeGrepShards(shards: readonly GrepJobResult[]): GrepJobResult
     changedFiles: shards.reduce((sum, shard) => sum + shard.changedFiles, 0),
     filesFromMemory: 0,
     listingStopped: shards.some((shard) => shard.listingStopped),
-    changedEntries: shards.reduce((sum, shard) => sum + (shard.changedEntries ?? 0), 0),
+    changedEntries: shards.reduce((sum, shard) => sum + (shard.changedEntries ?? 0), 0) + new Set(shards.flatMap((shard) => shard.changedSharedDirectories ?? [])).size,
     cutIgnoreFiles: [...cuts],
     namedFileBinary: false,
     fallbackReason: shards[0]?.fallbackReason,

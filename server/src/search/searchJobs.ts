@@ -122,6 +122,8 @@ interface ResultBase {
    * between being listed and being opened (a swap for a link, say).
    */
   changedEntries?: number;
+  /** A shard's: the directories that changed, not in `changedEntries`, merged across the shards as a union (walk.ts WalkStats). */
+  changedSharedDirectories?: string[];
   /** Root-relative paths of ignore files of which only the first rules counted (ignoreRules.ts IGNORE_FILE_LIMITS). */
   cutIgnoreFiles?: string[];
 }
@@ -247,18 +249,18 @@ async function orderedFiles(
   visit: (file: IndexedFileLike) => boolean | void,
   extendDeadline?: WalkOptions['extendDeadline'],
   walkAs?: Pick<WalkOptions, 'wanted' | 'wantedName' | 'listInsideParents' | 'shard' | 'fileShard'>,
-): Promise<{ outcome: OrderedOutcome; changedDirectories: number; cutIgnoreFiles: string[] }> {
+): Promise<{ outcome: OrderedOutcome; changedDirectories: number; changedSharedDirectories: string[]; cutIgnoreFiles: string[] }> {
   if (index) {
     let seen = 0;
     for await (const chunk of index.freshFiles(job.scope.relativePath)) {
       for (const file of chunk) {
         if ((++seen & 63) === 0 && ((deadline !== undefined && performance.now() > deadline) || control.shouldStop())) {
-          return { outcome: 'out_of_time', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+          return { outcome: 'out_of_time', changedDirectories: 0, changedSharedDirectories: [], cutIgnoreFiles: index.cutIgnoreFiles };
         }
-        if (visit(file) === false) return { outcome: 'capped', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+        if (visit(file) === false) return { outcome: 'capped', changedDirectories: 0, changedSharedDirectories: [], cutIgnoreFiles: index.cutIgnoreFiles };
       }
     }
-    return { outcome: 'finished', changedDirectories: 0, cutIgnoreFiles: index.cutIgnoreFiles };
+    return { outcome: 'finished', changedDirectories: 0, changedSharedDirectories: [], cutIgnoreFiles: index.cutIgnoreFiles };
   }
   const stats = await walkFiles(
     { boundary, startDirectory: job.scope.realPath, shouldStop: () => control.shouldStop(), maxEntries: SEARCH_LIMITS.walkMaxEntries, deadline, extendDeadline, ...walkAs },
@@ -266,7 +268,7 @@ async function orderedFiles(
   );
   const outcome: OrderedOutcome =
     stats.stoppedBy === undefined ? 'finished' : stats.stoppedBy === 'visitor' ? 'capped' : stats.stoppedBy === 'entry_limit' ? 'entry_limit' : 'out_of_time';
-  return { outcome, changedDirectories: stats.changedDirectories, cutIgnoreFiles: stats.cutIgnoreFiles };
+  return { outcome, changedDirectories: stats.changedDirectories, changedSharedDirectories: stats.changedSharedDirectories, cutIgnoreFiles: stats.cutIgnoreFiles };
 }
 
 // ---------------------------------------------------------------- grep_files
@@ -317,6 +319,7 @@ async function grepOrdered(
     ...searcher.result,
     listingStopped: ordered.outcome === 'entry_limit',
     changedEntries: searcher.result.changedFiles + ordered.changedDirectories,
+    ...(shard ? { changedSharedDirectories: ordered.changedSharedDirectories } : {}),
     cutIgnoreFiles: ordered.cutIgnoreFiles,
     shardWalk: placed,
   };
@@ -555,6 +558,7 @@ async function findOrdered(job: FindJob, boundary: ReadBoundary, control: JobCon
     more,
     listingStopped: ordered.outcome === 'entry_limit',
     changedEntries,
+    ...(job.shard ? { changedSharedDirectories: ordered.changedSharedDirectories } : {}),
     cutIgnoreFiles: ordered.cutIgnoreFiles,
   };
 }

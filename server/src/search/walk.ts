@@ -122,6 +122,13 @@ export interface WalkStats {
   entriesVisited: number;
   /** Directories left out because they were replaced or moved between being listed and being entered. */
   changedDirectories: number;
+  /**
+   * Of a walk split into shards, these instead, by root-relative path: the
+   * shards list some of the same directories (the split and above it, or,
+   * split by file, all), so theirs are counted once as a union. Counted by
+   * each shard, a split search said twice as many had changed.
+   */
+  changedSharedDirectories: string[];
   /** Root-relative paths of ignore files of which only the first rules counted (IGNORE_FILE_LIMITS). */
   cutIgnoreFiles: string[];
   /** Why the walk ended before covering everything, if it did. */
@@ -163,10 +170,10 @@ interface DirectoryFrame {
  * since: the listing is proved to be of the checked directory (see
  * boundary.ts `listVerifiedDirectorySync`); a changed one is left out.
  */
-function readSortedEntries(directory: string, stats: WalkStats, countChange: boolean): fs.Dirent[] {
+function readSortedEntries(directory: string, stats: WalkStats, sharedAs: string | undefined): fs.Dirent[] {
   const listing = listVerifiedDirectorySync(directory);
   if (!listing.ok) {
-    if (listing.refusal === 'changed' && countChange) stats.changedDirectories += 1;
+    if (listing.refusal === 'changed') countChange(stats, sharedAs);
     return []; // unreadable or changed directory: nothing to show
   }
   return sortEntries(listing.entries);
@@ -177,19 +184,23 @@ function sortEntries(entries: fs.Dirent[]): fs.Dirent[] {
   return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
+/** A directory that changed: counted, or, in a split walk, named (`sharedAs`, its root-relative path). */
+function countChange(stats: WalkStats, sharedAs: string | undefined): void {
+  if (sharedAs === undefined) stats.changedDirectories += 1;
+  else stats.changedSharedDirectories.push(sharedAs);
+}
+
 /**
  * A directory's sorted entries and, for a walk that opens each directory
  * inside its parent (`listInsideParents`), its open descriptor: `parentFd` and
- * `name` when it is not the start directory. `countChange`: a directory that
- * changed is counted in `stats` (of the shards that all list it, only the
- * first counts it: each counted it, and a split search said twice as many
- * had changed).
+ * `name` when it is not the start directory. `sharedAs`: the directory's
+ * root-relative path, in a split walk.
  */
-function listDirectory(absolutePath: string, stats: WalkStats, chained: boolean, countChange: boolean, parent?: { fd: number; name: string }): { entries: fs.Dirent[]; fd?: number } {
-  if (!chained) return { entries: readSortedEntries(absolutePath, stats, countChange) };
+function listDirectory(absolutePath: string, stats: WalkStats, chained: boolean, sharedAs: string | undefined, parent?: { fd: number; name: string }): { entries: fs.Dirent[]; fd?: number } {
+  if (!chained) return { entries: readSortedEntries(absolutePath, stats, sharedAs) };
   const listing = parent ? openListedChildSync(parent.fd, parent.name) : openListedDirectorySync(absolutePath);
   if (!listing.ok) {
-    if (listing.refusal === 'changed' && countChange) stats.changedDirectories += 1;
+    if (listing.refusal === 'changed') countChange(stats, sharedAs);
     return { entries: [] };
   }
   return { entries: sortEntries(listing.entries), fd: listing.fd };
@@ -234,20 +245,19 @@ export async function walkFiles(options: WalkOptions, visit: WalkVisitor): Promi
   return stats;
 }
 
-/** Whether this walk is the first of a split one, or not split: it counts what every shard sees. */
-function isFirstShard(options: WalkOptions): boolean {
-  return (options.shard?.index ?? 0) === 0 && (options.fileShard?.index ?? 0) === 0;
+/** Whether this walk is one of several that together walk the tree. */
+function isSplit(options: WalkOptions): boolean {
+  return (options.shard?.of ?? 1) > 1 || (options.fileShard?.of ?? 1) > 1;
 }
 
 async function walkWithin(options: WalkOptions, visit: WalkVisitor, cut: CutIgnoreFiles): Promise<WalkStats> {
   const { boundary } = options;
-  const stats: WalkStats = { entriesVisited: 0, changedDirectories: 0, cutIgnoreFiles: [] };
+  const stats: WalkStats = { entriesVisited: 0, changedDirectories: 0, changedSharedDirectories: [], cutIgnoreFiles: [] };
   if (!boundary.isInside(options.startDirectory)) return stats;
 
   const startRelative = boundary.relativeOf(options.startDirectory);
   const chained = options.listInsideParents === true && CAN_OPEN_INSIDE_OPEN_DIRECTORY;
-  // Every shard of a split walk lists the start directory.
-  const start = listDirectory(options.startDirectory, stats, chained, isFirstShard(options));
+  const start = listDirectory(options.startDirectory, stats, chained, isSplit(options) ? (startRelative === '.' ? '' : startRelative) : undefined);
   const stack: DirectoryFrame[] = [
     {
       absolutePath: options.startDirectory,
@@ -279,7 +289,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
   let deadline = options.deadline;
   const shard = options.shard !== undefined && options.shard.of > 1 ? options.shard : undefined;
   const fileShard = options.fileShard !== undefined && options.fileShard.of > 1 ? options.fileShard : undefined;
-  const firstShard = isFirstShard(options);
+  const split = isSplit(options);
   let splitFound = false;
   /** Marks a frame just entered (its ignore rules known) as above or at the split, until the split is found. */
   const placeInShard = (frame: DirectoryFrame): void => {
@@ -349,9 +359,7 @@ async function walkFrames(stack: DirectoryFrame[], options: WalkOptions, visit: 
       // By a hash of the path, not its place in the listing: a directory added meanwhile moves no other. Of the path,
       // for the same names (`src`) recur under every package.
       if (shard && frame.deals && shardOfName(relativePath, shard.of) !== shard.index) continue;
-      // Every shard of a grep split by file lists every directory; of a find, the split, those above it and its subdirectories.
-      const everyShardLists = fileShard !== undefined || (shard !== undefined && frame.aboveSplit === true);
-      const listed = listDirectory(absolutePath, stats, chained, !everyShardLists || firstShard, frame.fd === undefined ? undefined : { fd: frame.fd, name });
+      const listed = listDirectory(absolutePath, stats, chained, split ? relativePath : undefined, frame.fd === undefined ? undefined : { fd: frame.fd, name });
       const entries = listed.entries;
       // On the stack before anything else can throw, so its descriptor is closed however the walk ends.
       const entered: DirectoryFrame = { absolutePath, relativePath, entries, index: 0, ignore: frame.ignore, fd: listed.fd };

@@ -158,18 +158,17 @@ describe("a server's one rehearsal", () => {
     assert.equal(staged, 2, 'the second discussion was rehearsed, and none after it');
     assert.equal(infos.filter((message) => /^Rehearsed a turn ahead of the first question/.test(message)).length, 1);
 
-    // Asked while the one with nothing to rehearse is under way, the next ones wait for it and then one of them runs.
-    const together = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger: silentLogger, clock: new ManualClock() });
+    // Asked while ones with nothing to rehearse are under way, the next in line waits for them and is tried, once.
+    const meanwhile = recording();
+    const together = new FirstTurnRehearsal((turn) => (staged++, stage(turn)), { logger: meanwhile.logger, clock: new ManualClock() });
     staged = 0;
-    let rehearsedTurns = 0;
-    const counted = (model: ScriptedModel) => async (m: ChatModel, scratch: DiscussionStore, options: RehearsalOptions) => {
-      const rehearsed = await turnOf(model)(m, scratch, options);
-      rehearsedTurns++;
-      return rehearsed;
-    };
-    await Promise.all([together.run(async () => false), together.run(counted(new ScriptedModel([{ text: 'Hello.' }]))), together.run(counted(new ScriptedModel([{ text: 'Hello.' }])))]);
-    assert.equal(rehearsedTurns, 1, 'one of the discussions asking meanwhile was rehearsed, once');
-    assert.equal(staged, 2);
+    const tried: string[] = [];
+    const nothing = (name: string) => async () => (tried.push(name), false);
+    const something = (name: string) => async (m: ChatModel, scratch: DiscussionStore, options: RehearsalOptions) => (tried.push(name), turnOf(new ScriptedModel([{ text: 'Hello.' }]))(m, scratch, options));
+    await Promise.all([together.run(nothing('a')), together.run(nothing('b')), together.run(something('c')), together.run(something('d'))]);
+    assert.deepEqual(tried, ['a', 'b', 'c'], 'each tried in turn until one was rehearsed, and none after it');
+    assert.equal(staged, 3);
+    assert.equal(meanwhile.infos.filter((message) => /^Rehearsed a turn ahead of the first question/.test(message)).length, 1);
   });
 
   it('logs a stage that fails, and never throws it', async () => {

@@ -2,12 +2,13 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ReadBoundary } from '../../../server/src/access/boundary';
 import { createToolbox } from '../../../server/src/read/toolbox';
+import { CAN_OPEN_INSIDE_OPEN_DIRECTORY, ReadBoundary } from '../../../server/src/access/boundary';
 import { findShardJobs, mergeFindShards, namesManyFiles } from '../../../server/src/search/findShards';
+import { grepShardJobs, mergeGrepShards } from '../../../server/src/search/grepShards';
 import { SearchEngine } from '../../../server/src/search/searchEngine';
-import type { FindJob, FindJobResult } from '../../../server/src/search/searchJobs';
-import { SEARCH_LIMITS } from '../../../server/src/search/searchJobs';
+import type { FindJob, FindJobResult, GrepJob, GrepJobResult } from '../../../server/src/search/searchJobs';
+import { runSearchJob, SEARCH_LIMITS } from '../../../server/src/search/searchJobs';
 import { SearchPool } from '../../../server/src/search/searchPool';
 import { shardOfName, walkFiles, WalkShard } from '../../../server/src/search/walk';
 import { expectOk, NO_POLICY, writeTree } from '../../support/toolFixture';
@@ -60,31 +61,40 @@ describe('a walk of names split into shards (find_files on two search threads)',
     assert.ok(second.length > 0 && first.length > second.length, 'both shards walked a part');
   });
 
-  it('counts a directory that changed as it was listed once across the shards, whether every shard lists it or one is dealt it', async () => {
+  it('counts each directory that changed once across the shards of a split find or grep, whichever shards listed it and whenever it changed', async function () {
     // Stands in for a directory swapped for a link between its parent's listing and its own (boundary.ts openListedChildSync).
+    if (!CAN_OPEN_INSIDE_OPEN_DIRECTORY) this.skip();
     const boundaryModule = require('../../../server/src/access/boundary') as { openListedChildSync: (fd: number, name: string) => unknown };
     const original = boundaryModule.openListedChildSync;
-    const changedNames = new Set<string>();
-    boundaryModule.openListedChildSync = (fd, name) => (changedNames.has(name) ? { ok: false, refusal: 'changed' } : original(fd, name));
-    const changedAcross = async (split: 'shard' | 'fileShard'): Promise<number> => {
-      const boundary = await ReadBoundary.create(root, []);
-      let changed = 0;
-      for (const index of [0, 1]) {
-        const stats = await walkFiles({ boundary, startDirectory: root, listInsideParents: true, [split]: { index, of: 2 } }, () => undefined);
-        changed += stats.changedDirectories;
-      }
-      return changed;
+    /** How many times each name is listed before it is seen changed, if it is. */
+    let changedAfter = new Map<string, number>();
+    const listings = new Map<string, number>();
+    boundaryModule.openListedChildSync = (fd, name) => {
+      const seen = listings.get(name) ?? 0;
+      listings.set(name, seen + 1);
+      const after = changedAfter.get(name);
+      return after !== undefined && seen >= after ? { ok: false, refusal: 'changed' } : original(fd, name);
+    };
+    const control = { shouldStop: () => false, onSpawn: () => undefined };
+    const scope = { realPath: root, relativePath: '.', kind: 'directory' as const };
+    const changedAcross = async (): Promise<{ find: number; grep: number }> => {
+      listings.clear();
+      const finds: FindJobResult[] = [];
+      for (const part of findShardJobs<FindJob>({ kind: 'find', pattern: '**/*.ts', root, denyRead: [], scope })) finds.push((await runSearchJob(part, control)) as FindJobResult);
+      listings.clear();
+      const greps: GrepJobResult[] = [];
+      for (const part of grepShardJobs<GrepJob>({ kind: 'grep', pattern: 'x', root, denyRead: [], scope })) greps.push((await runSearchJob(part, control)) as GrepJobResult);
+      return { find: mergeFindShards(finds).changedEntries ?? 0, grep: mergeGrepShards(greps).changedEntries ?? 0 };
     };
     try {
-      // A package's directory, below the split (packages/): every shard of a find lists it; every shard of a grep lists every directory.
-      changedNames.add(packages[0]);
-      assert.equal(await changedAcross('shard'), 1, 'a directory every shard of a find lists');
-      assert.equal(await changedAcross('fileShard'), 1, 'a directory every shard of a grep lists');
-      // A package's src/, dealt to one shard of a find.
-      changedNames.clear();
-      changedNames.add('deep');
-      assert.equal(await changedAcross('shard'), packages.length, "each package's src/deep/, dealt to one shard of a find");
-      assert.equal(await changedAcross('fileShard'), packages.length, "each package's src/deep/, listed by every shard of a grep");
+      // A package's directory, below the split (packages/): every shard of either search lists it.
+      changedAfter = new Map([[packages[0], 0]]);
+      assert.deepEqual(await changedAcross(), { find: 1, grep: 1 }, 'a directory every shard saw changed');
+      changedAfter = new Map([[packages[0], 1]]);
+      assert.deepEqual(await changedAcross(), { find: 1, grep: 1 }, 'a directory that changed after the first shard listed it');
+      // Each package's src/deep/: dealt to one shard of a find, listed by both of a grep.
+      changedAfter = new Map([['deep', 0]]);
+      assert.deepEqual(await changedAcross(), { find: packages.length, grep: packages.length }, "each package's src/deep/");
     } finally {
       boundaryModule.openListedChildSync = original;
     }
