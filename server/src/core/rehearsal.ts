@@ -98,8 +98,8 @@ export class FirstTurnRehearsal {
    * Rehearses through `turn` unless a rehearsal has run or it was stopped;
    * settles when that one has ended. A discussion with nothing to rehearse
    * (closed already, or asking a VS Code model) leaves the slot to the next
-   * one: the first discussion of a session on a VS Code model had every
-   * later one's first question run cold.
+   * one: a server whose first discussion asked a VS Code model ran its first
+   * question to an endpoint cold.
    */
   run(turn: RehearsedTurn): Promise<void> {
     const under = this.rehearsal;

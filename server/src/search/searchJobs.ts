@@ -611,7 +611,9 @@ function countExtensions(relativePaths: readonly string[], extensions: number): 
 }
 
 /**
- * The census from ripgrep's listing, or undefined when ripgrep failed. Safe
+ * The census from ripgrep's listing, or undefined when ripgrep failed or its
+ * listing may not be used (rules read through a link, or kept inside a
+ * nested repository: keepsRulesAboveNestedRepository). Safe
  * to run on the event loop: ripgrep does the walking in its own process and
  * at most `maxEntries` names come back, so the server's first discussion of a
  * folder need not wait for a search thread to start.
