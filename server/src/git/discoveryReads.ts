@@ -28,31 +28,42 @@ const POINTER_MAX_BYTES = 1024 * 1024;
 
 const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOCTTY ?? 0);
 
-/** A FIFO or device git could open and wait on, or read without end; undefined when there is none. */
+/**
+ * A FIFO or device git could open and wait on, or read without end; undefined
+ * when there is none. The directories are looked at all at once, and the
+ * nearest fault named: one after another, a folder six levels deep took 1.9
+ * ms of every git tool call. Within each, a file is stat'ed before it is
+ * opened, so a device is never opened (a `HEAD` linked to one that acts when
+ * opened, a watchdog's, say).
+ */
 export async function discoveryReadFault(folder: string): Promise<string | undefined> {
+  const directories: string[] = [];
   for (let dir = folder; ; dir = path.dirname(dir)) {
-    const fault = await faultAt(Buffer.from(dir));
-    if (fault) return fault.toString();
-    if (path.dirname(dir) === dir) return undefined;
+    directories.push(dir);
+    if (path.dirname(dir) === dir) break;
   }
+  const faults = await Promise.all(directories.map((dir) => faultAt(Buffer.from(dir))));
+  return faults.find((fault) => fault !== undefined)?.toString();
 }
 
 async function faultAt(dir: Buffer): Promise<Buffer | undefined> {
+  const [throughDotGit, asBare] = await Promise.all([dotGitFault(dir), candidateFault(dir)]);
+  return throughDotGit ?? asBare;
+}
+
+/** What git opens through the directory's `.git`: the entry itself, and the git directory it is or names. */
+async function dotGitFault(dir: Buffer): Promise<Buffer | undefined> {
   const dotGit = join(dir, '.git');
   const entry = await statOf(dotGit);
   if (entry && isSpecial(entry)) return dotGit;
   if (entry?.isFile()) {
     const pointer = await readPointer(dotGit);
     if (pointer === 'special') return dotGit;
-    if (pointer?.subarray(0, 8).toString('latin1') === 'gitdir: ') {
-      const fault = await candidateFault(resolved(dir, pointer.subarray(8)));
-      if (fault) return fault;
-    }
+    if (pointer?.subarray(0, 8).toString('latin1') === 'gitdir: ') return candidateFault(resolved(dir, pointer.subarray(8)));
   } else if (entry?.isDirectory()) {
-    const fault = await candidateFault(dotGit);
-    if (fault) return fault;
+    return candidateFault(dotGit);
   }
-  return candidateFault(dir);
+  return undefined;
 }
 
 /** What git opens in a directory it asks about as a git directory, and in the common directory that one leads to. */
