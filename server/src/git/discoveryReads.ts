@@ -115,7 +115,9 @@ async function readPointer(file: Buffer): Promise<Buffer | 'special' | undefined
     const stats = await handle.stat();
     if (isSpecial(stats)) return 'special';
     if (!stats.isFile() || stats.size > POINTER_MAX_BYTES) return undefined;
-    let bytes = await readHead(handle, POINTER_MAX_BYTES);
+    // Its size, as git reads it: a buffer of the limit for each of the pointer files of every directory at once was
+    // tens of MB a call in a tree that planted them at every level.
+    let bytes = await readHead(handle, stats.size);
     const nul = bytes.indexOf(0);
     if (nul >= 0) bytes = bytes.subarray(0, nul);
     let end = bytes.length;

@@ -30,6 +30,13 @@ describe('the files git opens while it finds the repository', () => {
     assert.equal(await discoveryReadFault(folder), undefined);
   });
 
+  it("names, of two in one directory, the one through its .git before the one of the directory taken as a bare repository", async () => {
+    fs.mkdirSync(path.join(base, 'repo', '.git'), { recursive: true });
+    execFileSync('mkfifo', [path.join(base, 'repo', 'HEAD')]);
+    execFileSync('mkfifo', [path.join(base, 'repo', '.git', 'config')]);
+    assert.equal(await discoveryReadFault(path.join(base, 'repo')), path.join(base, 'repo', '.git', 'config'));
+  });
+
   it('names a device from its stat, through a link, and what a .git file leads to', async () => {
     const folder = path.join(base, 'work');
     const gitDirectory = path.join(base, 'elsewhere.git');
