@@ -168,7 +168,9 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
     deps.prepareModel?.(async () => {
       await ready().prepareAhead(started.discussionId);
       // Behind the same model sources as the real model, so the rehearsed turn makes the calls a real one makes.
-      await rehearsal?.run((model, scratch, options) => ready().rehearse(started.discussionId, modelSources(model), scratch, options));
+      if (ready().canRehearse(started.discussionId)) {
+        await rehearsal?.run((model, scratch, options) => ready().rehearse(started.discussionId, modelSources(model), scratch, options));
+      }
     });
 
     return started;

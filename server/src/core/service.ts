@@ -167,6 +167,17 @@ export class DiscussionService {
   private readonly bindings = new WeakMap<Discussion, RepoBinding>();
 
   /**
+   * Whether `rehearse` would find a turn to rehearse on this discussion: it is
+   * open, bound, and asks a model the server asks. Asked first, so that a
+   * discussion on a VS Code model stages no loopback endpoint and scratch
+   * store only to find nothing.
+   */
+  canRehearse(discussionId: string): boolean {
+    const source = this.open.get(discussionId);
+    return source !== undefined && this.bindings.has(source) && !isVscodeModelId(source.effectiveModel);
+  }
+
+  /**
    * Rehearses one turn on an open discussion's folder (core/rehearsal.ts), in
    * a service of its own over the binding that discussion was opened with:
    * binding the folder again would start work of its own (a census refresh,
@@ -177,7 +188,7 @@ export class DiscussionService {
   async rehearse(discussionId: string, model: ChatModel, scratch: DiscussionStore, options: RehearsalOptions): Promise<boolean> {
     const source = this.open.get(discussionId);
     const binding = source && this.bindings.get(source);
-    if (!source || !binding || isVscodeModelId(source.effectiveModel)) return false;
+    if (!source || !binding || !this.canRehearse(discussionId)) return false;
     const understudy = new DiscussionService(
       // Its model the one the discussion asks, so its request is the one a question there makes.
       // Its own question must not stop it (onQuestion).

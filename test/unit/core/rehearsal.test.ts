@@ -75,6 +75,13 @@ describe('a turn rehearsed on an open discussion', () => {
     assert.deepEqual((await h.service.list()).discussions.map((d) => d.discussionId), [discussionId]);
   });
 
+  it('says, before anything is staged, which discussions it would find a turn to rehearse on: an open one, not a closed or unknown one', async () => {
+    assert.equal(h.service.canRehearse(discussionId), true);
+    assert.equal(h.service.canRehearse('no-such-discussion'), false);
+    await h.service.close(discussionId);
+    assert.equal(h.service.canRehearse(discussionId), false);
+  });
+
   it('asks with the model the discussion asks with', async () => {
     const chosen = await h.service.start({ folder: h.folder, model: 'scripted-large' });
     const loopback = new ScriptedModel([{ text: 'Hello.' }]);
@@ -92,6 +99,7 @@ describe('a turn rehearsed on an open discussion', () => {
       denyRead: () => [],
     });
     const started = await service.start({ folder: h.folder });
+    assert.equal(service.canRehearse(started.discussionId), false, 'the server is told so before it stages one');
     const loopback = new ScriptedModel([{ text: 'Hello.' }]);
     assert.equal(await service.rehearse(started.discussionId, modelSources(loopback), recordingStore(), go()), false);
     assert.equal(loopback.calls, 0);
