@@ -149,18 +149,26 @@ function rankingFault(above: AncestorRules | undefined, crawl: CrawlResult, scop
 const KEPT_RULES = "ripgrep after 13 keeps the .gitignore rules from above a nested repository inside it, in a folder that is in no repository";
 
 /**
- * Whether ripgrep, in a folder that is in no repository (run with
- * `--no-require-git`), would leave out other files than the walk: one after
- * 13 no longer notices a nested repository there, so the rules from above it
- * (a `.gitignore`, or an outer nested repository's `.git/info/exclude`) go on
- * applying inside it, where the walk (as git, and ripgrep 13) starts afresh.
- * `gitEntries` are the root-relative `.git` entries found, `gitignoreFiles`
- * the `.gitignore` files. Rules from above a search's directory, handed over
- * as a file, cross a nested repository in every ripgrep: rankingFault sees
- * to those.
+ * Whether this ripgrep, in this folder, passes over nested repositories: one
+ * after 13 in a folder that is in no repository (run with
+ * `--no-require-git`). Asked first: the lists keepsRulesAboveNestedRepository
+ * takes are gathered only then.
  */
-export function keepsRulesAboveNestedRepository(ripgrep: Ripgrep, outsideRepository: boolean, gitEntries: readonly string[], gitignoreFiles: readonly string[]): boolean {
-  if (!outsideRepository || !keepsRulesInNestedRepositories(ripgrep.version)) return false;
+export function passesOverNestedRepositories(ripgrep: Ripgrep, outsideRepository: boolean): boolean {
+  return outsideRepository && keepsRulesInNestedRepositories(ripgrep.version);
+}
+
+/**
+ * Whether a ripgrep that passes over nested repositories
+ * (passesOverNestedRepositories) would leave out other files than the walk:
+ * the rules from above a nested repository (a `.gitignore`, or an outer
+ * nested repository's `.git/info/exclude`) go on applying inside it, where
+ * the walk (as git, and ripgrep 13) starts afresh. `gitEntries` are the
+ * root-relative `.git` entries found, `gitignoreFiles` the `.gitignore`
+ * files. Rules from above a search's directory, handed over as a file, cross
+ * a nested repository in every ripgrep: rankingFault sees to those.
+ */
+export function keepsRulesAboveNestedRepository(gitEntries: readonly string[], gitignoreFiles: readonly string[]): boolean {
   const ruleDirectories = [...gitignoreFiles, ...gitEntries].map(parentOf);
   return gitEntries.some((entry) => {
     const repository = parentOf(entry);
@@ -180,7 +188,8 @@ export function entriesNamed(entries: readonly string[], name: string): string[]
 
 /** keepsRulesAboveNestedRepository, from what the crawl beside ripgrep found (every `.gitignore`, whatever its rules say). */
 function nestedRepositoryFault(ripgrep: Ripgrep, outsideRepository: boolean, crawl: CrawlResult): string | undefined {
-  return keepsRulesAboveNestedRepository(ripgrep, outsideRepository, entriesNamed(crawl.ruleEntries, '.git'), entriesNamed(crawl.ruleEntries, '.gitignore')) ? KEPT_RULES : undefined;
+  if (!passesOverNestedRepositories(ripgrep, outsideRepository)) return undefined;
+  return keepsRulesAboveNestedRepository(entriesNamed(crawl.ruleEntries, '.git'), entriesNamed(crawl.ruleEntries, '.gitignore')) ? KEPT_RULES : undefined;
 }
 
 /** Whether this ripgrep (the first line of its `--version`) is one after 13, whose `--no-require-git` has it pass over nested repositories. */

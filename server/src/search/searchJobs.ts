@@ -14,7 +14,7 @@ import { rulesAreRipgrepsAt } from './linkCrawl';
 import { type Candidate, linkedFiles } from './linkedFiles';
 import { FileIndexes, FolderIndex, IndexUnavailable } from './fileIndex';
 import { FIRST_LOOK_MS, keepWalking, ORDERED_HEAD_START_MS, worthReadingOn } from './headStart';
-import { entriesNamed, exclusionsFor, isInsideRepository, keepsRulesAboveNestedRepository, keepsRulesInNestedRepositories, ListedPathCheck, listWithRipgrep, readRulesThroughLink, ripgrepNameFilter } from './ripgrepListing';
+import { entriesNamed, exclusionsFor, isInsideRepository, keepsRulesAboveNestedRepository, ListedPathCheck, listWithRipgrep, passesOverNestedRepositories, readRulesThroughLink, ripgrepNameFilter } from './ripgrepListing';
 
 /**
  * The bodies of find_files, grep_files and the summary's file census, run in
@@ -640,11 +640,11 @@ export async function censusWithRipgrep(job: CensusJob, boundary: ReadBoundary, 
   });
   if (listing.error !== undefined || readRulesThroughLink(job, listing)) return undefined;
   // Only for a ripgrep it concerns: the listing is gone through on the main thread, a pass over 20,000 names each.
-  if (outsideRepository && keepsRulesInNestedRepositories(job.ripgrep.version)) {
+  if (passesOverNestedRepositories(job.ripgrep, outsideRepository)) {
     // The `.git` entries ripgrep passed over are in its log; the `.gitignore` files in its listing (hidden files),
     // or in its log where rules leave them out (a `.gitignore` naming itself).
     const gitignoreFiles = [...entriesNamed(listing.paths, '.gitignore'), ...entriesNamed(listing.ruleEntries, '.gitignore')];
-    if (keepsRulesAboveNestedRepository(job.ripgrep, outsideRepository, entriesNamed(listing.ruleEntries, '.git'), gitignoreFiles)) return undefined;
+    if (keepsRulesAboveNestedRepository(entriesNamed(listing.ruleEntries, '.git'), gitignoreFiles)) return undefined;
   }
   const check = new ListedPathCheck(boundary);
   const files = listing.paths.filter((relativePath) => check.state(relativePath) !== 'excluded');
