@@ -38,6 +38,7 @@ import { buildProductionBundle } from './productionBundle';
 import { findChromium, measureWebviewRender } from './webviewRender';
 import { searchFigures } from './searchFigures';
 import { busyShare, leftoverNote } from './leftoverWork';
+import { describeReadings, readMachine } from './machineReadings';
 
 const ITERATIONS = Math.max(3, Number(process.env.BENCH_ITERATIONS) || 15);
 const WARMUP = 3;
@@ -629,6 +630,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-bench-')));
   console.log(`Machine: ${machine()}`);
+  console.log(`Machine readings: ${describeReadings(await readMachine(work))}`);
   console.log(`Iterations per figure: ${ITERATIONS} (medians; ${WARMUP} warm-up runs first for search and streaming)`);
   const leftovers: string[] = [];
   const section = async (name: string, body: () => Promise<void> | void): Promise<void> => {
