@@ -630,8 +630,6 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-bench-')));
   console.log(`Machine: ${machine()}`);
-  console.log(`Machine readings: ${describeReadings(await readMachine(work))}`);
-  console.log(`Iterations per figure: ${ITERATIONS} (medians; ${WARMUP} warm-up runs first for search and streaming)`);
   const leftovers: string[] = [];
   const section = async (name: string, body: () => Promise<void> | void): Promise<void> => {
     if (ONLY && !ONLY.has(name)) return;
@@ -649,6 +647,8 @@ async function main(): Promise<void> {
   };
   let fake: EndpointProcess | undefined;
   try {
+    console.log(`Machine readings: ${describeReadings(await readMachine(work))}`);
+    console.log(`Iterations per figure: ${ITERATIONS} (medians; ${WARMUP} warm-up runs first for search and streaming)`);
     // Only the search and start figures need the generated trees.
     const needsTrees = !ONLY || ONLY.has('search') || ONLY.has('discuss/start') || ONLY.has('symbols');
     if (needsTrees) log('generating a 20,000-file repository…');
