@@ -2,6 +2,7 @@ import type { FindJob, FindJobResult } from './searchJobs';
 import { SEARCH_LIMITS } from './searchJobs';
 import { normalizeGlob } from '../access/globs';
 import { walkOrderKey } from './relativePaths';
+import { mergeShardNotes } from './shardNotes';
 
 /**
  * A find_files without a warm index split across two search threads. A cold
@@ -42,14 +43,12 @@ export function mergeFindShards(shards: readonly FindJobResult[]): FindJobResult
   for (const shard of shards) for (const result of shard.results) if (!byPath.has(result.relativePath)) byPath.set(result.relativePath, result);
   const keyed = [...byPath.values()].map((result) => ({ key: walkOrderKey(result.relativePath), result }));
   keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const cuts = new Set(shards.flatMap((shard) => shard.cutIgnoreFiles ?? []));
   return {
     kind: 'find',
     engine: shards[0]?.engine ?? 'node',
     results: keyed.slice(0, max).map((entry) => entry.result),
     more: keyed.length > max || shards.some((shard) => shard.more),
     listingStopped: shards.some((shard) => shard.listingStopped),
-    changedEntries: shards.reduce((sum, shard) => sum + (shard.changedEntries ?? 0), 0) + new Set(shards.flatMap((shard) => shard.changedSharedDirectories ?? [])).size,
-    cutIgnoreFiles: [...cuts],
+    ...mergeShardNotes(shards),
   };
 }

@@ -1,6 +1,7 @@
 import type { GrepJob, GrepJobResult } from './searchJobs';
 import { GREP_LIMITS } from './grepCore';
 import { walkOrderKey } from './relativePaths';
+import { mergeShardNotes } from './shardNotes';
 
 /**
  * A grep_files without a warm index, which ripgrep will not search (there is
@@ -60,7 +61,6 @@ export function mergeGrepShards(shards: readonly GrepJobResult[]): GrepJobResult
     .filter((entry) => stopKey === undefined || entry.key < stopKey)
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
     .map((entry) => entry.relativePath);
-  const cuts = new Set(shards.flatMap((shard) => shard.cutIgnoreFiles ?? []));
   return {
     kind: 'grep',
     engine: 'node',
@@ -71,8 +71,7 @@ export function mergeGrepShards(shards: readonly GrepJobResult[]): GrepJobResult
     changedFiles: shards.reduce((sum, shard) => sum + shard.changedFiles, 0),
     filesFromMemory: 0,
     listingStopped: shards.some((shard) => shard.listingStopped),
-    changedEntries: shards.reduce((sum, shard) => sum + (shard.changedEntries ?? 0), 0) + new Set(shards.flatMap((shard) => shard.changedSharedDirectories ?? [])).size,
-    cutIgnoreFiles: [...cuts],
+    ...mergeShardNotes(shards),
     namedFileBinary: false,
     fallbackReason: shards[0]?.fallbackReason,
   };
