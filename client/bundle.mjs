@@ -55,9 +55,9 @@ const builds = [
   // The server's searches run in worker threads loaded from `__dirname/searchWorker.js`
   // (server/src/search/searchPool.ts): the bundle needs that file beside it.
   { ...common, entryPoints: [join(root, 'server', 'src', 'search', 'searchWorker.ts')], outfile: join(outDir, 'searchWorker.js') },
-  // Token counts run in a worker loaded from `__dirname/tokenWorker.js` (server/src/model/tokenCounter.ts);
-  // the tokenizer's ranks live only there, not in server.js.
-  { ...common, entryPoints: [join(root, 'server', 'src', 'model', 'tokenWorker.ts')], outfile: join(outDir, 'tokenWorker.js') },
+  // The model's requests and token counts run in a thread loaded from `__dirname/modelWorker.js`
+  // (server/src/model/threaded/threadedModel.ts); the openai SDK and the tokenizer's ranks live only there, not in server.js.
+  { ...common, entryPoints: [join(root, 'server', 'src', 'model', 'threaded', 'modelWorker.ts')], outfile: join(outDir, 'modelWorker.js') },
   // The symbol index parses in its own thread, loaded from `__dirname/symbolWorker.js` (server/src/symbols/symbolIndex.ts).
   { ...common, entryPoints: [join(root, 'server', 'src', 'symbols', 'symbolWorker.ts')], outfile: join(outDir, 'symbolWorker.js') },
 ];
@@ -74,7 +74,7 @@ mkdirSync(grammarTarget, { recursive: true });
 // A production build compresses the grammars with brotli as `NAME.br` (the symbol worker reads either form:
 // server/src/symbols/packagedFile.ts): the .vsix went from 3.2 MB to 2.6 MB. The runtime, tree-sitter.wasm, stays plain: its
 // loader opens it by name. So do the tokenizer's ranks, which every server loads: compressed they saved 0.2 MB
-// more, but decompressing held about 0.7 MB more in the token worker and delayed its first count. Compressing at the
+// more, but decompressing held about 0.7 MB more in the thread that counts and delayed its first count. Compressing at the
 // highest quality takes about 20 s, so each result is kept by the hash of its input, for the builds after the first.
 const PACKED_SUFFIX = '.br';
 const packCache = join(root, 'node_modules', '.cache', 'repo-discuss-packed');
@@ -94,7 +94,7 @@ for (const file of GRAMMARS) {
   else copyFileSync(source, join(grammarTarget, file));
 }
 
-// The token worker reads the o200k ranks from a compact file next to it (server/src/model/bpeRanks.ts describes
+// The model thread reads the o200k ranks from a compact file next to it (server/src/model/bpeRanks.ts describes
 // it, tokenizer.ts RANKS_FILE): the `BPE1` header, the token count (u32 LE), each token's length in one byte, then
 // the tokens' bytes in rank order. The tsc build's tokenizer (out/, which tests run) reads them the same way, so
 // they go there too, even before tsc has written out/ (`npm run watch` starts both).

@@ -2,7 +2,7 @@ import * as os from 'node:os';
 
 /**
  * How much lower than the main thread the background worker threads run
- * (token counts, the symbol index): the main thread streams every discussion.
+ * (the symbol index): the main thread streams every discussion.
  */
 export const BACKGROUND_NICE = 10;
 
@@ -12,9 +12,9 @@ const LOWEST_PRIORITY = 19;
 /**
  * Lowers the calling worker thread's scheduling priority, so that on a busy
  * machine its work waits for the main thread rather than the other way round:
- * the token worker loading its ranks (over 100 ms of CPU) had the main
- * thread queued for a CPU in the stalls over 20 ms while eight discussions
- * streamed. Relative to the thread's own (inherited) priority, so a server
+ * a thread of token counts loading its ranks (over 100 ms of CPU) had the
+ * main thread queued for a CPU in the stalls over 20 ms while eight
+ * discussions streamed. Relative to the thread's own (inherited) priority, so a server
  * started under `nice` keeps its workers below it. Linux keeps a nice value
  * per thread; elsewhere the call would lower the whole process, main thread
  * included, so it is made on Linux only.

@@ -15,8 +15,7 @@ import { createRepoAccess } from './read/repoAccess';
 import { installBenchProbe } from './benchProbe';
 import { createStdioConnection } from './stdioConnection';
 import { tuneHeap } from './heapTuning';
-import { sharedTokenCounter } from './model/tokenCounter';
-import { warmModelPath } from './model/openai/warmup';
+import { sharedModelThread } from './model/threaded/threadedModel';
 import { withLoopbackModel } from './model/openai/loopbackEndpoint';
 import { withScratchStore } from './store/scratchStore';
 import { WarmGate } from './model/warmGate';
@@ -24,98 +23,46 @@ import { WarmGate } from './model/warmGate';
 tuneHeap();
 
 /**
- * The OpenAI-compatible model, its module (and the openai SDK under it, about
- * 150 modules and 10 MB resident) loaded on the first call rather than at
- * start: a server that was started but not yet asked anything held it for
- * nothing, which kept the idle server above 60 MB.
+ * The OpenAI-compatible model, in a thread of its own (model/threaded/):
+ * started, with the openai SDK and undici loaded in it, on the first call or
+ * ahead of need, never at start: a server that was started but not yet asked
+ * anything held them for nothing, which kept the idle server above 60 MB.
  */
-let openAIModule: typeof import('./model/openai/chatModel') | undefined;
-const loadOpenAIModule = (): typeof import('./model/openai/chatModel') => (openAIModule ??= require('./model/openai/chatModel'));
+const modelThread = sharedModelThread();
 
-function openAIModelLoadedOnUse(settings: () => ModelSettings): ChatModel {
-  let model: ChatModel | undefined;
-  const loaded = async (): Promise<ChatModel> => {
-    // A question sent before the loads ahead of need ran makes them now, one
-    // per tick: made inside its first request they held the main thread
-    // 70-80 ms at once, stalling every other discussion's stream.
-    await loadModelModules();
-    // Then, if they come before the warm-up ran, after it, one per tick (warmGate.ts).
-    await modelWarmUp.pass();
-    return (model ??= loadOpenAIModule().createOpenAIModel(settings));
-  };
+function openAIModelInItsThread(settings: () => ModelSettings): ChatModel {
+  const model = modelThread.model(settings);
   return {
-    complete: async (request, onDelta, observer) => (await loaded()).complete(request, onDelta, observer),
-    listModels: async (signal, like) => (await loaded()).listModels(signal, like),
+    complete: async (request, onDelta, observer) => {
+      // A question that comes before the warm-up ran waits for it (warmGate.ts).
+      await modelWarmUp.pass();
+      return model.complete(request, onDelta, observer);
+    },
+    listModels: (signal, like) => model.listModels(signal, like),
   };
 }
 
-/**
- * What the first model request would load: the openai SDK and undici
- * (Node's fetch, compiled on first use), 60-90 ms, one load per tick. A
- * `data:` URL runs fetch's whole path (request, response, body stream)
- * without a socket.
- */
-let modelModulesLoaded: Promise<void> | undefined;
-function loadModelModules(): Promise<void> {
-  const nextTick = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
-  return (modelModulesLoaded ??= (async () => {
-    await nextTick();
-    loadOpenAIModule();
-    for (const load of UNDICI_DEPENDENCIES) {
-      await nextTick();
-      load();
-    }
-    await nextTick();
-    // Loads undici itself (the SDK builds its headers with it): 10-17 ms, in a tick of its own.
-    void globalThis.Headers;
-    await nextTick();
-    await fetch('data:,')
-      .then((response) => response.arrayBuffer())
-      .catch(() => undefined);
-    // Settled through promises, which would run what waits for it in this same tick.
-    await nextTick();
-  })());
-}
-
-/** The warm-up (model/openai/warmup.ts), run once: ahead of need, or for the first questions to come before it. */
-const modelWarmUp = new WarmGate(() => warmModelPath((settings) => loadOpenAIModule().createOpenAIModel(settings)), 250);
-
-/**
- * The modules undici requires as it loads, loaded first, one per tick, so
- * that the tick that loads undici has only undici's own code left: with all
- * of them in it, that one tick held the main thread 23-32 ms.
- */
-const UNDICI_DEPENDENCIES: Array<() => unknown> = [
-  () => require('node:stream'),
-  () => require('node:assert'),
-  () => require('node:http'),
-  () => require('node:crypto'),
-  () => require('node:tls'),
-  () => require('node:fs/promises'),
-  () => require('node:http2'),
-  () => require('node:zlib'),
-  () => require('node:perf_hooks'),
-  () => require('node:worker_threads'),
-  () => require('node:stream/web'),
-];
+/** The warm-up (model/openai/warmup.ts) in the model's thread, run once: ahead of need, or for the first questions to come before it. */
+const modelWarmUp = new WarmGate(() => modelThread.warm(), 250);
 
 /**
  * The loads ahead of need, once a discussion is open, on a later tick so the
- * start's answer goes first. With them the token worker's start and encoding,
- * about 200 ms more, which a first request that does not fit the window at a
- * glance (a repo map against the default 8,192 tokens does not) would wait
- * for, and one request through the model's code to a loopback server of our
- * own (model/openai/warmup.ts). Then the discussion readies what its first
- * question would wait for (Discussion.prepareAhead): its search thread and
- * folder index, and the counts of what its next request carries (a new one
- * its system prompt and tools, a resumed one its history as well). A worker
- * left unused stops on its own after a minute (tokenCounter.ts), so an
- * unneeded warm-up costs its memory no longer.
+ * start's answer goes first: the model thread's start, with the tokenizer's
+ * ranks and a first count, about 200 ms, which a first request that does not
+ * fit the window at a glance (a repo map against the default 8,192 tokens
+ * does not) would wait for, and one request through the model's code to a
+ * loopback server of the thread's own (model/openai/warmup.ts). Then the
+ * discussion readies what its first question would wait for
+ * (Discussion.prepareAhead): its search thread and folder index, and the
+ * counts of what its next request carries (a new one its system prompt and
+ * tools, a resumed one its history as well). A model thread left unused
+ * stops on its own (threadedModel.ts), so an unneeded warm-up costs its
+ * memory no longer.
  */
 let modelLoadsAhead: Promise<void> | undefined;
 /** The loads ahead of need and what the latest discussion to open did after them (the bench probe waits for both). */
 let preparedAhead: Promise<void> | undefined;
-/** How long after the first discussion opens the model's modules and token worker are loaded. */
+/** How long after the first discussion opens the model thread is started and warmed. */
 const PREPARE_AFTER_OPEN_MS = 750;
 
 function prepareModel(afterLoads: () => Promise<void>): void {
@@ -123,10 +70,9 @@ function prepareModel(afterLoads: () => Promise<void>): void {
     // After the opening discussion's replay, not during it: on two cores these loads, started at once,
     // took a resume from ~60 to ~100 ms. A user takes longer than this to type the first question.
     await new Promise<void>((resolve) => setTimeout(resolve, PREPARE_AFTER_OPEN_MS).unref());
-    const counted = sharedTokenCounter()
+    const counted = modelThread
       .count(['warm'])
       .catch(() => undefined);
-    await loadModelModules();
     await modelWarmUp.start();
     await counted;
   })();
@@ -167,13 +113,13 @@ process.on('unhandledRejection', (reason) => {
 installBenchProbe(connection, process.env, { modelPrepared: () => preparedAhead });
 
 startServer(connection, {
-  createModel: openAIModelLoadedOnUse,
+  createModel: openAIModelInItsThread,
   createRepoAccess: (options) => createRepoAccess({ ...options, log: (message) => connection.console.info(message) }),
   openStore: (storageDir) =>
     FileStore.open(storageDir || defaultStorageDir(), (message) => connection.console.error(message)),
   clock: systemClock,
   env: process.env,
   prepareModel,
-  // The model made as the real one is (openAIModelLoadedOnUse), so the rehearsed turn runs the same code.
-  rehearse: (turn) => withLoopbackModel(openAIModelLoadedOnUse, (model) => withScratchStore((scratch) => turn(model, scratch))),
+  // The model made as the real one is (openAIModelInItsThread), so the rehearsed turn runs the same code.
+  rehearse: (turn) => withLoopbackModel(openAIModelInItsThread, (model) => withScratchStore((scratch) => turn(model, scratch))),
 });

@@ -109,7 +109,7 @@ describe('the layout', () => {
         .filter((line) => /new Worker\(/.test(line))
         .map((line) => ({ file, line: line.trim() })),
     );
-    assert.deepEqual([...new Set(starts.map((start) => start.file))].sort(), ['server/src/model/tokenCounter.ts', 'server/src/search/searchPool.ts']);
+    assert.deepEqual([...new Set(starts.map((start) => start.file))].sort(), ['server/src/model/threaded/threadedModel.ts', 'server/src/search/searchPool.ts']);
     assert.deepEqual(starts.filter((start) => !/resourceLimits: \{ maxYoungGenerationSizeMb: /.test(start.line)), [], 'a worker without its own young generation');
   });
 });

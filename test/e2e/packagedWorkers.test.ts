@@ -8,9 +8,9 @@ import { strict as assert } from 'node:assert';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { countTextTokens } from '../../server/src/model/tokenizer';
-import type { TokenReply } from '../../server/src/model/tokenWorker';
+import { ModelThread } from '../../server/src/model/threaded/threadedModel';
+import { startFakeOpenAI } from '../support/fakeOpenAI';
 import { SearchPool } from '../../server/src/search/searchPool';
 import type { SearchJob } from '../../server/src/search/searchJobs';
 import type { IndexJob, IndexJobResult } from '../../server/src/symbols/indexer';
@@ -27,19 +27,20 @@ describe('the packaged workers read the data files the .vsix ships', function ()
     assert.deepEqual(shipped, ['tree-sitter.wasm', ...GRAMMAR_FILES.map((grammar) => `${grammar}.br`)].sort());
   });
 
-  it('the packaged token worker counts as the development build\'s tokenizer does', async () => {
+  it('the packaged model thread counts as the development build\'s tokenizer does, and streams a reply', async () => {
     const texts = ['export function total(lines: Line[]): number {', 'naïve café — 東京 🚀', '\uFEFFa BOM first', ' '.repeat(5000)];
-    const worker = new Worker(path.join(DIST, 'tokenWorker.js'));
+    const thread = new ModelThread(path.join(DIST, 'modelWorker.js'));
+    const fake = await startFakeOpenAI({ steps: [{ kind: 'text', deltas: ['from the ', 'package'] }] });
     try {
-      const reply = await new Promise<TokenReply>((resolve, reject) => {
-        worker.once('message', resolve);
-        worker.once('error', reject);
-        worker.postMessage({ id: 1, texts });
-      });
-      assert.ok('counts' in reply, 'error' in reply ? reply.error : 'no counts');
-      assert.deepEqual(reply.counts, texts.map(countTextTokens));
+      assert.deepEqual(await thread.count(texts), texts.map(countTextTokens));
+      const deltas: string[] = [];
+      const model = thread.model(() => ({ baseUrl: fake.baseUrl, apiKey: 'k', model: 'm' }));
+      const reply = await model.complete({ messages: [{ role: 'user', content: 'hi' }], signal: new AbortController().signal }, (text) => deltas.push(text));
+      assert.equal(reply.content, 'from the package');
+      assert.deepEqual(deltas, ['from the ', 'package']);
     } finally {
-      await worker.terminate();
+      await thread.close();
+      await fake.close();
     }
   });
 

@@ -12,7 +12,7 @@ import { reviewImplementation } from './review';
 import { boundaryAfterTurns, firstKeptSeq, summarizeTurns, summarySection, type SummaryNote } from './compaction';
 import { TASK_LIMITS } from './inputs';
 import { contextWindowFor, countedBound, fitToBudget, PrecountedTokens, repoMapTokensFor, reserveForReplyFor } from '../model/budget';
-import { sharedTokenCounter } from '../model/tokenCounter';
+import { sharedModelThread } from '../model/threaded/threadedModel';
 import { TASK_PREPARED_ANSWER, handoffNote, taskFromToolCall, validTask } from './task';
 import { firstLine } from './text';
 import { cutText } from '../../../shared/cutText';
@@ -742,7 +742,7 @@ export class Discussion {
       let latestUser = messages.length - 1;
       while (latestUser > 0 && messages[latestUser].role !== 'user') latestUser--;
       const reserveForReply = reserveForReplyFor(contextTokens);
-      // What does not fit at a glance is counted in the token worker first: never the tokenizer on this thread.
+      // What does not fit at a glance is counted in the model thread first: never the tokenizer on this thread.
       const room = contextTokens - reserveForReply;
       if (countedBound(messages, tools, tokenCounts) > room) {
         try {
@@ -828,8 +828,8 @@ function attachmentLabel(outcome: { path: string; shownStart?: number; shownEnd?
   return outcome.shownStart !== undefined ? `${outcome.path}:${outcome.shownStart}-${outcome.shownEnd}` : outcome.path;
 }
 
-/** Counts per message object, shared by every discussion of the process, made in the one token worker. */
-const tokenCounts = new PrecountedTokens((texts) => sharedTokenCounter().count(texts));
+/** Counts per message object, shared by every discussion of the process, made in the one model thread. */
+const tokenCounts = new PrecountedTokens((texts) => sharedModelThread().count(texts));
 
 /** Summaries one model call may ask for before falling back to leaving turns out. */
 const COMPACTION_ROUNDS = 2;

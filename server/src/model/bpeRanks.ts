@@ -2,7 +2,7 @@
  * A byte-pair encoding's ranks held in three typed arrays, and the count of
  * tokens a pre-token merges into. gpt-tokenizer holds the same ranks as
  * 200,000 strings, a Map over them and a typed array per byte token: 18 MB of
- * live heap in the token worker, which came to about 44 MB of the server's
+ * live heap in the thread that counted, which came to about 44 MB of the server's
  * resident size. Here they take about 4 MB: the tokens' bytes end to end, where
  * each starts, and an open-addressing table from a hash of the bytes to the
  * rank.

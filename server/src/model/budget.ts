@@ -18,7 +18,7 @@ export interface BudgetOptions {
   reserveForReply: number;
   /**
    * Tokens in `text`, synchronously. Without it the counts come from
-   * `counted` (made ahead in the token worker), and a message it does not
+   * `counted` (made ahead in the model thread), and a message it does not
    * hold is taken at its UTF-8 bytes, never fewer than its tokens.
    */
   countTokens?: (text: string) => number;
@@ -292,7 +292,7 @@ function keepRecent(kept: Map<string, number>, key: string, count: number): void
 }
 
 /**
- * Token counts made ahead, asynchronously (in the token worker), and kept
+ * Token counts made ahead, asynchronously (in the model thread), and kept
  * per message object and per tool set: each message is counted once in its
  * life, however often it is budgeted. `fitToBudget` then only looks them up.
  */
@@ -423,7 +423,7 @@ export class PrecountedTokens {
  * At least the request's tokens, as `fitToBudget` counts them: the counts
  * `counted` holds, and the UTF-8 bytes of whatever it does not. Once the
  * history is counted, a new question fits by this bound without waiting for
- * the token worker to count it: that round trip was half the server's time
+ * the model thread to count it: that round trip was half the server's time
  * from a question to its request.
  */
 export function countedBound(messages: ChatMessage[], tools: ToolSpec[] | undefined, counted: PrecountedTokens): number {

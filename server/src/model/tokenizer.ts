@@ -5,8 +5,8 @@ import { BpeRanks, MergeScratch } from './bpeRanks';
 /**
  * The o200k token count, synchronous. Loading the ranks takes tens of
  * milliseconds and a few MB, so the server never calls this on its main
- * thread: it runs in the token worker (tokenWorker.ts, through
- * tokenCounter.ts). Tests call it directly.
+ * thread: it runs in the model thread (threaded/modelWorker.ts, through
+ * threaded/threadedModel.ts). Tests call it directly.
  */
 let o200k: BpeRanks | undefined;
 

@@ -18,7 +18,7 @@ import { EventStream } from '../../../server/src/core/eventStream';
 import { memoryStore } from '../../../server/src/store/memoryStore';
 import type { DiscussionSnapshot } from '../../../server/src/core/discussion';
 import { countTextTokens } from '../../../server/src/model/tokenizer';
-import { sharedTokenCounter } from '../../../server/src/model/tokenCounter';
+import { sharedModelThread } from '../../../server/src/model/threaded/threadedModel';
 import type { DiscussionEvent } from '../../../shared/protocol';
 import { EventLog, harness, type Harness } from '../../support/coreHarness';
 import { Gate } from '../../support/scriptedModel';
@@ -549,9 +549,9 @@ describe('a discussion', () => {
       assert.equal(last[last.length - 1].content, big);
     });
 
-    /** Records the texts sent to the shared token counter while `body` runs. */
+    /** Records the texts sent to the shared model thread to count while `body` runs. */
     async function withCountsRecorded(body: (asked: string[]) => Promise<void>): Promise<void> {
-      const counter = sharedTokenCounter();
+      const counter = sharedModelThread();
       const asked: string[] = [];
       const count = counter.count;
       counter.count = (texts) => (asked.push(...texts), count.call(counter, texts));

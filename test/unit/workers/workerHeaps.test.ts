@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
 import { WORKER_YOUNG_GENERATION_MB } from '../../../server/src/heapTuning';
-import { TokenCounter } from '../../../server/src/model/tokenCounter';
+import { ModelThread } from '../../../server/src/model/threaded/threadedModel';
 import { SearchPool } from '../../../server/src/search/searchPool';
 import type { SearchJob } from '../../../server/src/search/searchJobs';
 import { SYMBOL_POOL_OPTIONS } from '../../../server/src/symbols/symbolIndex';
@@ -59,15 +59,15 @@ describe('the worker threads\' young generation', function () {
     assert.deepEqual(kb, { main: 4096, background: 2048, search: 4096 });
   });
 
-  it('starts the token worker with the background threads\' limit', async () => {
-    const script = path.join(dir, 'tokenLimits.js');
+  it("starts the model thread with the model's limit", async () => {
+    const script = path.join(dir, 'modelLimits.js');
     fs.writeFileSync(script, `const { parentPort, resourceLimits } = require('node:worker_threads');
-parentPort.on('message', ({ id }) => parentPort.postMessage({ id, counts: [resourceLimits.maxYoungGenerationSizeMb] }));`);
-    const counter = new TokenCounter(script);
+parentPort.on('message', ({ id }) => parentPort.postMessage({ kind: 'counted', id, counts: [resourceLimits.maxYoungGenerationSizeMb] }));`);
+    const thread = new ModelThread(script);
     try {
-      assert.deepEqual(await counter.count(['any text']), [WORKER_YOUNG_GENERATION_MB.background]);
+      assert.deepEqual(await thread.count(['any text']), [WORKER_YOUNG_GENERATION_MB.model]);
     } finally {
-      await counter.close();
+      await thread.close();
     }
   });
 

@@ -12,8 +12,8 @@ import { loopbackSettings, withLoopbackEndpoint } from './loopbackEndpoint';
  * reached the client 50-90 ms after the question. A failure (no loopback in
  * a sandbox) only means the first question pays as before.
  *
- * Takes the model's factory rather than importing it: this module is loaded
- * at start, the SDK only once a discussion opens.
+ * Takes the model's factory, so the model it warms is made as the real one
+ * is (in the model thread, threaded/modelWorker.ts).
  */
 export async function warmModelPath(
   createModel: (settings: () => ModelSettings) => ChatModel,

@@ -1,0 +1,45 @@
+/**
+ * What the main thread and the model thread (modelWorker.ts) say to each
+ * other. A request travels without its AbortSignal (an abort is a message of
+ * its own) and a model's settings travel with each request, as read at the
+ * moment it is made.
+ */
+import type { ChatRequest, ChatResponse, ModelErrorKind, ModelSettings, RetryNotice } from '../types';
+import type { OpenAIModelOptions } from '../openai/chatModel';
+import type { RemedyCode } from '../../../../shared/protocol';
+
+/** One model, as one `createOpenAIModel` would make it: its memory of an endpoint's quirks is its own. */
+export type ChannelId = number;
+
+export type ToModelThread =
+  | { kind: 'complete'; id: number; channel: ChannelId; settings: ModelSettings; options: OpenAIModelOptions; request: Omit<ChatRequest, 'signal'> }
+  | { kind: 'list'; id: number; channel: ChannelId; settings: ModelSettings; options: OpenAIModelOptions }
+  | { kind: 'abort'; id: number }
+  /** Tokens in each text, by the o200k tokenizer (tokenizer.ts). */
+  | { kind: 'count'; id: number; texts: string[] }
+  /** Runs the model's code once against a loopback endpoint of the thread's own (warmup.ts). */
+  | { kind: 'warm'; id: number }
+  /** The model on the main thread is gone: so is its memory of the endpoint. */
+  | { kind: 'forget'; channel: ChannelId };
+
+/** What a reply streamed, in the order it streamed it. */
+export type StreamItem =
+  | { kind: 'delta'; text: string }
+  | { kind: 'reasoning'; text: string }
+  | { kind: 'retracted' }
+  | { kind: 'retry'; notice: RetryNotice };
+
+export interface ThreadError {
+  message: string;
+  /** Set for a ModelError, which is made again on the main thread. */
+  modelError?: { kind: ModelErrorKind; status?: number; remedy?: RemedyCode };
+}
+
+export type FromModelThread =
+  /** What a request streamed since the last message: gathered per turn of the thread's event loop. */
+  | { kind: 'stream'; id: number; items: StreamItem[] }
+  | { kind: 'completed'; id: number; response: ChatResponse }
+  | { kind: 'listed'; id: number; models: string[] }
+  | { kind: 'counted'; id: number; counts: number[] }
+  | { kind: 'warmed'; id: number }
+  | { kind: 'failed'; id: number; error: ThreadError };

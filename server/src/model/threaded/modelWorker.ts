@@ -1,0 +1,144 @@
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { parentPort } from 'node:worker_threads';
+import { createOpenAIModel, OpenAIModelOptions } from '../openai/chatModel';
+import { warmModelPath } from '../openai/warmup';
+import { countTextTokens } from '../tokenizer';
+import { ChatModel, ModelError, ModelSettings } from '../types';
+import type { ChannelId, FromModelThread, StreamItem, ThreadError, ToModelThread } from './messages';
+
+/**
+ * Entry point of the model thread (started by threadedModel.ts): the openai
+ * SDK, Node's fetch and the parsing of every streamed reply run here, so a
+ * reply's chunks cost the server's main thread one message per turn of this
+ * thread's event loop instead of their HTTP, SSE and JSON work. The token
+ * counts of what the requests carry are made here too (tokenizer.ts).
+ */
+
+/**
+ * The longest a count holds the thread before the replies streaming beside
+ * it get a turn: a resumed discussion's whole history is one count.
+ */
+const COUNT_SLICE_MS = 4;
+
+const port = parentPort;
+if (!port) throw new Error('modelWorker.js must run as a worker thread');
+const out = port;
+
+interface Channel {
+  settings: ModelSettings;
+  model: ChatModel;
+}
+const channels = new Map<ChannelId, Channel>();
+const running = new Map<number, AbortController>();
+
+function channelWith(id: ChannelId, settings: ModelSettings, options: OpenAIModelOptions): Channel {
+  let channel = channels.get(id);
+  if (!channel) {
+    const made: Channel = { settings, model: createOpenAIModel(() => made.settings, options) };
+    channels.set(id, made);
+    channel = made;
+  }
+  channel.settings = settings;
+  return channel;
+}
+
+function describe(error: unknown): ThreadError {
+  if (error instanceof ModelError) return { message: error.message, modelError: { kind: error.kind, status: error.status, remedy: error.remedy } };
+  return { message: error instanceof Error ? error.message : String(error) };
+}
+
+/** A request's streamed items, sent together once this turn of the event loop is done with them. */
+class Outbox {
+  private items: StreamItem[] = [];
+  private scheduled = false;
+  constructor(private readonly id: number) {}
+
+  push(item: StreamItem): void {
+    this.items.push(item);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  flush(): void {
+    this.scheduled = false;
+    if (this.items.length === 0) return;
+    const items = this.items;
+    this.items = [];
+    out.postMessage({ kind: 'stream', id: this.id, items } satisfies FromModelThread);
+  }
+}
+
+async function countAll(texts: string[]): Promise<number[]> {
+  const counts: number[] = [];
+  let since = performance.now();
+  for (const text of texts) {
+    counts.push(countTextTokens(text));
+    if (performance.now() - since >= COUNT_SLICE_MS) {
+      await nextTurn();
+      since = performance.now();
+    }
+  }
+  return counts;
+}
+
+function settle(id: number, outbox: Outbox | undefined, work: Promise<FromModelThread>): void {
+  void work
+    .catch((error: unknown): FromModelThread => ({ kind: 'failed', id, error: describe(error) }))
+    .then((message) => {
+      running.delete(id);
+      // What streamed before the end goes first.
+      outbox?.flush();
+      out.postMessage(message);
+    });
+}
+
+out.on('message', (message: ToModelThread) => {
+  switch (message.kind) {
+    case 'complete': {
+      const { id } = message;
+      const controller = new AbortController();
+      running.set(id, controller);
+      const outbox = new Outbox(id);
+      const { model } = channelWith(message.channel, message.settings, message.options);
+      const work = model
+        .complete(
+          { ...message.request, signal: controller.signal },
+          (text) => outbox.push({ kind: 'delta', text }),
+          {
+            onReasoning: (text) => outbox.push({ kind: 'reasoning', text }),
+            onAnswerRetracted: () => outbox.push({ kind: 'retracted' }),
+            onRetry: (notice) => outbox.push({ kind: 'retry', notice }),
+          },
+        )
+        .then((response): FromModelThread => ({ kind: 'completed', id, response }));
+      settle(id, outbox, work);
+      break;
+    }
+    case 'list': {
+      const { id } = message;
+      const controller = new AbortController();
+      running.set(id, controller);
+      const { model } = channelWith(message.channel, message.settings, message.options);
+      settle(id, undefined, model.listModels(controller.signal).then((models): FromModelThread => ({ kind: 'listed', id, models })));
+      break;
+    }
+    case 'abort':
+      running.get(message.id)?.abort();
+      break;
+    case 'count': {
+      const { id } = message;
+      settle(id, undefined, countAll(message.texts).then((counts): FromModelThread => ({ kind: 'counted', id, counts })));
+      break;
+    }
+    case 'warm': {
+      const { id } = message;
+      settle(id, undefined, warmModelPath((settings) => createOpenAIModel(settings)).then((): FromModelThread => ({ kind: 'warmed', id })));
+      break;
+    }
+    case 'forget':
+      channels.delete(message.channel);
+      break;
+  }
+});

@@ -1,0 +1,244 @@
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { WORKER_YOUNG_GENERATION_MB } from '../../heapTuning';
+import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, StreamObserver } from '../types';
+import type { OpenAIModelOptions } from '../openai/chatModel';
+import type { ChannelId, FromModelThread, StreamItem, ThreadError, ToModelThread } from './messages';
+
+/**
+ * The OpenAI-compatible model run in a thread of its own (modelWorker.ts),
+ * with the token counts of what its requests carry. On the main thread,
+ * eight discussions streaming at once spent most of their time in the SDK,
+ * undici and the parsing of each chunk, and in the garbage those left: many
+ * short tasks back to back, with no turn of the event loop between them,
+ * which held every other discussion's events and the client's requests
+ * 30-40 ms at a time on two busy CPUs. Here the main thread gets one message
+ * per turn of the model thread's event loop, with every delta that turn
+ * streamed. The counts share the thread rather than keep one of their own:
+ * each thread holds about 10 MB of its own.
+ *
+ * The thread starts on first use and stays while it is used: its modules
+ * and compiled code are what keep a question after a pause as quick as one
+ * back to back. Unused for IDLE_STOP_MS, it stops and gives back its memory
+ * (the tokenizer's ranks among it); the next request starts it again.
+ */
+const WORKER_SCRIPT = path.join(__dirname, 'modelWorker.js');
+/** How long the thread stays with nothing asked of it. */
+const IDLE_STOP_MS = 10 * 60_000;
+
+type Distributive<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+interface Waiter {
+  onStream?(items: StreamItem[]): void;
+  settle(message: FromModelThread): void;
+}
+
+export class ModelThread {
+  private worker: Worker | null = null;
+  private nextId = 1;
+  private nextChannel: ChannelId = 1;
+  private readonly waiting = new Map<number, Waiter>();
+  /** A model made for one rehearsed turn would otherwise leave its channel in the thread for good. */
+  private readonly channelsInUse = new FinalizationRegistry<ChannelId>((channel) => this.worker?.postMessage({ kind: 'forget', channel } satisfies ToModelThread));
+
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
+  private exited: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly script = WORKER_SCRIPT,
+    private readonly idleStopMs = IDLE_STOP_MS,
+  ) {}
+
+  /** A model whose requests this thread makes, with `settings` read as each is made. */
+  model(settings: () => ModelSettings, options: OpenAIModelOptions = {}): ChatModel {
+    const channel = this.nextChannel++;
+    const model: ChatModel = {
+      complete: (request, onDelta, observer) => this.complete(channel, settings(), options, request, onDelta, observer),
+      listModels: (signal) => this.list(channel, settings(), options, signal),
+    };
+    this.channelsInUse.register(model, channel);
+    return model;
+  }
+
+  /** Runs the model's code once in the thread (warmup.ts): its modules loaded, its request path compiled. */
+  warm(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.post({ kind: 'warm' }, { settle: (message) => (message.kind === 'failed' ? reject(fromThread(message.error)) : resolve()) });
+    });
+  }
+
+  /** Tokens in each text, counted in the thread by the o200k tokenizer. Rejects if the thread fails. */
+  count(texts: string[]): Promise<number[]> {
+    if (texts.length === 0) return Promise.resolve([]);
+    return new Promise<number[]>((resolve, reject) => {
+      this.post({ kind: 'count', texts }, {
+        settle: (message) => {
+          if (message.kind === 'counted') resolve(message.counts);
+          else if (message.kind === 'failed') reject(fromThread(message.error));
+          else reject(new Error(`the model thread answered ${message.kind} to a count`));
+        },
+      });
+    });
+  }
+
+  /** The running thread's id; undefined while none runs. */
+  get threadId(): number | undefined {
+    return this.worker?.threadId;
+  }
+
+  /** Settles once the thread that runs now has stopped (at once if none runs). */
+  stopped(): Promise<void> {
+    return this.exited;
+  }
+
+  /** Stops the thread now; what it was asked fails. */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    this.stopIdleTimer();
+    this.failAll(new Error('the model thread was closed'));
+    await worker?.terminate();
+  }
+
+  private complete(channel: ChannelId, settings: ModelSettings, options: OpenAIModelOptions, request: ChatRequest, onDelta: (text: string) => void, observer: StreamObserver = {}): Promise<ChatResponse> {
+    const { signal, ...rest } = request;
+    return new Promise<ChatResponse>((resolve, reject) => {
+      // A delta the main thread failed to take ends the request with that failure, as it did in-thread.
+      let callbackFailure: { error: unknown } | undefined;
+      const onAbort = (): void => this.abort(id);
+      const id = this.post(
+        { kind: 'complete', channel, settings, options, request: rest },
+        {
+          onStream: (items) => {
+            if (callbackFailure) return;
+            try {
+              for (const item of items) {
+                if (item.kind === 'delta') onDelta(item.text);
+                else if (item.kind === 'reasoning') observer.onReasoning?.(item.text);
+                else if (item.kind === 'retracted') observer.onAnswerRetracted?.();
+                else observer.onRetry?.(item.notice);
+              }
+            } catch (error) {
+              callbackFailure = { error };
+              this.abort(id);
+            }
+          },
+          settle: (message) => {
+            signal.removeEventListener('abort', onAbort);
+            if (callbackFailure) reject(callbackFailure.error);
+            else if (message.kind === 'completed') resolve(message.response);
+            else if (message.kind === 'failed') reject(fromThread(message.error));
+            else reject(new Error(`the model thread answered ${message.kind} to a request`));
+          },
+        },
+      );
+      if (signal.aborted) this.abort(id);
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private list(channel: ChannelId, settings: ModelSettings, options: OpenAIModelOptions, signal?: AbortSignal): Promise<string[]> {
+    return new Promise<string[]>((resolve, reject) => {
+      const onAbort = (): void => this.abort(id);
+      const id = this.post(
+        { kind: 'list', channel, settings, options },
+        {
+          settle: (message) => {
+            signal?.removeEventListener('abort', onAbort);
+            if (message.kind === 'listed') resolve(message.models);
+            else if (message.kind === 'failed') reject(fromThread(message.error));
+            else reject(new Error(`the model thread answered ${message.kind} to a list`));
+          },
+        },
+      );
+      if (signal?.aborted) this.abort(id);
+      else signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  private abort(id: number): void {
+    if (this.waiting.has(id)) this.worker?.postMessage({ kind: 'abort', id } satisfies ToModelThread);
+  }
+
+  private post(message: Distributive<Exclude<ToModelThread, { kind: 'abort' } | { kind: 'forget' }>>, waiter: Waiter): number {
+    const id = this.nextId++;
+    this.stopIdleTimer();
+    this.waiting.set(id, waiter);
+    try {
+      this.start().postMessage({ ...message, id } as ToModelThread);
+    } catch (error) {
+      this.waiting.delete(id);
+      waiter.settle({ kind: 'failed', id, error: { message: (error as Error).message } });
+    }
+    return id;
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(this.script, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB.model } });
+    // Never what keeps a finished process (or a test run) alive.
+    worker.unref();
+    worker.on('message', (message: FromModelThread) => this.onMessage(message));
+    worker.on('error', (err) => this.onExit(worker, err));
+    this.exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.on('exit', (code) => this.onExit(worker, new Error(`The model's thread stopped (exit code ${code}) — send the message again; a new one starts.`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  private onMessage(message: FromModelThread): void {
+    const waiter = this.waiting.get(message.id);
+    if (!waiter) return;
+    if (message.kind === 'stream') {
+      waiter.onStream?.(message.items);
+      return;
+    }
+    this.waiting.delete(message.id);
+    waiter.settle(message);
+    if (this.waiting.size === 0) this.stopWhenIdle();
+  }
+
+  private stopWhenIdle(): void {
+    const worker = this.worker;
+    if (!worker || this.idleTimer) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = null;
+      if (this.worker === worker && this.waiting.size === 0) {
+        this.worker = null;
+        void worker.terminate();
+      }
+    }, this.idleStopMs);
+    this.idleTimer.unref();
+  }
+
+  private stopIdleTimer(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
+  }
+
+  private onExit(worker: Worker, err: Error): void {
+    if (this.worker !== worker) return;
+    this.worker = null;
+    this.failAll(err);
+  }
+
+  private failAll(err: Error): void {
+    const waiters = [...this.waiting.entries()];
+    this.waiting.clear();
+    for (const [id, waiter] of waiters) waiter.settle({ kind: 'failed', id, error: { message: err.message } });
+  }
+}
+
+let shared: ModelThread | undefined;
+
+/** The process's one model thread: its requests and its token counts. */
+export function sharedModelThread(): ModelThread {
+  shared ??= new ModelThread();
+  return shared;
+}
+
+function fromThread(error: ThreadError): Error {
+  if (!error.modelError) return new Error(error.message);
+  const { kind, status, remedy } = error.modelError;
+  return new ModelError(kind, error.message, status, remedy);
+}

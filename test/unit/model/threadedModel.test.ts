@@ -1,0 +1,184 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ModelThread } from '../../../server/src/model/threaded/threadedModel';
+import { countTextTokens } from '../../../server/src/model/tokenizer';
+import { ChatModel, ChatRequest, ModelError, ModelSettings, RetryNotice } from '../../../server/src/model/types';
+import { createGate, FakeOpenAI, startFakeOpenAI } from '../../support/fakeOpenAI';
+
+const API_KEY = 'sk-test-SECRET-0123456789';
+
+describe('the model in a thread of its own', () => {
+  let fake: FakeOpenAI;
+  let thread: ModelThread;
+
+  beforeEach(async () => {
+    fake = await startFakeOpenAI();
+    thread = new ModelThread();
+  });
+
+  afterEach(async () => {
+    await thread.close();
+    await fake.close();
+  });
+
+  function modelFor(settings: Partial<ModelSettings> = {}): ChatModel {
+    return thread.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model', ...settings }), { retryDelayMs: 1 });
+  }
+
+  const ask = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({ messages: [{ role: 'user', content: 'Hi' }], signal: new AbortController().signal, ...overrides });
+
+  it('streams the reply, its reasoning and its retries to the main thread in the order they came, and resolves with the reply', async () => {
+    fake.push({ kind: 'error', status: 503 }, { kind: 'text', reasoning: ['think', 'ing'], deltas: ['Hel', 'lo'] });
+    const seen: string[] = [];
+    const response = await modelFor().complete(ask(), (text) => seen.push(`delta ${text}`), {
+      onReasoning: (text) => seen.push(`reasoning ${text}`),
+      onRetry: (notice: RetryNotice) => seen.push(`retry ${notice.attempt} of ${notice.of}`),
+    });
+    assert.deepEqual(seen, ['retry 1 of 2', 'reasoning think', 'reasoning ing', 'delta Hel', 'delta lo']);
+    assert.deepEqual(response, { content: 'Hello', toolCalls: [], finishReason: 'stop' });
+  });
+
+  it('keeps a failure\'s kind, status and remedy across the thread, as a ModelError', async () => {
+    fake.push({ kind: 'error', status: 401, message: `bad key ${API_KEY}` });
+    const error = await modelFor().complete(ask(), () => undefined).then(
+      () => assert.fail('expected the request to fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(error instanceof ModelError, `expected a ModelError, got ${String(error)}`);
+    assert.equal(error.kind, 'auth');
+    assert.equal(error.status, 401);
+    assert.ok(error.remedy, 'the remedy crosses the thread');
+    assert.ok(!error.message.includes(API_KEY), error.message);
+  });
+
+  it('stops the request in the model thread when the main thread aborts it, which then fails as cancelled', async () => {
+    fake.push({ kind: 'hang', deltas: ['partial'] });
+    const controller = new AbortController();
+    const deltas: string[] = [];
+    const reply = modelFor().complete(ask({ signal: controller.signal }), (text) => {
+      deltas.push(text);
+      controller.abort();
+    });
+    const error = await reply.then(
+      () => assert.fail('expected the request to fail'),
+      (err: unknown) => err,
+    );
+    assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
+    assert.deepEqual(deltas, ['partial']);
+    await fake.waitForDisconnect();
+  });
+
+  it('never sends a request whose signal was already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    const error = await modelFor()
+      .complete(ask({ signal: controller.signal }), () => undefined)
+      .catch((err: unknown) => err);
+    assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
+    assert.equal(fake.completionRequests.length, 0);
+  });
+
+  it('ends the request with the failure of a delta the main thread could not take, and stops the reply', async () => {
+    const gate = createGate();
+    fake.push({ kind: 'gate', deltas: ['one'], gate, then: { kind: 'hang', deltas: ['two'] } });
+    const failure = new Error('the discussion could not take the delta');
+    const reply = modelFor().complete(ask(), () => {
+      throw failure;
+    });
+    await assert.rejects(reply, (err) => err === failure);
+    gate.release();
+    await fake.waitForStreamsClosed();
+  });
+
+  it('lists the endpoint\'s models through the thread', async () => {
+    fake.setModels(['alpha', 'beta']);
+    assert.deepEqual(await modelFor().listModels(), ['alpha', 'beta']);
+  });
+
+  it('asks each model\'s own endpoint, with its settings as they are when each request is made', async () => {
+    const other = await startFakeOpenAI();
+    try {
+      other.push({ kind: 'text', deltas: ['from the other'] });
+      fake.push({ kind: 'text', deltas: ['from the first'] }, { kind: 'text', deltas: ['first again'] });
+      let model = 'one';
+      const first = thread.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model }));
+      const second = thread.model(() => ({ baseUrl: other.baseUrl, apiKey: API_KEY, model: 'two' }));
+      assert.equal((await first.complete(ask(), () => undefined)).content, 'from the first');
+      assert.equal((await second.complete(ask(), () => undefined)).content, 'from the other');
+      model = 'changed';
+      assert.equal((await first.complete(ask(), () => undefined)).content, 'first again');
+      assert.deepEqual(
+        fake.completionRequests.map((request) => request.body?.model),
+        ['one', 'changed'],
+      );
+      assert.equal(other.completionRequests[0].body?.model, 'two');
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('fails what was asked of a thread that died, saying what to do, and starts a new one for the next request', async () => {
+    // The real thread, made to die on the question "die", as a crash would end it.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'model-thread-'));
+    try {
+      const script = path.join(dir, 'dyingModelWorker.js');
+      fs.writeFileSync(
+        script,
+        `const { parentPort } = require('node:worker_threads');\n` +
+          `parentPort.on('message', (m) => { if (m.kind === 'complete' && m.request.messages[0].content === 'die') process.exit(3); });\n` +
+          `require(${JSON.stringify(require.resolve('../../../server/src/model/threaded/modelWorker'))});\n`,
+      );
+      const dying = new ModelThread(script);
+      try {
+        const model = dying.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model' }));
+        await assert.rejects(model.complete(ask({ messages: [{ role: 'user', content: 'die' }] }), () => undefined), /stopped \(exit code 3\) — send the message again/);
+        fake.push({ kind: 'text', deltas: ['back'] });
+        assert.equal((await model.complete(ask(), () => undefined)).content, 'back');
+      } finally {
+        await dying.close();
+      }
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('counts in the thread exactly what the o200k tokenizer counts, text by text, in the order asked', async () => {
+    const texts = ['', 'hello world', 'the same words again and again '.repeat(500), 'const x = 1;\n'.repeat(300), '<|endoftext|> is plain text'];
+    assert.deepEqual(await thread.count(texts), texts.map(countTextTokens));
+  });
+
+  it('streams a reply while it counts a long history, rather than after it', async () => {
+    // The counts give the reply turns of the thread's event loop (COUNT_SLICE_MS).
+    const history = Array.from({ length: 400 }, (_, i) => `message ${i}: ${'some words of a long discussion '.repeat(200)}`);
+    fake.push({ kind: 'text', deltas: ['quick'] });
+    const order: string[] = [];
+    const counted = thread.count(history).then(() => order.push('counted'));
+    const replied = modelFor().complete(ask(), () => undefined).then(() => order.push('replied'));
+    await Promise.all([counted, replied]);
+    assert.deepEqual(order, ['replied', 'counted']);
+  });
+
+  it('rejects the counts it cannot make when its thread exits instead of answering', async () => {
+    const broken = new ModelThread(require.resolve('../../../server/src/model/tokenizer'));
+    await assert.rejects(broken.count(['text']), /stopped \(exit code/);
+    await broken.close();
+  });
+
+  it('stops its thread once nothing was asked of it for a while, and starts a new one for the next request', async () => {
+    const idle = new ModelThread(undefined, 50);
+    try {
+      fake.push({ kind: 'text', deltas: ['first'] }, { kind: 'text', deltas: ['second'] });
+      const model = idle.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model' }));
+      await model.complete(ask(), () => undefined);
+      const first = idle.threadId;
+      assert.ok(first !== undefined);
+      await idle.stopped();
+      assert.equal(idle.threadId, undefined);
+      assert.equal((await model.complete(ask(), () => undefined)).content, 'second');
+      assert.notEqual(idle.threadId, first);
+    } finally {
+      await idle.close();
+    }
+  });
+});
