@@ -29,7 +29,7 @@ describe('the packaged workers read the data files the .vsix ships', function ()
 
   it('the packaged model thread counts as the development build\'s tokenizer does, and streams a reply', async () => {
     const texts = ['export function total(lines: Line[]): number {', 'naïve café — 東京 🚀', '\uFEFFa BOM first', ' '.repeat(5000)];
-    const thread = new ModelThread(path.join(DIST, 'modelWorker.js'));
+    const thread = new ModelThread({ script: path.join(DIST, 'modelWorker.js') });
     const fake = await startFakeOpenAI({ steps: [{ kind: 'text', deltas: ['from the ', 'package'] }] });
     try {
       assert.deepEqual(await thread.count(texts), texts.map(countTextTokens));

@@ -15,7 +15,7 @@ describe('the model in a thread of its own', () => {
 
   beforeEach(async () => {
     fake = await startFakeOpenAI();
-    thread = new ModelThread();
+    thread = new ModelThread({ modelOptions: { retryDelayMs: 1 } });
   });
 
   afterEach(async () => {
@@ -24,7 +24,7 @@ describe('the model in a thread of its own', () => {
   });
 
   function modelFor(settings: Partial<ModelSettings> = {}): ChatModel {
-    return thread.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model', ...settings }), { retryDelayMs: 1 });
+    return thread.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model', ...settings }));
   }
 
   const ask = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({ messages: [{ role: 'user', content: 'Hi' }], signal: new AbortController().signal, ...overrides });
@@ -130,7 +130,7 @@ describe('the model in a thread of its own', () => {
           `parentPort.on('message', (m) => { if (m.kind === 'complete' && m.request.messages[0].content === 'die') process.exit(3); });\n` +
           `require(${JSON.stringify(require.resolve('../../../server/src/model/threaded/modelWorker'))});\n`,
       );
-      const dying = new ModelThread(script);
+      const dying = new ModelThread({ script });
       try {
         const model = dying.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model' }));
         await assert.rejects(model.complete(ask({ messages: [{ role: 'user', content: 'die' }] }), () => undefined), /stopped \(exit code 3\) — send the message again/);
@@ -160,13 +160,13 @@ describe('the model in a thread of its own', () => {
   });
 
   it('rejects the counts it cannot make when its thread exits instead of answering', async () => {
-    const broken = new ModelThread(require.resolve('../../../server/src/model/tokenizer'));
+    const broken = new ModelThread({ script: require.resolve('../../../server/src/model/tokenizer') });
     await assert.rejects(broken.count(['text']), /stopped \(exit code/);
     await broken.close();
   });
 
   it('stops its thread once nothing was asked of it for a while, and starts a new one for the next request', async () => {
-    const idle = new ModelThread(undefined, 50);
+    const idle = new ModelThread({ idleStopMs: 50 });
     try {
       fake.push({ kind: 'text', deltas: ['first'] }, { kind: 'text', deltas: ['second'] });
       const model = idle.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model' }));

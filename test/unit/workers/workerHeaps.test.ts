@@ -63,7 +63,7 @@ describe('the worker threads\' young generation', function () {
     const script = path.join(dir, 'modelLimits.js');
     fs.writeFileSync(script, `const { parentPort, resourceLimits } = require('node:worker_threads');
 parentPort.on('message', ({ id }) => parentPort.postMessage({ kind: 'counted', id, counts: [resourceLimits.maxYoungGenerationSizeMb] }));`);
-    const thread = new ModelThread(script);
+    const thread = new ModelThread({ script });
     try {
       assert.deepEqual(await thread.count(['any text']), [WORKER_YOUNG_GENERATION_MB.model]);
     } finally {

@@ -1,26 +1,29 @@
 /**
  * What the main thread and the model thread (modelWorker.ts) say to each
  * other. A request travels without its AbortSignal (an abort is a message of
- * its own) and a model's settings travel with each request, as read at the
- * moment it is made.
+ * its own) and with the model's settings as read at the moment it is made:
+ * the thread's one model reads them once, as a call starts, and keeps what
+ * it learns of each endpoint by the endpoint (requestMapping.ts), so models
+ * with different settings can share it.
  */
 import type { ChatRequest, ChatResponse, ModelErrorKind, ModelSettings, RetryNotice } from '../types';
-import type { OpenAIModelOptions } from '../openai/chatModel';
 import type { RemedyCode } from '../../../../shared/protocol';
-
-/** One model, as one `createOpenAIModel` would make it: its memory of an endpoint's quirks is its own. */
-export type ChannelId = number;
+import type { OpenAIModelOptions } from '../openai/chatModel';
 
 export type ToModelThread =
-  | { kind: 'complete'; id: number; channel: ChannelId; settings: ModelSettings; options: OpenAIModelOptions; request: Omit<ChatRequest, 'signal'> }
-  | { kind: 'list'; id: number; channel: ChannelId; settings: ModelSettings; options: OpenAIModelOptions }
+  | { kind: 'complete'; id: number; settings: ModelSettings; request: Omit<ChatRequest, 'signal'> }
+  | { kind: 'list'; id: number; settings: ModelSettings }
   | { kind: 'abort'; id: number }
   /** Tokens in each text, by the o200k tokenizer (tokenizer.ts). */
   | { kind: 'count'; id: number; texts: string[] }
   /** Runs the model's code once against a loopback endpoint of the thread's own (warmup.ts). */
-  | { kind: 'warm'; id: number }
-  /** The model on the main thread is gone: so is its memory of the endpoint. */
-  | { kind: 'forget'; channel: ChannelId };
+  | { kind: 'warm'; id: number };
+
+/** What the thread is started with. */
+export interface ModelThreadData {
+  /** The model's retries and timeouts (tests shorten them). */
+  modelOptions?: OpenAIModelOptions;
+}
 
 /** What a reply streamed, in the order it streamed it. */
 export type StreamItem =

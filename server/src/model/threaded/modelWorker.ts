@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { parentPort } from 'node:worker_threads';
-import { createOpenAIModel, OpenAIModelOptions } from '../openai/chatModel';
+import { parentPort, workerData } from 'node:worker_threads';
+import { createOpenAIModel } from '../openai/chatModel';
 import { warmModelPath } from '../openai/warmup';
 import { countTextTokens } from '../tokenizer';
-import { ChatModel, ModelError, ModelSettings } from '../types';
-import type { ChannelId, FromModelThread, StreamItem, ThreadError, ToModelThread } from './messages';
+import { ModelError, ModelSettings } from '../types';
+import type { FromModelThread, ModelThreadData, StreamItem, ThreadError, ToModelThread } from './messages';
 
 /**
  * Entry point of the model thread (started by threadedModel.ts): the openai
@@ -25,37 +25,33 @@ const port = parentPort;
 if (!port) throw new Error('modelWorker.js must run as a worker thread');
 const out = port;
 
-interface Channel {
-  settings: ModelSettings;
-  model: ChatModel;
-}
-const channels = new Map<ChannelId, Channel>();
+/** The settings of the request being started: the model reads them as a call starts, in the same turn. */
+let settings: ModelSettings = {};
+const model = createOpenAIModel(() => settings, ((workerData ?? {}) as ModelThreadData).modelOptions ?? {});
 const running = new Map<number, AbortController>();
-
-function channelWith(id: ChannelId, settings: ModelSettings, options: OpenAIModelOptions): Channel {
-  let channel = channels.get(id);
-  if (!channel) {
-    const made: Channel = { settings, model: createOpenAIModel(() => made.settings, options) };
-    channels.set(id, made);
-    channel = made;
-  }
-  channel.settings = settings;
-  return channel;
-}
 
 function describe(error: unknown): ThreadError {
   if (error instanceof ModelError) return { message: error.message, modelError: { kind: error.kind, status: error.status, remedy: error.remedy } };
   return { message: error instanceof Error ? error.message : String(error) };
 }
 
-/** A request's streamed items, sent together once this turn of the event loop is done with them. */
+/**
+ * A request's streamed items, sent together once this turn of the event loop
+ * is done with them. The first goes at once: it is what the user waits for.
+ */
 class Outbox {
   private items: StreamItem[] = [];
   private scheduled = false;
+  private sentAny = false;
   constructor(private readonly id: number) {}
 
   push(item: StreamItem): void {
     this.items.push(item);
+    if (!this.sentAny) {
+      this.sentAny = true;
+      this.flush();
+      return;
+    }
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => this.flush());
@@ -101,7 +97,7 @@ out.on('message', (message: ToModelThread) => {
       const controller = new AbortController();
       running.set(id, controller);
       const outbox = new Outbox(id);
-      const { model } = channelWith(message.channel, message.settings, message.options);
+      settings = message.settings;
       const work = model
         .complete(
           { ...message.request, signal: controller.signal },
@@ -120,7 +116,7 @@ out.on('message', (message: ToModelThread) => {
       const { id } = message;
       const controller = new AbortController();
       running.set(id, controller);
-      const { model } = channelWith(message.channel, message.settings, message.options);
+      settings = message.settings;
       settle(id, undefined, model.listModels(controller.signal).then((models): FromModelThread => ({ kind: 'listed', id, models })));
       break;
     }
@@ -137,8 +133,5 @@ out.on('message', (message: ToModelThread) => {
       settle(id, undefined, warmModelPath((settings) => createOpenAIModel(settings)).then((): FromModelThread => ({ kind: 'warmed', id })));
       break;
     }
-    case 'forget':
-      channels.delete(message.channel);
-      break;
   }
 });

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { WORKER_YOUNG_GENERATION_MB } from '../../heapTuning';
 import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, StreamObserver } from '../types';
 import type { OpenAIModelOptions } from '../openai/chatModel';
-import type { ChannelId, FromModelThread, StreamItem, ThreadError, ToModelThread } from './messages';
+import type { FromModelThread, ModelThreadData, StreamItem, ThreadError, ToModelThread } from './messages';
 
 /**
  * The OpenAI-compatible model run in a thread of its own (modelWorker.ts),
@@ -36,28 +36,27 @@ interface Waiter {
 export class ModelThread {
   private worker: Worker | null = null;
   private nextId = 1;
-  private nextChannel: ChannelId = 1;
   private readonly waiting = new Map<number, Waiter>();
-  /** A model made for one rehearsed turn would otherwise leave its channel in the thread for good. */
-  private readonly channelsInUse = new FinalizationRegistry<ChannelId>((channel) => this.worker?.postMessage({ kind: 'forget', channel } satisfies ToModelThread));
 
   private idleTimer: ReturnType<typeof setTimeout> | null = null;
   private exited: Promise<void> = Promise.resolve();
 
-  constructor(
-    private readonly script = WORKER_SCRIPT,
-    private readonly idleStopMs = IDLE_STOP_MS,
-  ) {}
+  private readonly script: string;
+  private readonly idleStopMs: number;
+  private readonly modelOptions: OpenAIModelOptions;
+
+  constructor(options: { script?: string; idleStopMs?: number; /** The model's retries and timeouts. */ modelOptions?: OpenAIModelOptions } = {}) {
+    this.script = options.script ?? WORKER_SCRIPT;
+    this.idleStopMs = options.idleStopMs ?? IDLE_STOP_MS;
+    this.modelOptions = options.modelOptions ?? {};
+  }
 
   /** A model whose requests this thread makes, with `settings` read as each is made. */
-  model(settings: () => ModelSettings, options: OpenAIModelOptions = {}): ChatModel {
-    const channel = this.nextChannel++;
-    const model: ChatModel = {
-      complete: (request, onDelta, observer) => this.complete(channel, settings(), options, request, onDelta, observer),
-      listModels: (signal) => this.list(channel, settings(), options, signal),
+  model(settings: () => ModelSettings): ChatModel {
+    return {
+      complete: (request, onDelta, observer) => this.complete(settings(), request, onDelta, observer),
+      listModels: (signal) => this.list(settings(), signal),
     };
-    this.channelsInUse.register(model, channel);
-    return model;
   }
 
   /** Runs the model's code once in the thread (warmup.ts): its modules loaded, its request path compiled. */
@@ -100,14 +99,14 @@ export class ModelThread {
     await worker?.terminate();
   }
 
-  private complete(channel: ChannelId, settings: ModelSettings, options: OpenAIModelOptions, request: ChatRequest, onDelta: (text: string) => void, observer: StreamObserver = {}): Promise<ChatResponse> {
+  private complete(settings: ModelSettings, request: ChatRequest, onDelta: (text: string) => void, observer: StreamObserver = {}): Promise<ChatResponse> {
     const { signal, ...rest } = request;
     return new Promise<ChatResponse>((resolve, reject) => {
       // A delta the main thread failed to take ends the request with that failure, as it did in-thread.
       let callbackFailure: { error: unknown } | undefined;
       const onAbort = (): void => this.abort(id);
       const id = this.post(
-        { kind: 'complete', channel, settings, options, request: rest },
+        { kind: 'complete', settings, request: rest },
         {
           onStream: (items) => {
             if (callbackFailure) return;
@@ -137,11 +136,11 @@ export class ModelThread {
     });
   }
 
-  private list(channel: ChannelId, settings: ModelSettings, options: OpenAIModelOptions, signal?: AbortSignal): Promise<string[]> {
+  private list(settings: ModelSettings, signal?: AbortSignal): Promise<string[]> {
     return new Promise<string[]>((resolve, reject) => {
       const onAbort = (): void => this.abort(id);
       const id = this.post(
-        { kind: 'list', channel, settings, options },
+        { kind: 'list', settings },
         {
           settle: (message) => {
             signal?.removeEventListener('abort', onAbort);
@@ -160,7 +159,7 @@ export class ModelThread {
     if (this.waiting.has(id)) this.worker?.postMessage({ kind: 'abort', id } satisfies ToModelThread);
   }
 
-  private post(message: Distributive<Exclude<ToModelThread, { kind: 'abort' } | { kind: 'forget' }>>, waiter: Waiter): number {
+  private post(message: Distributive<Exclude<ToModelThread, { kind: 'abort' }>>, waiter: Waiter): number {
     const id = this.nextId++;
     this.stopIdleTimer();
     this.waiting.set(id, waiter);
@@ -175,7 +174,7 @@ export class ModelThread {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const worker = new Worker(this.script, { resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB.model } });
+    const worker = new Worker(this.script, { workerData: { modelOptions: this.modelOptions } satisfies ModelThreadData, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB.model } });
     // Never what keeps a finished process (or a test run) alive.
     worker.unref();
     worker.on('message', (message: FromModelThread) => this.onMessage(message));
