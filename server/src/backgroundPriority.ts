@@ -12,9 +12,11 @@ const LOWEST_PRIORITY = 19;
 /**
  * Lowers the calling worker thread's scheduling priority, so that on a busy
  * machine its work waits for the main thread rather than the other way round:
- * a thread of token counts loading its ranks (over 100 ms of CPU) had the
- * main thread queued for a CPU in the stalls over 20 ms while eight
- * discussions streamed. Relative to the thread's own (inherited) priority, so a server
+ * the token counts, in a thread of their own then, loading their ranks (over
+ * 100 ms of CPU) had the main thread queued for a CPU in the stalls over 20
+ * ms while eight discussions streamed. They now share the model's thread,
+ * which every reply waits on and so keeps the main thread's priority; the
+ * ranks load there ahead of need (main.ts). Relative to the thread's own (inherited) priority, so a server
  * started under `nice` keeps its workers below it. Linux keeps a nice value
  * per thread; elsewhere the call would lower the whole process, main thread
  * included, so it is made on Linux only.

@@ -4,9 +4,10 @@ import { setImmediate as nextTick } from 'node:timers/promises';
  * Holds a fresh server's first questions until the model's code has run once
  * (model/openai/warmup.ts), then lets them go one per tick. Eight
  * discussions asking at once ran eight first requests through cold code in
- * one tick: the server's longest stall, about 50 ms on a CPU, most of it
- * undici and the openai SDK compiling as they ran. The warm-up runs that code
- * once, in the ticks its own I/O makes.
+ * one tick: about 50 ms on a CPU, most of it undici and the openai SDK
+ * compiling as they ran, then on the main thread (the server's longest
+ * stall), now in the model's thread, where each first delta waited for it.
+ * The warm-up runs that code once, in the ticks its own I/O makes.
  */
 export class WarmGate {
   private warming: Promise<void> | undefined;

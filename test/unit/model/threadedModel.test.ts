@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { createOpenAIModel } from '../../../server/src/model/openai/chatModel';
 import { ModelThread } from '../../../server/src/model/threaded/threadedModel';
 import { countTextTokens } from '../../../server/src/model/tokenizer';
 import { ChatModel, ChatRequest, ModelError, ModelSettings, RetryNotice } from '../../../server/src/model/types';
@@ -40,17 +41,24 @@ describe('the model in a thread of its own', () => {
     assert.deepEqual(response, { content: 'Hello', toolCalls: [], finishReason: 'stop' });
   });
 
-  it('keeps a failure\'s kind, status and remedy across the thread, as a ModelError', async () => {
-    fake.push({ kind: 'error', status: 401, message: `bad key ${API_KEY}` });
-    const error = await modelFor().complete(ask(), () => undefined).then(
-      () => assert.fail('expected the request to fail'),
-      (err: unknown) => err,
+  it('keeps a failure\'s kind, status, remedy and wording across the thread, as the in-thread model gives them', async () => {
+    const failing = { kind: 'error' as const, status: 401, message: `bad key ${API_KEY}` };
+    fake.push(failing, failing);
+    const settings = (): ModelSettings => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model' });
+    const failureOf = (model: ChatModel): Promise<unknown> =>
+      model.complete(ask(), () => undefined).then(
+        () => assert.fail('expected the request to fail'),
+        (err: unknown) => err,
+      );
+    const threaded = await failureOf(thread.model(settings));
+    const inThread = await failureOf(createOpenAIModel(settings));
+    assert.ok(threaded instanceof ModelError && inThread instanceof ModelError, `${String(threaded)} / ${String(inThread)}`);
+    assert.deepEqual(
+      { kind: threaded.kind, status: threaded.status, remedy: threaded.remedy, message: threaded.message },
+      { kind: inThread.kind, status: inThread.status, remedy: inThread.remedy, message: inThread.message },
     );
-    assert.ok(error instanceof ModelError, `expected a ModelError, got ${String(error)}`);
-    assert.equal(error.kind, 'auth');
-    assert.equal(error.status, 401);
-    assert.ok(error.remedy, 'the remedy crosses the thread');
-    assert.ok(!error.message.includes(API_KEY), error.message);
+    assert.equal(threaded.kind, 'auth');
+    assert.ok(threaded.remedy);
   });
 
   it('stops the request in the model thread when the main thread aborts it, which then fails as cancelled', async () => {
@@ -70,14 +78,50 @@ describe('the model in a thread of its own', () => {
     await fake.waitForDisconnect();
   });
 
-  it('never sends a request whose signal was already aborted', async () => {
+  it('starts nothing, not even the thread, for a request already stopped, and fails it as cancelled', async () => {
     const controller = new AbortController();
     controller.abort();
     const error = await modelFor()
       .complete(ask({ signal: controller.signal }), () => undefined)
       .catch((err: unknown) => err);
     assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
+    assert.equal(thread.threadId, undefined, 'no thread started');
     assert.equal(fake.completionRequests.length, 0);
+  });
+
+  it('fails as cancelled a reply that ended in the thread after the main thread stopped it, as the in-thread model does', async () => {
+    // Sent in one write: the thread reads the whole reply and ends it in the turn that posts its first delta,
+    // before the abort that delta causes reaches it.
+    fake.push({ kind: 'text', deltas: ['one', 'two', 'three'] });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const reply = modelFor().complete(ask({ signal: controller.signal }), (text) => {
+      seen.push(text);
+      controller.abort();
+    });
+    const error = await reply.then(
+      () => assert.fail('a stopped reply resolved'),
+      (err: unknown) => err,
+    );
+    assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
+    assert.equal(seen[0], 'one');
+  });
+
+  it('goes on with a retry whose listener throws, as the in-thread model does', async () => {
+    fake.push({ kind: 'error', status: 503 }, { kind: 'text', deltas: ['after the retry'] });
+    const response = await modelFor().complete(ask(), () => undefined, {
+      onRetry: () => {
+        throw new Error('a listener that fails');
+      },
+    });
+    assert.equal(response.content, 'after the retry');
+  });
+
+  it('fails alone a request that cannot be copied to the thread, and the thread goes on', async () => {
+    const uncopyable = ask({ messages: [{ role: 'user', content: 'Hi', extra: () => undefined } as never] });
+    await assert.rejects(modelFor().complete(uncopyable, () => undefined), /could not be cloned/);
+    fake.push({ kind: 'text', deltas: ['still here'] });
+    assert.equal((await modelFor().complete(ask(), () => undefined)).content, 'still here');
   });
 
   it('ends the request with the failure of a delta the main thread could not take, and stops the reply', async () => {
@@ -97,23 +141,30 @@ describe('the model in a thread of its own', () => {
     assert.deepEqual(await modelFor().listModels(), ['alpha', 'beta']);
   });
 
-  it('asks each model\'s own endpoint, with its settings as they are when each request is made', async () => {
+  it('asks the endpoint of the settings each request was made with, also for requests under way at once', async () => {
     const other = await startFakeOpenAI();
     try {
+      const gate = createGate();
+      fake.push({ kind: 'gate', deltas: ['from the first'], gate, then: { kind: 'text', deltas: [' and on'] } }, { kind: 'text', deltas: ['first again'] });
       other.push({ kind: 'text', deltas: ['from the other'] });
-      fake.push({ kind: 'text', deltas: ['from the first'] }, { kind: 'text', deltas: ['first again'] });
       let model = 'one';
       const first = thread.model(() => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model }));
       const second = thread.model(() => ({ baseUrl: other.baseUrl, apiKey: API_KEY, model: 'two' }));
-      assert.equal((await first.complete(ask(), () => undefined)).content, 'from the first');
+      // The first is still streaming while the second is made and ends.
+      let firstDelta!: () => void;
+      const streaming = new Promise<void>((resolve) => (firstDelta = resolve));
+      const held = first.complete(ask(), () => firstDelta());
+      await streaming;
       assert.equal((await second.complete(ask(), () => undefined)).content, 'from the other');
+      gate.release();
+      assert.equal((await held).content, 'from the first and on');
       model = 'changed';
       assert.equal((await first.complete(ask(), () => undefined)).content, 'first again');
       assert.deepEqual(
         fake.completionRequests.map((request) => request.body?.model),
         ['one', 'changed'],
       );
-      assert.equal(other.completionRequests[0].body?.model, 'two');
+      assert.deepEqual(other.completionRequests.map((request) => request.body?.model), ['two']);
     } finally {
       await other.close();
     }

@@ -23,7 +23,8 @@ export async function warmModelPath(
     await withLoopbackEndpoint(async (baseUrl, signal) => {
       // In three ticks, each after the last one's I/O: run back to back through
       // promises, the listen, undici's first HTTP request and the SDK's first
-      // request held the main thread 30-40 ms at once.
+      // request held their thread 30-40 ms at once (the main thread, when the
+      // model ran there), and the replies streaming beside them with it.
       await nextTick();
       // undici's HTTP client (pool, connection, parser) on its own...
       await fetch(new URL('/', baseUrl), { signal })

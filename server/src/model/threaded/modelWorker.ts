@@ -86,9 +86,17 @@ function settle(id: number, outbox: Outbox | undefined, work: Promise<FromModelT
       running.delete(id);
       // What streamed before the end goes first.
       outbox?.flush();
-      out.postMessage(message);
+      try {
+        out.postMessage(message);
+      } catch (error) {
+        // An answer that cannot be copied back (a DataCloneError) fails its request alone.
+        out.postMessage({ kind: 'failed', id, error: describe(error) } satisfies FromModelThread);
+      }
     });
 }
+
+// One stray rejection must not end the thread, and with it every discussion's request (as on the main thread, main.ts).
+process.on('unhandledRejection', () => undefined);
 
 out.on('message', (message: ToModelThread) => {
   switch (message.kind) {

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { WORKER_YOUNG_GENERATION_MB } from '../../heapTuning';
-import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, StreamObserver } from '../types';
+import { ChatModel, ChatRequest, ChatResponse, ModelError, ModelSettings, RetryNotice, StreamObserver } from '../types';
 import type { OpenAIModelOptions } from '../openai/chatModel';
 import type { FromModelThread, ModelThreadData, StreamItem, ThreadError, ToModelThread } from './messages';
 
@@ -20,7 +20,9 @@ import type { FromModelThread, ModelThreadData, StreamItem, ThreadError, ToModel
  * The thread starts on first use and stays while it is used: its modules
  * and compiled code are what keep a question after a pause as quick as one
  * back to back. Unused for IDLE_STOP_MS, it stops and gives back its memory
- * (the tokenizer's ranks among it); the next request starts it again.
+ * (the SDK's and the tokenizer's ranks among it); the next request starts it
+ * again, cold, and what the model had learnt of an endpoint (a parameter it
+ * refuses, its first listed model) is learnt again.
  */
 const WORKER_SCRIPT = path.join(__dirname, 'modelWorker.js');
 /** How long the thread stays with nothing asked of it. */
@@ -101,6 +103,8 @@ export class ModelThread {
 
   private complete(settings: ModelSettings, request: ChatRequest, onDelta: (text: string) => void, observer: StreamObserver = {}): Promise<ChatResponse> {
     const { signal, ...rest } = request;
+    // As in-thread: nothing is started, not even the thread, for a request already stopped.
+    if (signal.aborted) return Promise.reject(cancelled());
     return new Promise<ChatResponse>((resolve, reject) => {
       // A delta the main thread failed to take ends the request with that failure, as it did in-thread.
       let callbackFailure: { error: unknown } | undefined;
@@ -115,7 +119,7 @@ export class ModelThread {
                 if (item.kind === 'delta') onDelta(item.text);
                 else if (item.kind === 'reasoning') observer.onReasoning?.(item.text);
                 else if (item.kind === 'retracted') observer.onAnswerRetracted?.();
-                else observer.onRetry?.(item.notice);
+                else notifyRetry(observer, item.notice);
               }
             } catch (error) {
               callbackFailure = { error };
@@ -125,18 +129,21 @@ export class ModelThread {
           settle: (message) => {
             signal.removeEventListener('abort', onAbort);
             if (callbackFailure) reject(callbackFailure.error);
+            // A reply that ended in the thread before the abort reached it is still a stopped one, as in-thread:
+            // resolved, the whole reply went into the history after a Stop that had cut its deltas short.
+            else if (signal.aborted) reject(cancelled());
             else if (message.kind === 'completed') resolve(message.response);
             else if (message.kind === 'failed') reject(fromThread(message.error));
             else reject(new Error(`the model thread answered ${message.kind} to a request`));
           },
         },
       );
-      if (signal.aborted) this.abort(id);
-      else signal.addEventListener('abort', onAbort, { once: true });
+      if (this.waiting.has(id)) signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 
   private list(settings: ModelSettings, signal?: AbortSignal): Promise<string[]> {
+    if (signal?.aborted) return Promise.reject(cancelled());
     return new Promise<string[]>((resolve, reject) => {
       const onAbort = (): void => this.abort(id);
       const id = this.post(
@@ -144,14 +151,14 @@ export class ModelThread {
         {
           settle: (message) => {
             signal?.removeEventListener('abort', onAbort);
-            if (message.kind === 'listed') resolve(message.models);
+            if (signal?.aborted) reject(cancelled());
+            else if (message.kind === 'listed') resolve(message.models);
             else if (message.kind === 'failed') reject(fromThread(message.error));
             else reject(new Error(`the model thread answered ${message.kind} to a list`));
           },
         },
       );
-      if (signal?.aborted) this.abort(id);
-      else signal?.addEventListener('abort', onAbort, { once: true });
+      if (this.waiting.has(id)) signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -166,8 +173,10 @@ export class ModelThread {
     try {
       this.start().postMessage({ ...message, id } as ToModelThread);
     } catch (error) {
+      // A request that cannot be copied to the thread fails alone.
       this.waiting.delete(id);
       waiter.settle({ kind: 'failed', id, error: { message: (error as Error).message } });
+      if (this.waiting.size === 0) this.stopWhenIdle();
     }
     return id;
   }
@@ -178,7 +187,7 @@ export class ModelThread {
     // Never what keeps a finished process (or a test run) alive.
     worker.unref();
     worker.on('message', (message: FromModelThread) => this.onMessage(message));
-    worker.on('error', (err) => this.onExit(worker, err));
+    worker.on('error', (err) => this.onExit(worker, new Error(`The model's thread failed (${err.message}) — send the message again; a new one starts.`)));
     this.exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
     worker.on('exit', (code) => this.onExit(worker, new Error(`The model's thread stopped (exit code ${code}) — send the message again; a new one starts.`)));
     this.worker = worker;
@@ -234,6 +243,20 @@ let shared: ModelThread | undefined;
 export function sharedModelThread(): ModelThread {
   shared ??= new ModelThread();
   return shared;
+}
+
+/** As the in-thread model words it (openai/failures.ts, not imported here: it would load the SDK on this thread). */
+function cancelled(): ModelError {
+  return new ModelError('cancelled', 'The model request was cancelled.');
+}
+
+/** A listener's failure must not turn a retry into a failed turn (as in chatModel.ts). */
+function notifyRetry(observer: StreamObserver, notice: RetryNotice): void {
+  try {
+    observer.onRetry?.(notice);
+  } catch {
+    // ignored: the retry is what matters
+  }
 }
 
 function fromThread(error: ThreadError): Error {
