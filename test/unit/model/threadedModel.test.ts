@@ -30,6 +30,26 @@ describe('the model in a thread of its own', () => {
 
   const ask = (overrides: Partial<ChatRequest> = {}): ChatRequest => ({ messages: [{ role: 'user', content: 'Hi' }], signal: new AbortController().signal, ...overrides });
 
+  /** What `promise` failed with; the test fails if it resolved. */
+  const rejectionOf = (promise: Promise<unknown>): Promise<unknown> =>
+    promise.then(
+      () => assert.fail('expected the request to fail'),
+      (err: unknown) => err,
+    );
+
+  const assertCancelled = (error: unknown): void => assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
+
+  /** A request that its first delta stops, as a user's Stop would, with the deltas the main thread took. */
+  function stoppedAtItsFirstDelta(): { reply: Promise<unknown>; seen: string[] } {
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const reply = modelFor().complete(ask({ signal: controller.signal }), (text) => {
+      seen.push(text);
+      controller.abort();
+    });
+    return { reply, seen };
+  }
+
   it('streams the reply, its reasoning and its retries to the main thread in the order they came, and resolves with the reply', async () => {
     fake.push({ kind: 'error', status: 503 }, { kind: 'text', reasoning: ['think', 'ing'], deltas: ['Hel', 'lo'] });
     const seen: string[] = [];
@@ -45,13 +65,8 @@ describe('the model in a thread of its own', () => {
     const failing = { kind: 'error' as const, status: 401, message: `bad key ${API_KEY}` };
     fake.push(failing, failing);
     const settings = (): ModelSettings => ({ baseUrl: fake.baseUrl, apiKey: API_KEY, model: 'test-model' });
-    const failureOf = (model: ChatModel): Promise<unknown> =>
-      model.complete(ask(), () => undefined).then(
-        () => assert.fail('expected the request to fail'),
-        (err: unknown) => err,
-      );
-    const threaded = await failureOf(thread.model(settings));
-    const inThread = await failureOf(createOpenAIModel(settings));
+    const threaded = await rejectionOf(thread.model(settings).complete(ask(), () => undefined));
+    const inThread = await rejectionOf(createOpenAIModel(settings).complete(ask(), () => undefined));
     assert.ok(threaded instanceof ModelError && inThread instanceof ModelError, `${String(threaded)} / ${String(inThread)}`);
     assert.deepEqual(
       { kind: threaded.kind, status: threaded.status, remedy: threaded.remedy, message: threaded.message },
@@ -63,28 +78,16 @@ describe('the model in a thread of its own', () => {
 
   it('stops the request in the model thread when the main thread aborts it, which then fails as cancelled', async () => {
     fake.push({ kind: 'hang', deltas: ['partial'] });
-    const controller = new AbortController();
-    const deltas: string[] = [];
-    const reply = modelFor().complete(ask({ signal: controller.signal }), (text) => {
-      deltas.push(text);
-      controller.abort();
-    });
-    const error = await reply.then(
-      () => assert.fail('expected the request to fail'),
-      (err: unknown) => err,
-    );
-    assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
-    assert.deepEqual(deltas, ['partial']);
+    const { reply, seen } = stoppedAtItsFirstDelta();
+    assertCancelled(await rejectionOf(reply));
+    assert.deepEqual(seen, ['partial']);
     await fake.waitForDisconnect();
   });
 
   it('starts nothing, not even the thread, for a request already stopped, and fails it as cancelled', async () => {
     const controller = new AbortController();
     controller.abort();
-    const error = await modelFor()
-      .complete(ask({ signal: controller.signal }), () => undefined)
-      .catch((err: unknown) => err);
-    assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
+    assertCancelled(await rejectionOf(modelFor().complete(ask({ signal: controller.signal }), () => undefined)));
     assert.equal(thread.threadId, undefined, 'no thread started');
     assert.equal(fake.completionRequests.length, 0);
   });
@@ -93,17 +96,8 @@ describe('the model in a thread of its own', () => {
     // Sent in one write: the thread reads the whole reply and ends it in the turn that posts its first delta,
     // before the abort that delta causes reaches it.
     fake.push({ kind: 'text', deltas: ['one', 'two', 'three'] });
-    const controller = new AbortController();
-    const seen: string[] = [];
-    const reply = modelFor().complete(ask({ signal: controller.signal }), (text) => {
-      seen.push(text);
-      controller.abort();
-    });
-    const error = await reply.then(
-      () => assert.fail('a stopped reply resolved'),
-      (err: unknown) => err,
-    );
-    assert.ok(error instanceof ModelError && error.kind === 'cancelled', String(error));
+    const { reply, seen } = stoppedAtItsFirstDelta();
+    assertCancelled(await rejectionOf(reply));
     assert.equal(seen[0], 'one');
   });
 
