@@ -3,7 +3,7 @@
  * other. A request travels without its AbortSignal (an abort is a message of
  * its own) and with the model's settings as read at the moment it is made:
  * the thread's one model reads them once, as a call starts, and keeps what
- * it learns of each endpoint by the endpoint (requestMapping.ts), so models
+ * it learns of each endpoint by the endpoint (chatModel.ts), so models
  * with different settings can share it.
  */
 import type { ChatRequest, ChatResponse, ModelErrorKind, ModelSettings, RetryNotice } from '../types';

@@ -62,24 +62,14 @@ export class ModelThread {
   }
 
   /** Runs the model's code once in the thread (warmup.ts): its modules loaded, its request path compiled. */
-  warm(): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.post({ kind: 'warm' }, { settle: (message) => (message.kind === 'failed' ? reject(fromThread(message.error)) : resolve()) });
-    });
+  async warm(): Promise<void> {
+    await this.ask({ kind: 'warm' }, 'warmed');
   }
 
   /** Tokens in each text, counted in the thread by the o200k tokenizer. Rejects if the thread fails. */
-  count(texts: string[]): Promise<number[]> {
-    if (texts.length === 0) return Promise.resolve([]);
-    return new Promise<number[]>((resolve, reject) => {
-      this.post({ kind: 'count', texts }, {
-        settle: (message) => {
-          if (message.kind === 'counted') resolve(message.counts);
-          else if (message.kind === 'failed') reject(fromThread(message.error));
-          else reject(new Error(`the model thread answered ${message.kind} to a count`));
-        },
-      });
-    });
+  async count(texts: string[]): Promise<number[]> {
+    if (texts.length === 0) return [];
+    return (await this.ask({ kind: 'count', texts }, 'counted')).counts;
   }
 
   /** The running thread's id; undefined while none runs. */
@@ -101,63 +91,62 @@ export class ModelThread {
     await worker?.terminate();
   }
 
-  private complete(settings: ModelSettings, request: ChatRequest, onDelta: (text: string) => void, observer: StreamObserver = {}): Promise<ChatResponse> {
+  private async complete(settings: ModelSettings, request: ChatRequest, onDelta: (text: string) => void, observer: StreamObserver = {}): Promise<ChatResponse> {
     const { signal, ...rest } = request;
-    // As in-thread: nothing is started, not even the thread, for a request already stopped.
-    if (signal.aborted) return Promise.reject(cancelled());
-    return new Promise<ChatResponse>((resolve, reject) => {
-      // A delta the main thread failed to take ends the request with that failure, as it did in-thread.
-      let callbackFailure: { error: unknown } | undefined;
-      const onAbort = (): void => this.abort(id);
-      const id = this.post(
-        { kind: 'complete', settings, request: rest },
-        {
-          onStream: (items) => {
-            if (callbackFailure) return;
-            try {
-              for (const item of items) {
-                if (item.kind === 'delta') onDelta(item.text);
-                else if (item.kind === 'reasoning') observer.onReasoning?.(item.text);
-                else if (item.kind === 'retracted') observer.onAnswerRetracted?.();
-                else notifyRetry(observer, item.notice);
-              }
-            } catch (error) {
-              callbackFailure = { error };
-              this.abort(id);
-            }
-          },
-          settle: (message) => {
-            signal.removeEventListener('abort', onAbort);
-            if (callbackFailure) reject(callbackFailure.error);
-            // A reply that ended in the thread before the abort reached it is still a stopped one, as in-thread:
-            // resolved, the whole reply went into the history after a Stop that had cut its deltas short.
-            else if (signal.aborted) reject(cancelled());
-            else if (message.kind === 'completed') resolve(message.response);
-            else if (message.kind === 'failed') reject(fromThread(message.error));
-            else reject(new Error(`the model thread answered ${message.kind} to a request`));
-          },
-        },
-      );
-      if (this.waiting.has(id)) signal.addEventListener('abort', onAbort, { once: true });
-    });
+    // A delta the main thread failed to take ends the request with that failure, as it did in-thread.
+    let callbackFailure: { error: unknown } | undefined;
+    const tookNoMore = new AbortController();
+    const onStream = (items: StreamItem[]): void => {
+      if (callbackFailure) return;
+      try {
+        for (const item of items) {
+          if (item.kind === 'delta') onDelta(item.text);
+          else if (item.kind === 'reasoning') observer.onReasoning?.(item.text);
+          else if (item.kind === 'retracted') observer.onAnswerRetracted?.();
+          else notifyRetry(observer, item.notice);
+        }
+      } catch (error) {
+        callbackFailure = { error };
+        tookNoMore.abort();
+      }
+    };
+    try {
+      return (await this.ask({ kind: 'complete', settings, request: rest }, 'completed', AbortSignal.any([signal, tookNoMore.signal]), onStream)).response;
+    } catch (error) {
+      throw callbackFailure ? callbackFailure.error : error;
+    }
   }
 
-  private list(settings: ModelSettings, signal?: AbortSignal): Promise<string[]> {
+  private async list(settings: ModelSettings, signal?: AbortSignal): Promise<string[]> {
+    return (await this.ask({ kind: 'list', settings }, 'listed', signal)).models;
+  }
+
+  /**
+   * Asks the thread and settles with its answer of `kind`, or its failure.
+   * As in-thread, nothing is started, not even the thread, for a request
+   * already stopped; an abort is a message of its own.
+   */
+  private ask<K extends FromModelThread['kind']>(
+    message: Distributive<Exclude<ToModelThread, { kind: 'abort' }>>,
+    kind: K,
+    signal?: AbortSignal,
+    onStream?: (items: StreamItem[]) => void,
+  ): Promise<Extract<FromModelThread, { kind: K }>> {
     if (signal?.aborted) return Promise.reject(cancelled());
-    return new Promise<string[]>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       const onAbort = (): void => this.abort(id);
-      const id = this.post(
-        { kind: 'list', settings },
-        {
-          settle: (message) => {
-            signal?.removeEventListener('abort', onAbort);
-            if (signal?.aborted) reject(cancelled());
-            else if (message.kind === 'listed') resolve(message.models);
-            else if (message.kind === 'failed') reject(fromThread(message.error));
-            else reject(new Error(`the model thread answered ${message.kind} to a list`));
-          },
+      const id = this.post(message, {
+        onStream,
+        settle: (answer) => {
+          signal?.removeEventListener('abort', onAbort);
+          // A reply that ended in the thread before the abort reached it is still a stopped one, as in-thread:
+          // resolved, the whole reply went into the history after a Stop that had cut its deltas short.
+          if (signal?.aborted) reject(cancelled());
+          else if (answer.kind === kind) resolve(answer as Extract<FromModelThread, { kind: K }>);
+          else if (answer.kind === 'failed') reject(fromThread(answer.error));
+          else reject(new Error(`the model thread answered ${answer.kind} where ${kind} was due`));
         },
-      );
+      });
       if (this.waiting.has(id)) signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
