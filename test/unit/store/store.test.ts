@@ -354,6 +354,42 @@ describe('saved discussions', () => {
     assert.equal(listed?.turns, 3);
   });
 
+  it('resuming a discussion writes nothing of it until it changes, and its next turn is saved as any other', async () => {
+    const first = await server([{ text: 'One.' }]);
+    const { discussionId: id } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(id, 't', log.sink);
+    await talk(first, id, log, 'first', 1);
+    await first.service.close(id);
+    const dir = path.join(storage, 'discussions', id);
+    const filesAsClosed = (): Record<string, string> =>
+      Object.fromEntries(['record.json', 'record.jsonl', 'history.jsonl', 'events.jsonl'].map((name) => [name, fs.existsSync(path.join(dir, name)) ? fs.readFileSync(path.join(dir, name), 'utf8') : '']));
+    const closed = filesAsClosed();
+
+    const second = await server([{ text: 'Two.' }]);
+    await second.service.start({ folder, resumeId: id });
+    const replay = new EventLog();
+    second.service.subscribe(id, 't', replay.sink);
+    assert.deepEqual(filesAsClosed(), closed, 'a resume alone rewrites none of the saved files');
+    await talk(second, id, replay, 'second', 2);
+    // As a crash leaves it: the turn after the resume is on disk without a close.
+    const loaded = await (await FileStore.open(storage)).load(id);
+    assert.equal(loaded?.snapshot.turns, 2);
+    assert.deepEqual(loaded?.snapshot.transcript.map((t) => t.text), ['first', 'One.', 'second', 'Two.']);
+    const seqs = replay.events.map((e) => e.seq);
+    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'seqs still rise across the resume');
+  });
+
+  it('a model chosen when resuming is saved at once', async () => {
+    const first = await server();
+    const { discussionId: id } = await first.service.start({ folder });
+    await first.service.close(id);
+    const second = await server();
+    await second.service.start({ folder, resumeId: id, model: 'scripted-large' });
+    const loaded = await (await FileStore.open(storage)).load(id);
+    assert.equal(loaded?.snapshot.model, 'scripted-large');
+  });
+
   it('folds the journal into a whole version-1 record.json when the discussion is closed, and skips journal lines of a journal folded since', async () => {
     const first = await server([{ text: 'One.' }, { text: 'Two.' }]);
     const { discussionId } = await first.service.start({ folder });
