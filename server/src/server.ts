@@ -60,7 +60,7 @@ import { watchWorkspaceFiles, type FileWatching } from './fileWatching';
 /** The real-world collaborators, built by the entry point (or by a test). */
 export interface ServerDeps {
   createModel(settings: () => ModelSettings): ChatModel;
-  createRepoAccess(options: { ripgrepPath?: string | null; ide?: IdeSource }): RepoAccess;
+  createRepoAccess(options: { ripgrepPath?: string | null; ide?: IdeSource; stateDirectory?: string }): RepoAccess;
   openStore(storageDir: string | undefined): Promise<DiscussionStore>;
   clock: Clock;
   /** Environment fallbacks for the model settings (OPENAI_BASE_URL and friends). */
@@ -129,7 +129,11 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
       throw asResponseError(err);
     }
     const store = await deps.openStore(options.storageDir);
-    repos = deps.createRepoAccess({ ripgrepPath: options.ripgrepPath, ...(options.ideQueries === true ? { ide: ideOver(connection) } : {}) });
+    repos = deps.createRepoAccess({
+      ripgrepPath: options.ripgrepPath,
+      stateDirectory: store.stateDirectory,
+      ...(options.ideQueries === true ? { ide: ideOver(connection) } : {}),
+    });
     // VS Code's language models only for a client that runs them; elsewhere their ids are explained, not sent.
     const model = modelSources(deps.createModel(settings.modelSettings), options.languageModels === true ? new ProxiedChatModel(lmClientOver(connection)) : undefined);
     service = new DiscussionService(

@@ -5,6 +5,7 @@ import type { ReadPolicy } from '../read/types';
 import { ReadBoundary } from '../access/boundary';
 import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { censusWithRipgrep } from '../search/searchJobs';
+import type { Census, SavedCensuses } from './savedCensuses';
 import { printableListItem, printablePath } from '../../../shared/printablePath';
 
 /**
@@ -18,7 +19,9 @@ import { printableListItem, printablePath } from '../../../shared/printablePath'
  * stops after a fixed number of files, the walk after a fixed number of
  * entries, both after a deadline). It is cached per folder: a
  * later discussion/start gets the cached census at once and a fresh one is
- * taken in the background for the next.
+ * taken in the background for the next. It is also kept on disk
+ * (savedCensuses.ts), so a fresh server's first start of a folder it has
+ * seen waits for no census: it is taken again once the discussion has opened.
  */
 
 export const SUMMARY_LIMITS = Object.freeze({
@@ -62,18 +65,6 @@ function clampToChars(text: string, maxChars: number): string {
   const cut = text.slice(0, maxChars - marker.length);
   const lastNewline = cut.lastIndexOf('\n');
   return `${lastNewline > 0 ? cut.slice(0, lastNewline) : cut}${marker}`;
-}
-
-/** How many files of each extension a bounded look at the tree saw. */
-interface Census {
-  fileCount: number;
-  byExtension: Array<[string, number]>;
-  /** The look stopped at its cap or deadline: the tree is larger. */
-  partial: boolean;
-  /** The census could not be taken (the search thread failed or timed out). */
-  missing?: boolean;
-  /** Still being taken when the summary was due. */
-  pending?: boolean;
 }
 
 /**
@@ -154,32 +145,38 @@ interface CachedCensus {
 
 /**
  * Repository summaries with the census cached per folder and deny list. The
- * first summary of a folder waits for its census (a bounded time); later ones
- * are answered from the cache, which is refreshed in the background when stale.
+ * first summary of a folder waits for its census (a bounded time) unless an
+ * earlier process saved one; later ones are answered from the cache, which is
+ * refreshed in the background when stale.
  */
 export class RepoSummaries {
   private readonly cache = new Map<string, CachedCensus>();
   private readonly pending = new Map<string, Promise<Census>>();
+  /** Folders answered from a saved census, to be taken afresh by `refreshSaved`. */
+  private readonly fromSaved = new Map<string, ReadBoundary>();
   private readonly refreshAfterMs: number;
   private readonly firstWaitMs: number;
+  private readonly saved: SavedCensuses | undefined;
 
   constructor(
     private readonly search: SearchEngine = defaultSearchEngine(),
-    options: { refreshAfterMs?: number; firstWaitMs?: number } = {},
+    options: { refreshAfterMs?: number; firstWaitMs?: number; saved?: SavedCensuses } = {},
   ) {
     this.refreshAfterMs = options.refreshAfterMs ?? CENSUS_REFRESH_AFTER_MS;
     this.firstWaitMs = options.firstWaitMs ?? SUMMARY_LIMITS.firstCensusWaitMs;
+    this.saved = options.saved;
   }
 
-  /** Resolves when no census is being taken (a background refresh included). */
+  /** Resolves when no census is being taken (a background refresh included) and every one taken is saved. */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.allSettled([...this.pending.values()]);
+    await this.saved?.written();
   }
 
   async summarize(root: string, policy: ReadPolicy): Promise<string> {
     const boundary = await ReadBoundary.create(root, policy.denyRead);
     const key = [boundary.root, ...boundary.denyRules.policyGlobs].join('\0');
-    const cached = this.cache.get(key);
+    const cached = this.cache.get(key) ?? (await this.savedCensus(key, boundary));
     if (cached) {
       if (!cached.refreshing && performance.now() - cached.takenAt >= this.refreshAfterMs) {
         cached.refreshing = true;
@@ -200,15 +197,44 @@ export class RepoSummaries {
     return describe(boundary, waited ?? { fileCount: 0, byExtension: [], partial: true, pending: true });
   }
 
+  /**
+   * Takes afresh the censuses that summaries were answered with from disk.
+   * Called once the discussion has opened (its replay sent), not during the
+   * start: starting ripgrep holds the thread that starts it.
+   */
+  async refreshSaved(): Promise<void> {
+    const due = [...this.fromSaved];
+    this.fromSaved.clear();
+    await Promise.allSettled(due.map(([key, boundary]) => this.take(key, boundary)));
+  }
+
+  /** A census an earlier process saved for this folder, cached as if just taken. */
+  private async savedCensus(key: string, boundary: ReadBoundary): Promise<CachedCensus | undefined> {
+    if (!this.saved || this.pending.has(key)) return undefined;
+    const found = await this.saved.lookup(key);
+    // A census taken meanwhile (another start of the folder) is newer than the saved one.
+    if (!found || this.cache.has(key) || this.pending.has(key)) return this.cache.get(key);
+    const entry: CachedCensus = { census: found.census, takenAt: performance.now(), refreshing: false };
+    this.remember(key, entry);
+    this.fromSaved.set(key, boundary);
+    return entry;
+  }
+
+  private remember(key: string, entry: CachedCensus): void {
+    this.cache.delete(key);
+    this.cache.set(key, entry);
+    if (this.cache.size > CENSUS_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+  }
+
   private take(key: string, boundary: ReadBoundary): Promise<Census> {
     let pending = this.pending.get(key);
     if (!pending) {
+      this.fromSaved.delete(key);
       pending = takeCensus(boundary, this.search).then(
         (census) => {
           this.pending.delete(key);
-          this.cache.delete(key);
-          this.cache.set(key, { census, takenAt: performance.now(), refreshing: false });
-          if (this.cache.size > CENSUS_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+          this.remember(key, { census, takenAt: performance.now(), refreshing: false });
+          void this.saved?.remember(key, census);
           return census;
         },
         (error: unknown) => {

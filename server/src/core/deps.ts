@@ -15,6 +15,8 @@ export interface RepoBinding {
    * model call, so the map joins the prompt once it is ready.
    */
   repoMap?(maxTokens: number): string | undefined;
+  /** What the binding leaves until the discussion has opened and its replay is sent (a census served from disk taken afresh). */
+  prepare?(): Promise<void>;
 }
 
 /** Binds a folder (already a real path) to read-only file access. */

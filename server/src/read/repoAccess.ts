@@ -3,6 +3,7 @@ import { DiscussError } from '../core/errors';
 import { PolicyError, loadPolicy } from '../access/policy';
 import { readInstructionFiles } from '../context/instructions';
 import { RepoSummaries } from '../context/repoSummary';
+import { SavedCensuses } from '../context/savedCensuses';
 import type { RipgrepOption } from '../search/ripgrep';
 import { RepoMaps } from '../symbols/repoMap';
 import { noteFileChanges, setSymbolFreshness, watchFolders } from '../symbols/symbolIndex';
@@ -21,6 +22,8 @@ export interface RepoAccessOptions {
   ide?: IdeSource;
   /** Where repository maps come from (default: the symbol index, ranked in the symbol thread). */
   repoMaps?: RepoMaps;
+  /** Where the file censuses of the summaries are kept across runs (savedCensuses.ts); none kept when absent. */
+  stateDirectory?: string;
 }
 
 /** A REPO_DISCUSS_*_MS setting: whole milliseconds, or undefined for the default (anything else is ignored). */
@@ -49,7 +52,7 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
   const freshForMs = millisecondsSetting(process.env.REPO_DISCUSS_SYMBOL_FRESH_MS);
   if (freshForMs !== undefined) setSymbolFreshness(freshForMs);
   const search = new SearchEngine({ ripgrepPath: options.ripgrepPath, timeoutMs: options.searchTimeoutMs, log: options.log, ...searchSettings(process.env) });
-  const summaries = new RepoSummaries(search);
+  const summaries = new RepoSummaries(search, options.stateDirectory ? { saved: new SavedCensuses(options.stateDirectory) } : {});
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;
   const repoMaps = options.repoMaps ?? new RepoMaps(undefined, undefined, options.log);
   return {
@@ -68,7 +71,13 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
       ]);
       // The map lists what list_symbols would: a policy that denies that tool gets no map either.
       const map = policy.denyTools.includes('list_symbols') ? undefined : repoMaps.source(toolbox.root, policy.denyRead);
-      return { toolbox, summary, instructions, ...(map ? { repoMap: (maxTokens: number) => map.text(maxTokens) } : {}) };
+      return {
+        toolbox,
+        summary,
+        instructions,
+        prepare: () => summaries.refreshSaved(),
+        ...(map ? { repoMap: (maxTokens: number) => map.text(maxTokens) } : {}),
+      };
     },
     prepare(): void {
       // Finding ripgrep may run it twice (version, symlink probe) when no

@@ -1,5 +1,6 @@
-import * as fs from 'node:fs';
+import type * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readOwnJson, writeOwnJson } from '../store/ownJsonFile';
 
 /**
  * What an earlier process's check of a ripgrep binary found, kept in the
@@ -41,8 +42,6 @@ export const VERDICTS_FILE = 'verdicts-v1.json';
 const MAX_VERDICTS = 8;
 /** Eight verdicts take about 2 KB; a larger file is not ours to parse. */
 const MAX_FILE_BYTES = 64 * 1024;
-/** A temporary file this old was left by a process killed before its rename. */
-const LEFTOVER_AFTER_MS = 60_000;
 
 export function identityOf(stats: fs.Stats): BinaryIdentity {
   return { dev: stats.dev, ino: stats.ino, size: stats.size, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs };
@@ -85,47 +84,12 @@ export class ProbeVerdicts {
   async remember(binary: string, identity: BinaryIdentity, verdict: ProbeVerdict): Promise<void> {
     const others = (await this.read()).filter((saved) => saved.binary !== binary);
     const saved: SavedVerdict = { binary, ...identity, ...verdict };
-    const text = JSON.stringify([saved, ...others].slice(0, MAX_VERDICTS));
-    const temporary = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}`;
-    try {
-      await fs.promises.writeFile(temporary, text, { mode: 0o600, flag: 'wx' });
-      await fs.promises.rename(temporary, this.file);
-    } catch {
-      // Not kept: the next process checks the binary again.
-      await fs.promises.rm(temporary, { force: true }).catch(() => undefined);
-    }
-    await this.removeLeftovers();
-  }
-
-  private async removeLeftovers(): Promise<void> {
-    const directory = path.dirname(this.file);
-    const prefix = `${path.basename(this.file)}.`;
-    try {
-      for (const name of await fs.promises.readdir(directory)) {
-        if (!name.startsWith(prefix)) continue;
-        const leftover = path.join(directory, name);
-        const stats = await fs.promises.lstat(leftover).catch(() => undefined);
-        if (stats?.isFile() && Date.now() - stats.mtimeMs > LEFTOVER_AFTER_MS) await fs.promises.rm(leftover, { force: true });
-      }
-    } catch {
-      // tidied next time
-    }
+    await writeOwnJson(this.file, [saved, ...others].slice(0, MAX_VERDICTS));
   }
 
   private async read(): Promise<SavedVerdict[]> {
-    let handle: fs.promises.FileHandle | undefined;
-    try {
-      // Not through a link, and only a small file of this user's: the directory is checked, this is the file itself.
-      handle = await fs.promises.open(this.file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
-      const stats = await handle.stat();
-      if (!stats.isFile() || stats.size > MAX_FILE_BYTES) return [];
-      if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) return [];
-      const parsed: unknown = JSON.parse(await handle.readFile('utf8'));
-      return Array.isArray(parsed) ? parsed.filter(isSavedVerdict) : [];
-    } catch {
-      return [];
-    } finally {
-      await handle?.close().catch(() => undefined);
-    }
+    // Only a small file of this user's, not through a link: the directory is checked, this is the file itself.
+    const parsed = await readOwnJson(this.file, MAX_FILE_BYTES);
+    return Array.isArray(parsed) ? parsed.filter(isSavedVerdict) : [];
   }
 }

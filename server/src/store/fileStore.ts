@@ -115,6 +115,10 @@ export class FileStore implements DiscussionStore {
     private readonly onError: (message: string) => void,
   ) {}
 
+  get stateDirectory(): string {
+    return this.root;
+  }
+
   static async open(root: string, onError: (message: string) => void = () => undefined): Promise<FileStore> {
     const dir = path.join(root, 'discussions');
     try {

@@ -19,6 +19,8 @@ export interface Lease {
  */
 export interface DiscussionStore {
   readonly persistent: boolean;
+  /** A folder of the store's own where small caches are kept across runs; none for a store that keeps nothing. */
+  readonly stateDirectory?: string;
   load(discussionId: string): Promise<LoadedDiscussion | undefined>;
   save(snapshot: DiscussionSnapshot): void;
   appendEvent(discussionId: string, event: DiscussionEvent): void;
