@@ -11,11 +11,16 @@ export interface RepoBinding {
   instructions: Array<{ path: string; text: string }>;
   /**
    * The repository map within `maxTokens`, or undefined while it is being
-   * built (in the background: a start never waits for it). Read on every
-   * model call, so the map joins the prompt once it is ready.
+   * built (in the background, from `prepare` or the first read: a start
+   * never waits for it). Read on every model call, so the map joins the
+   * prompt once it is ready.
    */
   repoMap?(maxTokens: number): string | undefined;
-  /** What the binding leaves until the discussion has opened and its replay is sent (a census served from disk taken afresh). */
+  /**
+   * What the binding leaves until the discussion has opened and its replay
+   * is sent: the repository map's build, and a census served from disk taken
+   * afresh. Resolves when both are done.
+   */
   prepare?(): Promise<void>;
 }
 

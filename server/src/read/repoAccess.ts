@@ -5,7 +5,7 @@ import { readInstructionFiles } from '../context/instructions';
 import { RepoSummaries } from '../context/repoSummary';
 import { SavedCensuses } from '../context/savedCensuses';
 import type { RipgrepOption } from '../search/ripgrep';
-import { RepoMaps } from '../symbols/repoMap';
+import { RepoMaps, type RepoMapSource } from '../symbols/repoMap';
 import { noteFileChanges, setSymbolFreshness, watchFolders } from '../symbols/symbolIndex';
 import { SearchEngine, type SearchOptions } from '../search/searchEngine';
 import { IdeQueries, type IdeSource } from '../symbols/ideSource';
@@ -70,13 +70,21 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
         readInstructionFiles(root, policy),
       ]);
       // The map lists what list_symbols would: a policy that denies that tool gets no map either.
-      const map = policy.denyTools.includes('list_symbols') ? undefined : repoMaps.source(toolbox.root, policy.denyRead);
+      const mapped = !policy.denyTools.includes('list_symbols');
+      // Built once the discussion has opened (prepare), or for a question asked
+      // before that, not during the start: its search and symbol threads took
+      // about 30 ms of a resume's replay on two CPUs.
+      let map: RepoMapSource | undefined;
+      const mapSource = (): RepoMapSource => (map ??= repoMaps.source(toolbox.root, policy.denyRead));
       return {
         toolbox,
         summary,
         instructions,
-        prepare: () => summaries.refreshSaved(),
-        ...(map ? { repoMap: (maxTokens: number) => map.text(maxTokens) } : {}),
+        prepare: async () => {
+          if (mapped) mapSource();
+          await Promise.all([summaries.refreshSaved(), mapped ? repoMaps.settled(toolbox.root, policy.denyRead) : undefined]);
+        },
+        ...(mapped ? { repoMap: (maxTokens: number) => mapSource().text(maxTokens) } : {}),
       };
     },
     prepare(): void {

@@ -23,7 +23,7 @@ export const REPO_MAP_LIMITS = Object.freeze({
   maxRanked: 400,
   symbolsPerFile: 8,
   signatureChars: 80,
-  /** A map older than this is rebuilt (in the background) at the next start. */
+  /** A map older than this is rebuilt (in the background) when a discussion next asks for it. */
   refreshAfterMs: 60_000,
   maxFolders: 8,
 });
@@ -148,7 +148,7 @@ export class RepoMaps {
     };
   }
 
-  /** Resolves once no build of this folder is running (tests, the benchmark). */
+  /** Resolves once no build of this folder is running (a discussion's preparation, the benchmark). */
   async settled(root: string, denyRead: readonly string[]): Promise<void> {
     await this.cache.get([root, ...denyRead].join('\0'))?.building;
   }

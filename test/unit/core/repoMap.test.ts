@@ -52,7 +52,7 @@ describe('the repository map in a discussion', () => {
     return model.requests[model.requests.length - 1].messages[0].content as string;
   }
 
-  it('does not hold discuss/start for the map, goes without it until it is built, and carries it from the next model call on', async () => {
+  it('neither holds discuss/start for the map nor builds it then; a question asked first starts it, goes without it, and the next model call after it is built carries it', async () => {
     const gate = new Gate();
     let builds = 0;
     const maps = serviceWith(async () => {
@@ -62,11 +62,12 @@ describe('the repository map in a discussion', () => {
     });
     // The builder cannot finish before the gate opens, and the gate opens only after start answers: a start that waited would never answer.
     const { discussionId } = await service.start({ folder });
-    assert.equal(builds, 1);
+    assert.equal(builds, 0, 'no build while the discussion opens');
     const log = new EventLog();
     service.subscribe(discussionId, 'test', log.sink, 0);
 
     const before = await ask(discussionId, log, 'What is here?', 1);
+    assert.equal(builds, 1);
     assert.ok(!before.includes(MAP_HEADING), before);
     assert.equal(log.of('error').length, 0);
 
@@ -78,12 +79,27 @@ describe('the repository map in a discussion', () => {
     assert.ok(after.startsWith(before.trimEnd()), 'the map is added after the prompt, which is otherwise unchanged');
   });
 
+  it('builds the map once the discussion has opened: what is prepared ahead of the first question includes it', async () => {
+    let builds = 0;
+    serviceWith(async () => {
+      builds++;
+      return builtMap(3);
+    });
+    const { discussionId } = await service.start({ folder });
+    assert.equal(builds, 0);
+    await service.prepareAhead(discussionId);
+    assert.equal(builds, 1);
+    const log = new EventLog();
+    service.subscribe(discussionId, 'test', log.sink, 0);
+    assert.ok((await ask(discussionId, log, 'Map?', 1)).includes(MAP_HEADING));
+  });
+
   it('goes without a map, and without an error, when building it fails', async () => {
-    const maps = serviceWith(async () => {
+    serviceWith(async () => {
       throw new Error('grammar failed to load');
     });
     const { discussionId } = await service.start({ folder });
-    await maps.settled(folder, []);
+    await service.prepareAhead(discussionId);
     const log = new EventLog();
     service.subscribe(discussionId, 'test', log.sink, 0);
     const system = await ask(discussionId, log, 'Hello?', 1);
@@ -93,9 +109,9 @@ describe('the repository map in a discussion', () => {
 
   for (const [window, budget] of [[4_096, 1_000], [16_000, 2_000], [200_000, 4_000]] as const) {
     it(`gives the map ${budget} tokens of a ${window}-token window (an eighth, clamped to 1,000–4,000)`, async () => {
-      const maps = serviceWith(async () => builtMap(400), window);
+      serviceWith(async () => builtMap(400), window);
       const { discussionId } = await service.start({ folder });
-      await maps.settled(folder, []);
+      await service.prepareAhead(discussionId);
       const log = new EventLog();
       service.subscribe(discussionId, 'test', log.sink, 0);
       const system = await ask(discussionId, log, 'Map?', 1);
