@@ -21,7 +21,7 @@ export interface BenchProbeParams {
   cpuProfileIntervalUs?: number;
   /** Stop the CPU profile and write it (a .cpuprofile, as `node --cpu-prof` writes) to this file. */
   cpuProfileStop?: string;
-  /** Answer only once the ahead-of-need loading after a discussion opens (main.ts, Discussion.prepareAhead) has finished. */
+  /** Answer only once the ahead-of-need loading after a discussion opens (main.ts, DiscussionService.prepareAhead) has finished. */
   awaitModelPrepared?: boolean;
 }
 

@@ -55,7 +55,9 @@ const modelWarmUp = new WarmGate(() => modelThread.warm(), 250);
  * discussion readies what its first question would wait for
  * (Discussion.prepareAhead): its search thread and folder index, and the
  * counts of what its next request carries (a new one its system prompt and
- * tools, a resumed one its history as well). A model thread left unused
+ * tools, a resumed one its history as well); and its binding what it left
+ * until the discussion had opened (the repository map, a census taken
+ * afresh: RepoBinding.prepare). A model thread left unused
  * stops on its own (threadedModel.ts), so an unneeded warm-up costs its
  * memory no longer.
  */

@@ -168,7 +168,7 @@ export function startServer(connection: Connection, deps: ServerDeps): void {
   bindRequest(connection, StartRequest.method, async (p) => {
     const started = await ready().start(p);
     // Then what its first question would otherwise wait for: the search thread, the index, the counts,
-    // and once per server a turn rehearsed on its folder.
+    // the repository map, and once per server a turn rehearsed on its folder.
     deps.prepareModel?.(async () => {
       await ready().prepareAhead(started.discussionId);
       // Behind the same model sources as the real model, so the rehearsed turn makes the calls a real one makes.

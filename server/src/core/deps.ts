@@ -19,7 +19,8 @@ export interface RepoBinding {
   /**
    * What the binding leaves until the discussion has opened and its replay
    * is sent: the repository map's build, and a census served from disk taken
-   * afresh. Resolves when both are done.
+   * afresh. Resolves when both are done, or for a map that takes long, once
+   * it has been waited for a while (read/repoAccess.ts MAP_PREPARE_WAIT_MS).
    */
   prepare?(): Promise<void>;
 }

@@ -144,11 +144,13 @@ export class DiscussionService {
       this.leases.set(id, heldLease);
       lease = undefined;
       createdId = undefined;
-      // A resumed discussion is on disk as it was loaded: what its opening
-      // derives (seqs past the saved ceiling, answers to calls a crash left
-      // open) the next resume derives again, and its next save writes. Only a
-      // model chosen at resume is the user's and is saved now. Rewriting the
-      // whole record here took 7 to 12 ms of a resume on two slow CPUs.
+      // A resumed discussion is on disk as it was loaded: the next seq its
+      // opening derives from the saved ceiling, the next resume derives
+      // again; a turn a crash cut short is closed with events whose seqs
+      // reserve a new ceiling, which saves it (with the answers to its open
+      // calls) at once. Only a model chosen at resume is the user's and is
+      // saved now. Rewriting the whole record here took 7 to 12 ms of a
+      // resume on two slow CPUs.
       if (!saved || (saved.model ?? null) !== modelId) this.store.save(discussion.snapshot());
       this.deps.logger.info(`discussion ${id} ${saved ? 'resumed' : 'opened'} on ${repo}`);
       return {
@@ -185,8 +187,8 @@ export class DiscussionService {
   /**
    * Rehearses one turn on an open discussion's folder (core/rehearsal.ts), in
    * a service of its own over the binding that discussion was opened with:
-   * binding the folder again would start work of its own (a census refresh,
-   * a repository map rebuilt). False when there was nothing to rehearse: the
+   * binding the folder again would do its work again (the policy, the
+   * instructions, maybe a census). False when there was nothing to rehearse: the
    * discussion closed, or its model is one the client runs, which must not
    * see a rehearsal.
    */
@@ -230,7 +232,10 @@ export class DiscussionService {
   async prepareAhead(discussionId: string): Promise<void> {
     const discussion = this.open.get(discussionId);
     if (!discussion) return;
-    await Promise.all([discussion.prepareAhead(), this.bindings.get(discussion)?.prepare?.()]);
+    const binding = this.bindings.get(discussion);
+    await Promise.all([discussion.prepareAhead(), binding?.prepare?.()]);
+    // A map built meanwhile changed the system prompt: counted now, or the first question would count it.
+    if (binding?.prepare) await discussion.prepareAhead();
   }
 
   async symbols(discussionId: unknown, query: unknown): Promise<{ symbols: SymbolSuggestion[] }> {

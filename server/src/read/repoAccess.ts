@@ -24,7 +24,17 @@ export interface RepoAccessOptions {
   repoMaps?: RepoMaps;
   /** Where the file censuses of the summaries are kept across runs (savedCensuses.ts); none kept when absent. */
   stateDirectory?: string;
+  /** How long a binding's `prepare` waits for the repository map (default MAP_PREPARE_WAIT_MS). */
+  mapWaitMs?: number;
 }
+
+/**
+ * How long a binding's `prepare` waits for its repository map: a small
+ * folder's map is then in the counts made ahead of the first question and
+ * built before the rehearsed turn; a large one's (seconds on 20,000 files)
+ * holds neither, and joins the prompt when it is ready.
+ */
+export const MAP_PREPARE_WAIT_MS = 1_000;
 
 /** A REPO_DISCUSS_*_MS setting: whole milliseconds, or undefined for the default (anything else is ignored). */
 export function millisecondsSetting(value: string | undefined): number | undefined {
@@ -55,6 +65,7 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
   const summaries = new RepoSummaries(search, options.stateDirectory ? { saved: new SavedCensuses(options.stateDirectory) } : {});
   const ide = options.ide ? new IdeQueries(options.ide) : undefined;
   const repoMaps = options.repoMaps ?? new RepoMaps(undefined, undefined, options.log);
+  const mapWaitMs = options.mapWaitMs ?? MAP_PREPARE_WAIT_MS;
   return {
     async bind(root: string, extraDenyRead: string[]): Promise<RepoBinding> {
       let policy;
@@ -70,7 +81,7 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
         readInstructionFiles(root, policy),
       ]);
       // The map lists what list_symbols would: a policy that denies that tool gets no map either.
-      const mapped = !policy.denyTools.includes('list_symbols');
+      const mapAllowed = !policy.denyTools.includes('list_symbols');
       // Built once the discussion has opened (prepare), or for a question asked
       // before that, not during the start: its search and symbol threads took
       // about 30 ms of a resume's replay on two CPUs.
@@ -81,10 +92,10 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
         summary,
         instructions,
         prepare: async () => {
-          if (mapped) mapSource();
-          await Promise.all([summaries.refreshSaved(), mapped ? repoMaps.settled(toolbox.root, policy.denyRead) : undefined]);
+          const mapBuilt = mapAllowed ? (mapSource(), repoMaps.settled(toolbox.root, policy.denyRead)) : undefined;
+          await Promise.all([summaries.refreshSaved(), mapBuilt && settledWithin(mapBuilt, mapWaitMs)]);
         },
-        ...(mapped ? { repoMap: (maxTokens: number) => mapSource().text(maxTokens) } : {}),
+        ...(mapAllowed ? { repoMap: (maxTokens: number) => mapSource().text(maxTokens) } : {}),
       };
     },
     prepare(): void {
@@ -98,4 +109,11 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
     watchFolders,
     noteFileChanges,
   };
+}
+
+/** Resolves when `work` settles or `ms` have passed, whichever is first; never rejects. */
+async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }

@@ -3,21 +3,31 @@ import * as path from 'node:path';
 
 /** A temporary file this old was left by a process killed before its rename. */
 const LEFTOVER_AFTER_MS = 60_000;
+/**
+ * Not through a link: a link planted in the directory could make us read,
+ * and later trust, another file. Without waiting: a FIFO put in the file's
+ * place would otherwise hold the open, and every start that asks, forever.
+ */
+const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_NOCTTY ?? 0);
 
 /**
  * A small JSON file of this user's own, as parsed; undefined when it is
- * missing, larger than `maxBytes`, a link, someone else's or garbled. Such a
- * file is a cache: what it cannot answer is worked out again.
+ * missing, larger than `maxBytes`, not a regular file, a link, someone
+ * else's or garbled (on Windows links are followed and the owner is not
+ * checked). Such a file is a cache: what it cannot answer is worked out again.
  */
 export async function readOwnJson(file: string, maxBytes: number): Promise<unknown> {
   let handle: fs.promises.FileHandle | undefined;
   try {
-    // Not through a link: a link planted in the directory could make us read, and later trust, another file.
-    handle = await fs.promises.open(file, fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0));
+    handle = await fs.promises.open(file, READ_FLAGS);
     const stats = await handle.stat();
     if (!stats.isFile() || stats.size > maxBytes) return undefined;
     if (typeof process.getuid === 'function' && stats.uid !== process.getuid()) return undefined;
-    return JSON.parse(await handle.readFile('utf8')) as unknown;
+    // Read no further than the cap: the file may have grown since its size was taken.
+    const buffer = Buffer.alloc(maxBytes + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > maxBytes) return undefined;
+    return JSON.parse(buffer.toString('utf8', 0, bytesRead)) as unknown;
   } catch {
     return undefined;
   } finally {

@@ -23,7 +23,7 @@ export const REPO_MAP_LIMITS = Object.freeze({
   maxRanked: 400,
   symbolsPerFile: 8,
   signatureChars: 80,
-  /** A map older than this is rebuilt (in the background) when a discussion next asks for it. */
+  /** A map older than this is rebuilt (in the background) when a discussion's binding next asks for it (its prepare, or its first read). */
   refreshAfterMs: 60_000,
   maxFolders: 8,
 });
@@ -39,7 +39,7 @@ export type MapBuilder = (root: string, denyRead: readonly string[]) => Promise<
 export interface BuiltMap {
   ranked: RankedFile[];
   files: ReadonlyMap<string, FileIndex>;
-  /** Built from an index that stopped at its time limit: rebuilt at the next start rather than after refreshAfterMs. */
+  /** Built from an index that stopped at its time limit: rebuilt when next asked for rather than after refreshAfterMs. */
   partial?: boolean;
 }
 

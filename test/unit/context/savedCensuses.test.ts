@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RepoSummaries } from '../../../server/src/context/repoSummary';
@@ -76,7 +77,7 @@ describe('file censuses kept across server processes', () => {
     assert.equal(second.taken(), 2, 'each took a census of its own');
   });
 
-  it('ignores a census file that is garbled, too large, a link or of the wrong shape, and the next census replaces it', async () => {
+  it('ignores a census file that is garbled, too large, a link, a FIFO or of the wrong shape, and the next census replaces it', async () => {
     const file = path.join(state, CENSUS_FILE);
     const elsewhere = path.join(repo, 'planted.json');
     const key = fs.realpathSync(repo);
@@ -86,6 +87,8 @@ describe('file censuses kept across server processes', () => {
       () => fs.writeFileSync(file, JSON.stringify([{ key, fileCount: 99, byExtension: [['.ts', 99]], partial: false, takenAt: 0, pad: 'x'.repeat(300_000) }])),
       () => fs.writeFileSync(file, JSON.stringify([{ key, fileCount: -1, byExtension: [['.ts', 'many']], partial: false, takenAt: 0 }])),
       () => (fs.writeFileSync(elsewhere, planted), fs.symlinkSync(elsewhere, file)),
+      // A FIFO with no writer: an open that waited for one would hold every start.
+      () => execFileSync('mkfifo', [file]),
     ]) {
       fs.rmSync(file, { force: true });
       write();

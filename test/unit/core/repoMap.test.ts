@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { silentLogger } from '../../../server/src/core/deps';
 import { DiscussionService } from '../../../server/src/core/service';
 import { createRepoAccess } from '../../../server/src/read/repoAccess';
@@ -23,12 +24,19 @@ const MAP_HEADING = '## Repository map';
 
 describe('the repository map in a discussion', () => {
   let folder: string;
-  let service: DiscussionService;
+  let service: DiscussionService | undefined;
   let model: ScriptedModel;
   afterEach(async () => {
     await service?.dispose();
+    service = undefined;
     fs.rmSync(folder, { recursive: true, force: true });
   });
+
+  /** The service of the test (serviceWith made it). */
+  function discussions(): DiscussionService {
+    assert.ok(service, 'serviceWith was called');
+    return service;
+  }
 
   function serviceWith(build: MapBuilder, contextTokens?: number): RepoMaps {
     folder = makeTempFolder('rd-map-core-');
@@ -47,7 +55,7 @@ describe('the repository map in a discussion', () => {
   }
 
   async function ask(discussionId: string, log: EventLog, text: string, turn: number): Promise<string> {
-    service.send(discussionId, text);
+    discussions().send(discussionId, text);
     await log.turnsComplete(turn);
     return model.requests[model.requests.length - 1].messages[0].content as string;
   }
@@ -61,10 +69,10 @@ describe('the repository map in a discussion', () => {
       return builtMap(3);
     });
     // The builder cannot finish before the gate opens, and the gate opens only after start answers: a start that waited would never answer.
-    const { discussionId } = await service.start({ folder });
+    const { discussionId } = await discussions().start({ folder });
     assert.equal(builds, 0, 'no build while the discussion opens');
     const log = new EventLog();
-    service.subscribe(discussionId, 'test', log.sink, 0);
+    discussions().subscribe(discussionId, 'test', log.sink, 0);
 
     const before = await ask(discussionId, log, 'What is here?', 1);
     assert.equal(builds, 1);
@@ -79,29 +87,72 @@ describe('the repository map in a discussion', () => {
     assert.ok(after.startsWith(before.trimEnd()), 'the map is added after the prompt, which is otherwise unchanged');
   });
 
-  it('builds the map once the discussion has opened: what is prepared ahead of the first question includes it', async () => {
+  it("starts the map's build from the binding's prepare, which waits for it, and the first question after carries it", async () => {
+    const gate = new Gate();
     let builds = 0;
-    serviceWith(async () => {
-      builds++;
+    folder = makeTempFolder('rd-map-prepare-');
+    const access = createRepoAccess({
+      ripgrepPath: null,
+      mapWaitMs: 60_000,
+      repoMaps: new RepoMaps(async () => {
+        builds++;
+        await gate.opened;
+        return builtMap(3);
+      }),
+    });
+    const binding = await access.bind(folder, []);
+    assert.equal(builds, 0, 'no build while binding');
+    let prepared = false;
+    const preparing = binding.prepare!().then(() => (prepared = true));
+    assert.equal(builds, 1);
+    await binding.toolbox.warm?.();
+    assert.equal(prepared, false, 'prepare waits for the map');
+    assert.equal(binding.repoMap!(4_000), undefined);
+    gate.open();
+    await preparing;
+    assert.match(binding.repoMap!(4_000) ?? '', /^src\/module0\.ts:$/m);
+  });
+
+  it('stops waiting for a map that takes longer than its wait, which then joins the prompt when built', async () => {
+    const gate = new Gate();
+    folder = makeTempFolder('rd-map-slow-');
+    const maps = new RepoMaps(async () => {
+      await gate.opened;
       return builtMap(3);
     });
-    const { discussionId } = await service.start({ folder });
+    const binding = await createRepoAccess({ ripgrepPath: null, mapWaitMs: 0, repoMaps: maps }).bind(folder, []);
+    await binding.prepare!();
+    assert.equal(binding.repoMap!(4_000), undefined);
+    gate.open();
+    await maps.settled(folder, []);
+    assert.ok(binding.repoMap!(4_000));
+  });
+
+  it('builds no map, in prepare or at a read, for a policy that denies list_symbols', async () => {
+    let builds = 0;
+    folder = makeTempFolder('rd-map-denied-');
+    fs.mkdirSync(path.join(folder, '.repo-discuss'));
+    fs.writeFileSync(path.join(folder, '.repo-discuss', 'policy.json'), JSON.stringify({ denyTools: ['list_symbols'] }));
+    const binding = await createRepoAccess({
+      ripgrepPath: null,
+      repoMaps: new RepoMaps(async () => {
+        builds++;
+        return builtMap(3);
+      }),
+    }).bind(folder, []);
+    await binding.prepare?.();
+    assert.equal(binding.repoMap, undefined);
     assert.equal(builds, 0);
-    await service.prepareAhead(discussionId);
-    assert.equal(builds, 1);
-    const log = new EventLog();
-    service.subscribe(discussionId, 'test', log.sink, 0);
-    assert.ok((await ask(discussionId, log, 'Map?', 1)).includes(MAP_HEADING));
   });
 
   it('goes without a map, and without an error, when building it fails', async () => {
     serviceWith(async () => {
       throw new Error('grammar failed to load');
     });
-    const { discussionId } = await service.start({ folder });
-    await service.prepareAhead(discussionId);
+    const { discussionId } = await discussions().start({ folder });
+    await discussions().prepareAhead(discussionId);
     const log = new EventLog();
-    service.subscribe(discussionId, 'test', log.sink, 0);
+    discussions().subscribe(discussionId, 'test', log.sink, 0);
     const system = await ask(discussionId, log, 'Hello?', 1);
     assert.ok(!system.includes(MAP_HEADING));
     assert.deepEqual(log.of('error'), []);
@@ -110,10 +161,10 @@ describe('the repository map in a discussion', () => {
   for (const [window, budget] of [[4_096, 1_000], [16_000, 2_000], [200_000, 4_000]] as const) {
     it(`gives the map ${budget} tokens of a ${window}-token window (an eighth, clamped to 1,000–4,000)`, async () => {
       serviceWith(async () => builtMap(400), window);
-      const { discussionId } = await service.start({ folder });
-      await service.prepareAhead(discussionId);
+      const { discussionId } = await discussions().start({ folder });
+      await discussions().prepareAhead(discussionId);
       const log = new EventLog();
-      service.subscribe(discussionId, 'test', log.sink, 0);
+      discussions().subscribe(discussionId, 'test', log.sink, 0);
       const system = await ask(discussionId, log, 'Map?', 1);
       const map = system.slice(system.indexOf(MAP_HEADING)).split('\n').slice(2).join('\n');
       assert.ok(estimateTokens(map) <= budget, `${estimateTokens(map)} > ${budget}`);

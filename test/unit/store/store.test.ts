@@ -376,8 +376,34 @@ describe('saved discussions', () => {
     const loaded = await (await FileStore.open(storage)).load(id);
     assert.equal(loaded?.snapshot.turns, 2);
     assert.deepEqual(loaded?.snapshot.transcript.map((t) => t.text), ['first', 'One.', 'second', 'Two.']);
-    const seqs = replay.events.map((e) => e.seq);
-    assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'seqs still rise across the resume');
+  });
+
+  it('a crash after a resume that wrote nothing still never reuses a seq, streamed deltas included', async () => {
+    const first = await server([{ text: 'One.' }]);
+    const { discussionId: id } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(id, 't', log.sink);
+    await talk(first, id, log, 'first', 1);
+    await first.service.close(id);
+
+    const gate = new Gate();
+    const second = await server([{ block: gate, deltasBefore: Array.from({ length: 1500 }, () => 'x'), separateReads: true }]);
+    await second.service.start({ folder, resumeId: id });
+    const seen = new EventLog();
+    second.service.subscribe(id, 't', seen.sink);
+    second.service.send(id, 'stream a lot');
+    await seen.until((e) => e.filter((x) => x.type === 'assistant_delta').length >= 1500);
+    const highest = Math.max(...seen.events.map((e) => e.seq));
+    harnesses.splice(harnesses.indexOf(second), 1); // crash mid-reply: nothing closed, the deltas never saved
+
+    const third = await server();
+    await third.service.start({ folder, resumeId: id });
+    const after = new EventLog();
+    third.service.subscribe(id, 't', after.sink, highest + 1);
+    await after.turnsComplete(1);
+    assert.deepEqual(after.types(), ['error', 'turn_complete']);
+    assert.ok(after.events.every((e) => e.seq > highest), 'the closing events are numbered past every seq handed out');
+    gate.open();
   });
 
   it('a model chosen when resuming is saved at once', async () => {
