@@ -169,14 +169,19 @@ export class RepoSummaries {
 
   /** Resolves when no census is being taken (a background refresh included) and every one taken is saved. */
   async settled(): Promise<void> {
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending.values()]);
-    await this.saved?.written();
+    for (;;) {
+      while (this.pending.size > 0) await Promise.allSettled([...this.pending.values()]);
+      const writing = this.saved?.written();
+      await writing;
+      // A census taken while that write ran is saved by another.
+      if (this.pending.size === 0 && this.saved?.written() === writing) return;
+    }
   }
 
   async summarize(root: string, policy: ReadPolicy): Promise<string> {
     const boundary = await ReadBoundary.create(root, policy.denyRead);
     const key = [boundary.root, ...boundary.denyRules.policyGlobs].join('\0');
-    const cached = this.cache.get(key) ?? (await this.savedCensus(key, boundary));
+    const cached = this.cache.get(key) ?? (await this.cachedFromDisk(key, boundary));
     if (cached) {
       if (!cached.refreshing && performance.now() - cached.takenAt >= this.refreshAfterMs) {
         cached.refreshing = true;
@@ -209,18 +214,18 @@ export class RepoSummaries {
   }
 
   /** A census an earlier process saved for this folder, cached as if just taken. */
-  private async savedCensus(key: string, boundary: ReadBoundary): Promise<CachedCensus | undefined> {
+  private async cachedFromDisk(key: string, boundary: ReadBoundary): Promise<CachedCensus | undefined> {
     if (!this.saved || this.pending.has(key)) return undefined;
     const found = await this.saved.lookup(key);
     // A census taken meanwhile (another start of the folder) is newer than the saved one.
     if (!found || this.cache.has(key) || this.pending.has(key)) return this.cache.get(key);
     const entry: CachedCensus = { census: found.census, takenAt: performance.now(), refreshing: false };
-    this.remember(key, entry);
+    this.cacheCensus(key, entry);
     this.fromSaved.set(key, boundary);
     return entry;
   }
 
-  private remember(key: string, entry: CachedCensus): void {
+  private cacheCensus(key: string, entry: CachedCensus): void {
     this.cache.delete(key);
     this.cache.set(key, entry);
     if (this.cache.size > CENSUS_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
@@ -233,7 +238,7 @@ export class RepoSummaries {
       pending = takeCensus(boundary, this.search).then(
         (census) => {
           this.pending.delete(key);
-          this.remember(key, { census, takenAt: performance.now(), refreshing: false });
+          this.cacheCensus(key, { census, takenAt: performance.now(), refreshing: false });
           void this.saved?.remember(key, census);
           return census;
         },

@@ -81,7 +81,11 @@ export class SavedCensuses {
     this.writing = this.writing.then(async () => {
       // Read again: another window's server may have kept censuses of its own folders since.
       this.loaded = undefined;
-      const others = (await this.all()).filter((saved) => saved.key !== key);
+      const kept = await this.all();
+      const same = kept[0]?.key === key ? kept[0] : undefined;
+      // The newest census, as it was kept, is not written again: a refresh can come every few seconds.
+      if (same && same.fileCount === census.fileCount && same.partial === census.partial && JSON.stringify(same.byExtension) === JSON.stringify(census.byExtension)) return;
+      const others = kept.filter((saved) => saved.key !== key);
       const list = [{ key, fileCount: census.fileCount, byExtension: census.byExtension, partial: census.partial, takenAt }, ...others].slice(0, MAX_SAVED);
       this.loaded = Promise.resolve(list);
       await writeOwnJson(this.file, list);

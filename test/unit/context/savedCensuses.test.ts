@@ -110,6 +110,18 @@ describe('file censuses kept across server processes', () => {
     assert.doesNotMatch(summary, /^## Ignore/m);
   });
 
+  it('writes the newest census again only when it changed', async () => {
+    const saved = new SavedCensuses(state);
+    const file = path.join(state, CENSUS_FILE);
+    await saved.remember('k', { fileCount: 2, byExtension: [['.ts', 2]], partial: false });
+    const first = fs.statSync(file).ino;
+    await saved.remember('k', { fileCount: 2, byExtension: [['.ts', 2]], partial: false });
+    assert.equal(fs.statSync(file).ino, first, 'not replaced');
+    await saved.remember('k', { fileCount: 3, byExtension: [['.ts', 3]], partial: false });
+    assert.notEqual(fs.statSync(file).ino, first, 'replaced');
+    assert.equal((await new SavedCensuses(state).lookup('k'))?.census.fileCount, 3);
+  });
+
   it('does not keep a census that could not be taken', async () => {
     const saved = new SavedCensuses(state);
     await saved.remember('k', { fileCount: 0, byExtension: [], partial: true, missing: true });
