@@ -35,6 +35,17 @@ describe('saved discussions', () => {
     await log.turnsComplete(turn);
   }
 
+  /** A discussion of one turn ("first", answered "One."), closed as a window closes it; its id. */
+  async function savedAfterOneTurn(): Promise<string> {
+    const first = await server([{ text: 'One.' }]);
+    const { discussionId } = await first.service.start({ folder });
+    const log = new EventLog();
+    first.service.subscribe(discussionId, 't', log.sink);
+    await talk(first, discussionId, log, 'first', 1);
+    await first.service.close(discussionId);
+    return discussionId;
+  }
+
   it('defaults to the platform user data folder', () => {
     assert.equal(defaultStorageDir({ XDG_DATA_HOME: '/x/data' }, 'linux'), '/x/data/repo-discuss');
     assert.match(defaultStorageDir({}, 'darwin'), /Library\/Application Support\/repo-discuss$/);
@@ -355,12 +366,7 @@ describe('saved discussions', () => {
   });
 
   it('resuming a discussion writes nothing of it until it changes, and its next turn is saved as any other', async () => {
-    const first = await server([{ text: 'One.' }]);
-    const { discussionId: id } = await first.service.start({ folder });
-    const log = new EventLog();
-    first.service.subscribe(id, 't', log.sink);
-    await talk(first, id, log, 'first', 1);
-    await first.service.close(id);
+    const id = await savedAfterOneTurn();
     const dir = path.join(storage, 'discussions', id);
     const filesAsClosed = (): Record<string, string> =>
       Object.fromEntries(['record.json', 'record.jsonl', 'history.jsonl', 'events.jsonl'].map((name) => [name, fs.existsSync(path.join(dir, name)) ? fs.readFileSync(path.join(dir, name), 'utf8') : '']));
@@ -379,12 +385,7 @@ describe('saved discussions', () => {
   });
 
   it('a crash after a resume that wrote nothing still never reuses a seq, streamed deltas included', async () => {
-    const first = await server([{ text: 'One.' }]);
-    const { discussionId: id } = await first.service.start({ folder });
-    const log = new EventLog();
-    first.service.subscribe(id, 't', log.sink);
-    await talk(first, id, log, 'first', 1);
-    await first.service.close(id);
+    const id = await savedAfterOneTurn();
 
     const gate = new Gate();
     const second = await server([{ block: gate, deltasBefore: Array.from({ length: 1500 }, () => 'x'), separateReads: true }]);
