@@ -235,7 +235,7 @@ export class DiscussionService {
     const binding = this.bindings.get(discussion);
     await Promise.all([discussion.prepareAhead(), binding?.prepare?.()]);
     // A map built meanwhile changed the system prompt: counted now, or the first question would count it.
-    if (binding?.prepare) await discussion.prepareAhead();
+    if (binding?.prepare) await discussion.precountNextRequest();
   }
 
   async symbols(discussionId: unknown, query: unknown): Promise<{ symbols: SymbolSuggestion[] }> {
