@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { silentLogger } from '../../../server/src/core/deps';
 import { DiscussionService } from '../../../server/src/core/service';
 import { createRepoAccess } from '../../../server/src/read/repoAccess';
+import { sharedModelThread } from '../../../server/src/model/threaded/threadedModel';
 import type { FileIndex } from '../../../server/src/symbols/indexer';
 import { BuiltMap, estimateTokens, MapBuilder, RepoMaps } from '../../../server/src/symbols/repoMap';
 import { EventLog, makeTempFolder, ManualClock } from '../../support/coreHarness';
@@ -143,6 +144,26 @@ describe('the repository map in a discussion', () => {
     await binding.prepare?.();
     assert.equal(binding.repoMap, undefined);
     assert.equal(builds, 0);
+  });
+
+  it('counts the system prompt with the map built during the preparation ahead, so the first question does not count it again', async () => {
+    serviceWith(async () => builtMap(40), 4_096);
+    const { discussionId } = await discussions().start({ folder });
+    const counter = sharedModelThread();
+    const asked: string[] = [];
+    const count = counter.count;
+    counter.count = (texts) => (asked.push(...texts), count.call(counter, texts));
+    try {
+      await discussions().prepareAhead(discussionId);
+      assert.ok(asked.some((text) => text.includes(MAP_HEADING)), 'the prompt with its map counted ahead');
+      asked.length = 0;
+      const log = new EventLog();
+      discussions().subscribe(discussionId, 'test', log.sink, 0);
+      assert.ok((await ask(discussionId, log, 'Map?', 1)).includes(MAP_HEADING));
+      assert.ok(!asked.some((text) => text.includes(MAP_HEADING)), 'the system prompt was counted again for the first question');
+    } finally {
+      counter.count = count;
+    }
   });
 
   it('goes without a map, and without an error, when building it fails', async () => {
