@@ -81,7 +81,8 @@ describe('The composer in the browser workbench', function () {
   it('`@`, a few letters, ArrowDown and Enter make the second suggestion a chip; it is sent with its lines labelled path:start-end', async () => {
     const input = wb.chat.locator('#message-input');
     await input.click();
-    await input.pressSequentially('@bill');
+    // Every key's answers first: the list the arrows walk is the last one, not one an answer still on its way replaces.
+    await typeMention('bill');
     const options = wb.chat.locator('#mention-list .mention-option');
     await options.nth(1).waitFor();
     const offered = await options.allInnerTexts();

@@ -26,6 +26,13 @@ export interface MentionState {
   symbolRequestId: number | undefined;
   symbols: SymbolSuggestion[];
   selected: number;
+  /**
+   * The option the arrows moved to, while they have moved it: an answer that
+   * arrives after the keys (the symbols after the files, or the other way
+   * round) keeps it selected where it now stands, rather than snapping back to
+   * the first row under a pressed Enter.
+   */
+  picked: string | undefined;
 }
 
 /** One row of the list. */
@@ -43,6 +50,11 @@ const SYMBOL_FIELD_MAX = 200;
 export function looksLikeSymbol(query: string): boolean {
   if (/^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)+$/.test(query)) return !/\.[a-z]{1,4}$/.test(query) || /[A-Z]/.test(query.split(/\.|::|#/)[0]);
   return /^[A-Za-z_$][\w$]*$/.test(query) && /[a-z][A-Z]|[A-Za-z]_[A-Za-z]/.test(query);
+}
+
+/** What identifies an option across answers. */
+function optionKey(option: MentionOption): string {
+  return option.kind === 'file' ? `file\0${option.path}` : `symbol\0${option.symbol.path}\0${option.symbol.line}\0${option.symbol.container ?? ''}\0${option.symbol.name}`;
 }
 
 export function mentionOptions(mention: MentionState): MentionOption[] {
@@ -87,7 +99,7 @@ export function updateMention(panel: Panel): void {
   const requestId = ++panel.mentionRequests;
   // An empty query has no symbols worth offering: the list is the folder's first files.
   const symbolRequestId = query === '' ? undefined : ++panel.mentionRequests;
-  panel.mention = { start, query, requestId, files: panel.mention?.files ?? [], symbolRequestId, symbols: symbolRequestId === undefined ? [] : panel.mention?.symbols ?? [], selected: 0 };
+  panel.mention = { start, query, requestId, files: panel.mention?.files ?? [], symbolRequestId, symbols: symbolRequestId === undefined ? [] : panel.mention?.symbols ?? [], selected: 0, picked: undefined };
   panel.vscode.postMessage({ type: 'files', requestId, query });
   if (symbolRequestId !== undefined) panel.vscode.postMessage({ type: 'symbols', requestId: symbolRequestId, query });
   renderMentionList(panel);
@@ -97,7 +109,7 @@ export function receiveSymbols(panel: Panel, message: Extract<ExtensionToWebview
   const mention = panel.mention;
   if (!mention || mention.symbolRequestId === undefined || message.requestId !== mention.symbolRequestId) return;
   mention.symbols = Array.isArray(message.symbols) ? message.symbols.filter(validSymbol).slice(0, SHOWN_SYMBOLS_MAX) : [];
-  mention.selected = 0;
+  keepPicked(mention);
   renderMentionList(panel);
 }
 
@@ -105,8 +117,15 @@ export function receiveFiles(panel: Panel, message: Extract<ExtensionToWebview, 
   const mention = panel.mention;
   if (!mention || message.requestId !== mention.requestId) return;
   mention.files = Array.isArray(message.files) ? message.files.filter((f): f is string => typeof f === 'string') : [];
-  mention.selected = 0;
+  keepPicked(mention);
   renderMentionList(panel);
+}
+
+/** After an answer: the option the arrows picked stays selected if the list still has it; otherwise the first row is. */
+function keepPicked(mention: MentionState): void {
+  const index = mention.picked === undefined ? -1 : mentionOptions(mention).findIndex((option) => optionKey(option) === mention.picked);
+  mention.selected = Math.max(index, 0);
+  if (index < 0) mention.picked = undefined;
 }
 
 export function closeMention(panel: Panel): void {
@@ -124,10 +143,12 @@ export function handleMentionKey(panel: Panel, event: KeyboardEvent): boolean {
     case 'ArrowDown':
       if (count === 0) return false;
       mention.selected = (mention.selected + 1) % count;
+      mention.picked = optionKey(mentionOptions(mention)[mention.selected]);
       break;
     case 'ArrowUp':
       if (count === 0) return false;
       mention.selected = (mention.selected - 1 + count) % count;
+      mention.picked = optionKey(mentionOptions(mention)[mention.selected]);
       break;
     case 'Enter':
     case 'Tab':

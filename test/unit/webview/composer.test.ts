@@ -130,6 +130,29 @@ describe('the chat panel composer', function () {
     assert.equal(panel.input.value, 'Look at @x', 'and leaves the text');
   });
 
+  it('keeps the suggestion the arrows picked when a later answer adds rows above it, and Enter chooses that one', () => {
+    panel = openPanel();
+    panel.receive(ATTACHED);
+    type(panel, '@cartTotal');
+    const files = panel.posted.filter((m) => m.type === 'files').pop()!;
+    const symbols = panel.posted.filter((m) => m.type === 'symbols').pop()!;
+    panel.receive({ type: 'filesResult', requestId: files.requestId as number, files: ['src/cartTotal.ts', 'test/cartTotal.test.ts'] });
+    assert.equal(panel.input.getAttribute('aria-activedescendant'), 'mention-option-0', 'untouched, the first row is selected');
+    press(panel, panel.input, 'ArrowDown');
+    panel.receive({ type: 'symbolsResult', requestId: symbols.requestId as number, symbols: [{ name: 'cartTotal', kind: 'function', path: 'src/cartTotal.ts', line: 1 }] });
+    assert.equal(panel.input.getAttribute('aria-activedescendant'), 'mention-option-2', 'the picked file moved down a row, and the selection with it');
+    press(panel, panel.input, 'Enter');
+    assert.deepEqual(pendingLabels(panel), ['test/cartTotal.test.ts']);
+
+    type(panel, '@cartTotal');
+    const untouched = panel.posted.filter((m) => m.type === 'symbols').pop()!;
+    panel.receive({ type: 'filesResult', requestId: panel.posted.filter((m) => m.type === 'files').pop()!.requestId as number, files: ['src/cartTotal.ts'] });
+    panel.receive({ type: 'symbolsResult', requestId: untouched.requestId as number, symbols: [{ name: 'cartTotal', kind: 'function', path: 'src/cartTotal.ts', line: 1 }] });
+    assert.equal(panel.input.getAttribute('aria-activedescendant'), 'mention-option-0', 'without the arrows, the new first row is selected');
+    press(panel, panel.input, 'Enter');
+    assert.deepEqual(pendingLabels(panel), ['test/cartTotal.test.ts', 'src/cartTotal.ts (cartTotal)']);
+  });
+
   it('ignores a file list that answers an older query', () => {
     panel = openPanel();
     panel.receive(ATTACHED);
