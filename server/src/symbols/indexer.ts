@@ -126,16 +126,8 @@ export interface ReferenceJob {
    * file read at that stamp with as many whole-word matches has none in a
    * string or a comment, and is answered without a parse. An array, not a
    * record by path: a record of 18,000 paths took 40 ms to post to the thread.
-   * It may cover only the first files (see countsHeldLater).
    */
   indexed?: ReadonlyArray<IndexedUses | undefined>;
-  /**
-   * For the files past `indexed`, 1 where the index holds a count and 0
-   * where not. Past `maxReferences` such a file is not read either, and is
-   * counted in `counted.files`; its uses are the caller's to add, which it
-   * looks up while the job runs (symbolIndex.ts findReferences).
-   */
-  countsHeldLater?: Uint8Array;
 }
 
 export interface IndexedUses {
@@ -163,8 +155,7 @@ export interface ReferenceJobResult {
    * The files not read because enough references were collected, and the
    * uses the index counted in them (identifiers, not lines, as of the index's
    * last parse of each); included in `total`. `from` is where in `files`
-   * they start: every later file the index counted is among them. Of the
-   * files past `indexed`, only the number: their uses are the caller's.
+   * they start: every later file the index counted is among them.
    */
   counted?: { from: number; files: number; uses: number };
 }
@@ -751,14 +742,13 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
       break;
     }
     const indexedUses = job.indexed?.[position];
-    const heldLater = job.countsHeldLater?.[position - (job.indexed?.length ?? 0)] === 1;
-    if ((indexedUses || heldLater) && result.references.length >= job.maxReferences) {
+    if (indexedUses && result.references.length >= job.maxReferences) {
       // Only the total is left to learn, and a common name ("options") has thousands of candidates: read one by one, they ran into the time limit.
       // Nothing is opened, so the read rules are not asked either (they cost more than the count): a count is only ever of a file the index's walk let in.
       result.counted ??= { from: position, files: 0, uses: 0 };
       result.counted.files += 1;
-      result.counted.uses += indexedUses?.uses ?? 0;
-      result.total += indexedUses?.uses ?? 0;
+      result.counted.uses += indexedUses.uses;
+      result.total += indexedUses.uses;
       continue;
     }
     // Asked only of a file to read: a counted file is a source file of the index's, and asking each of thousands cost more than counting them.

@@ -87,31 +87,52 @@ function identifiersMayBeMissing(file: FileIndex): boolean {
   return lines >= INDEX_LIMITS.maxReferenceNamesPerFile;
 }
 
-function* usedNames(file: FileIndex): Generator<string> {
+/** Each name of the file's identifier list, with the uses it counts (0 where the count cannot be read). */
+function forEachListed(file: FileIndex, visit: (name: string, uses: number) => void): void {
   const text = file.references;
   if (!text) return;
   let start = 0;
   while (start < text.length) {
-    const end = text.indexOf('\n', start);
-    const line = end === -1 ? text.slice(start) : text.slice(start, end);
-    const tab = line.lastIndexOf('\t');
-    yield tab === -1 ? line : line.slice(0, tab);
-    if (end === -1) break;
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    const tab = text.lastIndexOf('\t', end - 1);
+    if (tab < start) visit(text.slice(start, end), 0);
+    else visit(text.slice(start, tab), digitsAt(text, tab + 1) ?? 0);
     start = end + 1;
   }
 }
 
-/** How many identifiers named `name` the file's list counts; undefined when it does not list the name. */
-function usesIn(file: FileIndex, name: string): number | undefined {
+/** The whole number written from `at` to the end of its line; undefined when none is. Read in place: a slice and a Number() per file were a third of a common name's look-ups. */
+function digitsAt(text: string, at: number): number | undefined {
+  let count = 0;
+  let digits = 0;
+  for (let i = at; i < text.length; i++, digits++) {
+    const code = text.charCodeAt(i);
+    if (code === 10) break;
+    if (code < 48 || code > 57) return undefined;
+    count = count * 10 + (code - 48);
+  }
+  return digits > 0 ? count : undefined;
+}
+
+/** What a file's identifier list holds for one name: its line's start, and the same after a line break. Made once per search, not per file. */
+interface ListEntry {
+  start: string;
+  afterBreak: string;
+}
+
+function listEntry(name: string): ListEntry {
+  return { start: `${name}\t`, afterBreak: `\n${name}\t` };
+}
+
+/** How many identifiers the file's list counts for `entry`'s name; undefined when it does not list the name. */
+function usesIn(file: FileIndex, entry: ListEntry): number | undefined {
   const text = file.references;
   if (!text) return undefined;
-  const entry = `${name}\t`;
-  let at = text.startsWith(entry) ? 0 : text.indexOf(`\n${entry}`);
+  let at = text.startsWith(entry.start) ? 0 : text.indexOf(entry.afterBreak);
   if (at === -1) return undefined;
   if (at > 0) at += 1;
-  const end = text.indexOf('\n', at);
-  const count = Number(text.slice(at + entry.length, end === -1 ? undefined : end));
-  return Number.isInteger(count) ? count : undefined;
+  return digitsAt(text, at + entry.start.length);
 }
 
 /** Changes past which the walk-ordered paths are merged with the change's in one pass rather than placed one by one. */
@@ -125,8 +146,12 @@ export class FolderIndex {
   readonly byName = new Map<string, SymbolRef[]>();
   /** Identifier -> the files that use it, kept in step with `files`: a reference search reads only these. */
   private readonly usedBy = new Map<string, Set<string>>();
+  /** Identifier -> the uses the lists of `usedBy`'s files count of it, in all: a search past its first files adds them up without a look-up per file. */
+  private readonly listedUses = new Map<string, number>();
   /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
   private readonly unlisted = new Set<string>();
+  /** Files read just after they changed (FileIndex.racy): their counts are not gone by. */
+  private readonly racy = new Set<string>();
   /** The paths of `files` in walk order, kept in step with it: sorting 17,830 candidates took about 15 ms a query. */
   private walkOrdered: string[] = [];
   status: IndexStatus = { complete: false, indexedFiles: 0, sourceFiles: 0, walkStopped: true, fileCapReached: false, leftOut: 0, tooLarge: 0 };
@@ -211,11 +236,13 @@ export class FolderIndex {
         else this.byName.set(symbol.name, [{ file, symbol }]);
       }
       if (identifiersMayBeMissing(file)) this.unlisted.add(file.relativePath);
-      for (const name of usedNames(file)) {
+      if (file.racy) this.racy.add(file.relativePath);
+      forEachListed(file, (name, uses) => {
         const users = this.usedBy.get(name);
         if (users) users.add(file.relativePath);
         else this.usedBy.set(name, new Set([file.relativePath]));
-      }
+        this.listedUses.set(name, (this.listedUses.get(name) ?? 0) + uses);
+      });
     }
     this.lastRefreshChanged = result.removed.length > 0 || result.updated.length > 0;
     if (this.lastRefreshChanged) {
@@ -248,12 +275,15 @@ export class FolderIndex {
       else this.byName.delete(name);
     }
     this.unlisted.delete(relativePath);
-    for (const name of usedNames(old)) {
+    this.racy.delete(relativePath);
+    forEachListed(old, (name, uses) => {
       const users = this.usedBy.get(name);
-      if (!users) continue;
-      users.delete(relativePath);
-      if (users.size === 0) this.usedBy.delete(name);
-    }
+      if (!users?.delete(relativePath)) return;
+      if (users.size === 0) {
+        this.usedBy.delete(name);
+        this.listedUses.delete(name);
+      } else this.listedUses.set(name, (this.listedUses.get(name) ?? 0) - uses);
+    });
   }
 
   namesWithLowerCase(): ReadonlyArray<[name: string, lower: string]> {
@@ -299,23 +329,37 @@ export class FolderIndex {
   /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at (undefined for the others), in the order of `files`. */
   usesOf(name: string, files: readonly string[]): Array<IndexedUses | undefined> {
     const users = this.usedBy.get(name);
+    const entry = listEntry(name);
     return files.map((relativePath) => {
       const file = this.countedIn(users, relativePath);
       // A listed name's count is whole (indexer.ts countIdentifier): 0 only if the list could not be read, and then it matches no file.
-      return file && { stamp: file.stamp, uses: usesIn(file, name) ?? 0 };
+      return file && { stamp: file.stamp, uses: usesIn(file, entry) ?? 0 };
     });
   }
 
   /**
-   * For each of `files`, 1 where usesOf would give a count and 0 where not,
-   * without looking the count up: a set look-up a file, where the look-up
-   * searches the file's identifier list.
+   * Of every candidate of a reference search for `name` (referenceCandidates):
+   * how many files hold a count usesOf would give, with their uses in all,
+   * and the paths of those that do not (their lists may lack the name, or they
+   * were read just after a change), without a look-up per file. Undefined for
+   * a name longer than the lists hold, which no file's count covers.
    */
-  countsHeld(name: string, files: readonly string[]): Uint8Array {
+  countsOfEveryCandidate(name: string): { files: number; uses: number; uncounted: Set<string> } | undefined {
+    if (name.length > INDEX_LIMITS.maxReferenceNameChars) return undefined;
     const users = this.usedBy.get(name);
-    const held = new Uint8Array(files.length);
-    if (users) for (let i = 0; i < files.length; i++) held[i] = this.countedIn(users, files[i]) ? 1 : 0;
-    return held;
+    const entry = listEntry(name);
+    let files = users?.size ?? 0;
+    let uses = this.listedUses.get(name) ?? 0;
+    const uncounted = new Set<string>();
+    for (const relativePath of this.unlisted) if (!users?.has(relativePath)) uncounted.add(relativePath);
+    for (const relativePath of this.racy) {
+      const file = this.files.get(relativePath);
+      if (!file || !users?.has(relativePath)) continue;
+      uncounted.add(relativePath);
+      files -= 1;
+      uses -= usesIn(file, entry) ?? 0;
+    }
+    return { files, uses, uncounted };
   }
 
   /** The file, when its identifier list counts the name `users` is of and it was not read within the racy window. */
@@ -615,16 +659,37 @@ const HEAD_USES_PER_REFERENCE = 2;
 /** Files whose counts are looked up at a time while the first files are measured out. */
 const HEAD_STEP = 64;
 
+/** Runs a reference job: in the symbol thread, or as a test says. */
+export type ReferenceJobRunner = (job: ReferenceJob, signal?: AbortSignal) => Promise<JobOutcome<ReferenceJobResult>>;
+
+export interface ReferenceSearchOptions {
+  signal?: AbortSignal;
+  /** `files` are every candidate of the name (referenceCandidates), in any order: the files past the first are counted in one sum. */
+  everyCandidate?: boolean;
+  runReferenceJob?: ReferenceJobRunner;
+}
+
 /**
  * Searches `files` for identifiers named `symbol`, answering from `index`'s
- * counts where they still hold (see ReferenceJob.indexed). Only the first
- * files, which the thread reads, get their counts with the job; the counts
- * of the rest, which it counts without reading once it has collected enough,
- * are looked up here while it reads. One after another (looking every
- * count up, posting them all, then the thread's reads and parses), a name
- * used in 17,830 files took about 90 ms; side by side, about 70 ms.
+ * counts where they still hold (see ReferenceJob.indexed), as one job handed
+ * every file and every count would. The thread is handed the first files,
+ * with their counts. The rest are handed over only if those did not hold
+ * enough references; otherwise only those of them with no count to go by,
+ * to be read for the total, and the others are counted here. Posting the
+ * paths of a name used in 17,830 files took the thread 7 to 9 ms to receive,
+ * as long as its reading of the first files; looking up each one's count
+ * here, 8 to 11 ms.
  */
-export async function findReferences(boundary: ReadBoundary, index: FolderIndex, symbol: string, files: string[], maxReferences: number, signal?: AbortSignal): Promise<JobOutcome<ReferenceJobResult>> {
+export async function findReferences(
+  boundary: ReadBoundary,
+  index: FolderIndex,
+  symbol: string,
+  files: string[],
+  maxReferences: number,
+  options: ReferenceSearchOptions = {},
+): Promise<JobOutcome<ReferenceJobResult>> {
+  const { signal, runReferenceJob = runJob } = options;
+  const deadline = performance.now() + SYMBOL_INDEX_LIMITS.refreshTimeMs;
   const indexed: Array<IndexedUses | undefined> = [];
   let expected = 0;
   while (indexed.length < files.length && expected < maxReferences * HEAD_USES_PER_REFERENCE) {
@@ -633,31 +698,88 @@ export async function findReferences(boundary: ReadBoundary, index: FolderIndex,
       expected += uses?.uses ?? 0;
     }
   }
+  const head = files.slice(0, indexed.length);
   const later = files.slice(indexed.length);
-  const job: ReferenceJob = {
+  const job = (jobFiles: string[], max: number, counts: Pick<ReferenceJob, 'indexed'>): ReferenceJob => ({
     kind: 'references',
     root: boundary.root,
     denyRead: boundary.denyRules.policyGlobs,
     symbol,
-    files,
-    timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs,
-    maxReferences,
-    indexed,
-    countsHeldLater: index.countsHeld(symbol, later),
-  };
-  const running = runJob<ReferenceJobResult>(job, signal);
-  const laterUses = later.length > 0 ? await usesInSlices(index, symbol, later) : [];
-  const outcome = await running;
-  const counted = outcome.ok ? outcome.result.counted : undefined;
-  if (outcome.ok && counted) {
-    for (let position = Math.max(counted.from, indexed.length); position < files.length; position++) {
-      // Undefined exactly where countsHeldLater is 0 (both ask countedIn): files the thread read, not counted.
-      const uses = laterUses[position - indexed.length]?.uses ?? 0;
-      counted.uses += uses;
-      outcome.result.total += uses;
+    files: jobFiles,
+    timeMs: Math.max(0, deadline - performance.now()),
+    maxReferences: max,
+    ...counts,
+  });
+  const running = runReferenceJob(job(head, maxReferences, { indexed }), signal);
+  const everyCount = options.everyCandidate && later.length > 0 ? index.countsOfEveryCandidate(symbol) : undefined;
+  // Undefined where the index holds no count (see countedIn): a file to read. Looked up while the thread reads.
+  const laterUses = later.length > 0 && !everyCount ? await usesInSlices(index, symbol, later) : undefined;
+  const first = await running;
+  if (!first.ok || !first.result.complete || later.length === 0) return first;
+  const result = first.result;
+
+  if (result.references.length < maxReferences) {
+    // Not enough yet: the rest in order, with their counts, as the one job would have gone on.
+    const rest = await runReferenceJob(job(later, maxReferences - result.references.length, { indexed: laterUses ?? (await usesInSlices(index, symbol, later)) }), signal);
+    if (!rest.ok) return rest;
+    const counted = rest.result.counted && { ...rest.result.counted, from: rest.result.counted.from + head.length };
+    return { ok: true, result: joinResults(result, rest.result, counted) };
+  }
+
+  // Enough already: a later file with a count is counted here, unopened; the others are read for the total.
+  let counted = result.counted;
+  let toRead: string[];
+  let laterCounted: { files: number; uses: number };
+  if (everyCount) {
+    toRead = everyCount.uncounted.size === 0 ? [] : later.filter((relativePath) => everyCount.uncounted.has(relativePath));
+    // Every counted file less those among the first files.
+    laterCounted = { files: everyCount.files, uses: everyCount.uses };
+    for (const uses of indexed) {
+      if (!uses) continue;
+      laterCounted.files -= 1;
+      laterCounted.uses -= uses.uses;
+    }
+    if (!counted && laterCounted.files > 0) {
+      let position = 0;
+      while (position < later.length - 1 && index.usesOf(symbol, [later[position]])[0] === undefined) position += 1;
+      counted = { from: head.length + position, files: 0, uses: 0 };
+    }
+  } else {
+    toRead = [];
+    laterCounted = { files: 0, uses: 0 };
+    for (const [position, uses] of (laterUses ?? []).entries()) {
+      if (!uses) {
+        toRead.push(later[position]);
+        continue;
+      }
+      counted ??= { from: head.length + position, files: 0, uses: 0 };
+      laterCounted.files += 1;
+      laterCounted.uses += uses.uses;
     }
   }
-  return outcome;
+  if (counted) {
+    counted.files += laterCounted.files;
+    counted.uses += laterCounted.uses;
+    result.total += laterCounted.uses;
+  }
+  if (toRead.length === 0) return { ok: true, result: { ...result, ...(counted ? { counted } : {}) } };
+  const read = await runReferenceJob(job(toRead, 0, {}), signal);
+  if (!read.ok) return read;
+  return { ok: true, result: joinResults(result, read.result, counted) };
+}
+
+/** What the first job found followed by what a second found past it, as one job's answer. */
+function joinResults(first: ReferenceJobResult, second: ReferenceJobResult, counted: ReferenceJobResult['counted']): ReferenceJobResult {
+  return {
+    kind: 'references',
+    references: [...first.references, ...second.references],
+    total: first.total + second.total,
+    filesSearched: first.filesSearched + second.filesSearched,
+    leftOut: first.leftOut + second.leftOut,
+    filesParsed: first.filesParsed + second.filesParsed,
+    complete: second.complete,
+    ...(counted ? { counted } : {}),
+  };
 }
 
 /** Ranks `files` for the repository map in the symbol thread, within `timeMs`. */

@@ -282,7 +282,7 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
 
     const definitions = index.byName.get(name) ?? [];
     // Enough to show referencesMax once the definitions are dropped; past them the search only counts.
-    const outcome = await searchReferences(boundary, index, name, files, SYMBOL_LIMITS.referencesMax + definitions.length, signal);
+    const outcome = await searchReferences(boundary, index, name, files, SYMBOL_LIMITS.referencesMax + definitions.length, { signal, everyCandidate: fromFile === undefined });
     if (signal?.aborted) return failed('Cancelled.');
     if (!outcome.ok) return failed(outcome.message);
     const result = outcome.result;

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import { closeSymbolPool, findReferences, FolderIndex, usesInSlices } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolPool, findReferences, FolderIndex, type ReferenceJobRunner, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
 
 /**
@@ -330,6 +330,97 @@ describe('find_references from the index', () => {
     assert.ok(outcome.ok);
     assert.deepEqual(outcome.result, handedEveryCount);
     assert.ok((handedEveryCount.counted?.files ?? 0) > 100, 'most files counted, not read');
+  });
+
+  /** Runs each reference job in process, as the thread would, and keeps what it was handed. */
+  function recordingRunner(jobs: ReferenceJob[]): ReferenceJobRunner {
+    return async (job) => {
+      jobs.push(structuredClone(job));
+      return { ok: true, result: (await runSymbolJob(job, neverStop)) as ReferenceJobResult };
+    };
+  }
+
+  it('hands the thread only the first files when they hold enough, then only the later files the index holds no count for, and answers as a job handed every count does', async () => {
+    writeTree(repo, Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig();\nexport const again${i} = loadConfig();\n`])));
+    const index = await indexed();
+    // Written and indexed just now: read within the racy window, these hold no count to go by.
+    const late = ['src/zz/late0.ts', 'src/zz/late1.ts'];
+    writeTree(repo, Object.fromEntries(late.map((file) => [file, 'export const late = loadConfig();\n'])));
+    setIndexerWallClock();
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    const files = index.referenceCandidates('loadConfig');
+    assert.deepEqual(files.slice(-2), late);
+
+    const handedEveryCount = (await runSymbolJob(
+      { kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: 30_000, maxReferences: 10, indexed: index.usesOf('loadConfig', files) },
+      neverStop,
+    )) as ReferenceJobResult;
+    // Counted in one sum (every candidate) or file by file (a list of some of them).
+    for (const everyCandidate of [true, false]) {
+      const jobs: ReferenceJob[] = [];
+      const outcome = await findReferences(await ReadBoundary.create(repo, []), index, 'loadConfig', files, 10, { everyCandidate, runReferenceJob: recordingRunner(jobs) });
+      assert.ok(outcome.ok);
+      assert.deepEqual(outcome.result, handedEveryCount, `everyCandidate: ${everyCandidate}`);
+      assert.equal(jobs.length, 2);
+      assert.ok(jobs[0].files.length < files.length / 2, `the first job had ${jobs[0].files.length} of ${files.length} files`);
+      assert.deepEqual(jobs[0].files, files.slice(0, jobs[0].files.length));
+      assert.deepEqual({ files: jobs[1].files, maxReferences: jobs[1].maxReferences }, { files: late, maxReferences: 0 }, 'only the files without a count, to be read for the total');
+    }
+  });
+
+  it('keeps the sums it counts every candidate by equal to the files\' own counts through edits, removals and files read just after a change', async () => {
+    writeTree(repo, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`src/many/user${String(i).padStart(2, '0')}.ts`, `export const use${i} = loadConfig(loadConfig());\n`])));
+    const index = await indexed();
+    const bySum = (): { files: number; uses: number; uncounted: string[] } => {
+      const sums = index.countsOfEveryCandidate('loadConfig')!;
+      return { files: sums.files, uses: sums.uses, uncounted: [...sums.uncounted].sort() };
+    };
+    const fileByFile = (): { files: number; uses: number; uncounted: string[] } => {
+      const candidates = index.referenceCandidates('loadConfig');
+      const uses = index.usesOf('loadConfig', candidates);
+      return {
+        files: uses.filter(Boolean).length,
+        uses: uses.reduce((sum, counted) => sum + (counted?.uses ?? 0), 0),
+        uncounted: candidates.filter((_, position) => !uses[position]).sort(),
+      };
+    };
+    assert.deepEqual(bySum(), fileByFile());
+    assert.ok(bySum().uses > 40);
+
+    writeTree(repo, { 'src/many/user00.ts': 'export const none = 0;\n', 'src/many/user01.ts': 'export const more = loadConfig() + loadConfig() + loadConfig();\n', 'src/late.ts': 'loadConfig();\n' });
+    fs.rmSync(path.join(repo, 'src/many/user02.ts'));
+    setIndexerWallClock(); // the edits and the new file are read just after they were written
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    assert.deepEqual(bySum().uncounted, ['src/late.ts', 'src/many/user01.ts']);
+    assert.deepEqual(bySum(), fileByFile());
+
+    setIndexerWallClock(() => Date.now() + 60_000);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    assert.deepEqual(bySum().uncounted, []);
+    assert.deepEqual(bySum(), fileByFile());
+    assert.equal(index.countsOfEveryCandidate('x'.repeat(1000)), undefined, 'a name longer than the lists hold has no counts to sum');
+  });
+
+  it('hands the thread the later files in order, with their counts, when the first files did not hold enough, and answers as a job handed every count does', async () => {
+    // Three uses on one line: the first files' counts promise more references than their lines hold.
+    writeTree(repo, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig(loadConfig(loadConfig()));\n`])));
+    const index = await indexed();
+    const files = index.referenceCandidates('loadConfig');
+    const jobs: ReferenceJob[] = [];
+    const outcome = await findReferences(await ReadBoundary.create(repo, []), index, 'loadConfig', files, 200, { everyCandidate: true, runReferenceJob: recordingRunner(jobs) });
+    const handedEveryCount = (await runSymbolJob(
+      { kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: 30_000, maxReferences: 200, indexed: index.usesOf('loadConfig', files) },
+      neverStop,
+    )) as ReferenceJobResult;
+    assert.ok(outcome.ok);
+    assert.deepEqual(outcome.result, handedEveryCount);
+    assert.equal(jobs.length, 2);
+    const headLength = jobs[0].files.length;
+    assert.ok(jobs[0].maxReferences === 200 && headLength < files.length);
+    assert.deepEqual(jobs[1].files, files.slice(headLength), 'the rest, in order');
+    assert.deepEqual(jobs[1].indexed, index.usesOf('loadConfig', files.slice(headLength)), 'with their counts');
+    assert.equal(jobs[1].maxReferences, 200 - outcome.result.references.filter((reference) => files.indexOf(reference.relativePath) < headLength).length);
+    assert.ok((handedEveryCount.counted?.files ?? 0) > 50, 'past the first files, most counted, not read');
   });
 
   it('looks the counts up a slice at a time, letting the event loop run between slices, and gives what one look-up gives', async () => {
