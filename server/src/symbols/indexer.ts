@@ -128,6 +128,8 @@ export interface ReferenceJob {
    * record by path: a record of 18,000 paths took 40 ms to post to the thread.
    */
   indexed?: ReadonlyArray<IndexedUses | undefined>;
+  /** Files from this position on are read for the total only, whatever has been collected: later files handed over out of their order. */
+  collectBefore?: number;
 }
 
 export interface IndexedUses {
@@ -742,7 +744,8 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
       break;
     }
     const indexedUses = job.indexed?.[position];
-    if (indexedUses && result.references.length >= job.maxReferences) {
+    const collecting = result.references.length < job.maxReferences && position < (job.collectBefore ?? Infinity);
+    if (indexedUses && !collecting) {
       // Only the total is left to learn, and a common name ("options") has thousands of candidates: read one by one, they ran into the time limit.
       // Nothing is opened, so the read rules are not asked either (they cost more than the count): a count is only ever of a file the index's walk let in.
       result.counted ??= { from: position, files: 0, uses: 0 };
@@ -800,7 +803,7 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
       if (line === lastLine) continue; // one entry per line
       lastLine = line;
       result.total += 1;
-      if (result.references.length < job.maxReferences) {
+      if (collecting && result.references.length < job.maxReferences) {
         lines ??= text.split('\n');
         result.references.push({ relativePath, line, text: lineText(lines, line) });
       }

@@ -139,6 +139,8 @@ function usesIn(file: FileIndex, entry: ListEntry): number | undefined {
 const WALK_ORDER_PLACED_ONE_BY_ONE = 256;
 /** Candidates past a sixteenth of the files are picked from the ordered paths: a set look-up each beats sorting that many. */
 const PICKED_RATHER_THAN_SORTED = 16;
+/** The longest the identifier lists of a newly applied index are added for in one turn of the event loop (listsAdded). */
+const LIST_SLICE_MS = 4;
 
 export class FolderIndex {
   readonly files = new Map<string, FileIndex>();
@@ -148,6 +150,9 @@ export class FolderIndex {
   private readonly usedBy = new Map<string, Set<string>>();
   /** Identifier -> the uses the lists of `usedBy`'s files count of it, in all: a search past its first files adds them up without a look-up per file. */
   private readonly listedUses = new Map<string, number>();
+  /** Indexed files whose identifier lists are not in `usedBy` and `listedUses` yet (listsAdded). */
+  private readonly listsToAdd = new Set<string>();
+  private addingLists: Promise<void> | undefined;
   /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
   private readonly unlisted = new Set<string>();
   /** Files read just after they changed (FileIndex.racy): their counts are not gone by. */
@@ -237,12 +242,7 @@ export class FolderIndex {
       }
       if (identifiersMayBeMissing(file)) this.unlisted.add(file.relativePath);
       if (file.racy) this.racy.add(file.relativePath);
-      forEachListed(file, (name, uses) => {
-        const users = this.usedBy.get(name);
-        if (users) users.add(file.relativePath);
-        else this.usedBy.set(name, new Set([file.relativePath]));
-        this.listedUses.set(name, (this.listedUses.get(name) ?? 0) + uses);
-      });
+      this.listsToAdd.add(file.relativePath);
     }
     this.lastRefreshChanged = result.removed.length > 0 || result.updated.length > 0;
     if (this.lastRefreshChanged) {
@@ -276,6 +276,8 @@ export class FolderIndex {
     }
     this.unlisted.delete(relativePath);
     this.racy.delete(relativePath);
+    // Never added, nothing to take back.
+    if (this.listsToAdd.delete(relativePath)) return;
     forEachListed(old, (name, uses) => {
       const users = this.usedBy.get(name);
       if (!users?.delete(relativePath)) return;
@@ -284,6 +286,40 @@ export class FolderIndex {
         this.listedUses.delete(name);
       } else this.listedUses.set(name, (this.listedUses.get(name) ?? 0) - uses);
     });
+  }
+
+  /** Adds the identifier lists of `listsToAdd` to `usedBy` and `listedUses`, within `budgetMs` when given; true when none is left. */
+  private addLists(budgetMs = Infinity): boolean {
+    const until = performance.now() + budgetMs;
+    let added = 0;
+    for (const relativePath of this.listsToAdd) {
+      // A clock read every few files: the lists of one file take about 50 microseconds.
+      if (++added % 16 === 0 && performance.now() > until) return false;
+      this.listsToAdd.delete(relativePath);
+      const file = this.files.get(relativePath);
+      if (!file) continue;
+      forEachListed(file, (name, uses) => {
+        const users = this.usedBy.get(name);
+        if (users) users.add(relativePath);
+        else this.usedBy.set(name, new Set([relativePath]));
+        this.listedUses.set(name, (this.listedUses.get(name) ?? 0) + uses);
+      });
+    }
+    return true;
+  }
+
+  /**
+   * Resolves once every indexed file's identifier list is in `usedBy`,
+   * adding them a slice at a time between turns of the event loop. Added in
+   * one piece as an index of 18,000 files was applied, they held the main
+   * thread for about a second, and every discussion's stream with it.
+   */
+  listsAdded(sliceMs = LIST_SLICE_MS): Promise<void> {
+    if (this.listsToAdd.size === 0) return Promise.resolve();
+    this.addingLists ??= (async () => {
+      while (!this.addLists(sliceMs)) await new Promise<void>((resolve) => setImmediate(resolve));
+    })().finally(() => (this.addingLists = undefined));
+    return this.addingLists;
   }
 
   namesWithLowerCase(): ReadonlyArray<[name: string, lower: string]> {
@@ -320,6 +356,7 @@ export class FolderIndex {
    */
   referenceCandidates(name: string): string[] {
     if (name.length > INDEX_LIMITS.maxReferenceNameChars) return [...this.filesInWalkOrder()];
+    this.addLists();
     const users = this.usedBy.get(name);
     const count = (users?.size ?? 0) + this.unlisted.size;
     if (count * PICKED_RATHER_THAN_SORTED > this.files.size) return this.filesInWalkOrder().filter((relativePath) => users?.has(relativePath) || this.unlisted.has(relativePath));
@@ -328,6 +365,7 @@ export class FolderIndex {
 
   /** For a reference search: what the index counted of `name` in each of `files` that lists it, with the stamp it counted at (undefined for the others), in the order of `files`. */
   usesOf(name: string, files: readonly string[]): Array<IndexedUses | undefined> {
+    this.addLists();
     const users = this.usedBy.get(name);
     const entry = listEntry(name);
     return files.map((relativePath) => {
@@ -346,6 +384,7 @@ export class FolderIndex {
    */
   countsOfEveryCandidate(name: string): { files: number; uses: number; uncounted: Set<string> } | undefined {
     if (name.length > INDEX_LIMITS.maxReferenceNameChars) return undefined;
+    this.addLists();
     const users = this.usedBy.get(name);
     const entry = listEntry(name);
     let files = users?.size ?? 0;
@@ -612,6 +651,8 @@ function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<Fol
       return outcome;
     }
     folder.apply(outcome.result);
+    // Ready ahead of the first reference search, without holding the main thread.
+    void folder.listsAdded();
     folder.refreshedAt = clock();
     folder.walkStartedAt = startedAt;
     folder.walkedUnderWatch = underWatch;
@@ -673,12 +714,12 @@ export interface ReferenceSearchOptions {
  * Searches `files` for identifiers named `symbol`, answering from `index`'s
  * counts where they still hold (see ReferenceJob.indexed), as one job handed
  * every file and every count would. The thread is handed the first files,
- * with their counts. The rest are handed over only if those did not hold
- * enough references; otherwise only those of them with no count to go by,
- * to be read for the total, and the others are counted here. Posting the
- * paths of a name used in 17,830 files took the thread 7 to 9 ms to receive,
- * as long as its reading of the first files; looking up each one's count
- * here, 8 to 11 ms.
+ * with their counts, and, when `files` are every candidate, the later ones
+ * the index holds no count for, to be read for the total; the counts of the
+ * others are the index's sums. Only if the first files did not hold enough
+ * references is the thread handed the rest. Posting the paths of a name used
+ * in 17,830 files took the thread 7 to 9 ms to receive, as long as its
+ * reading of the first files; looking up each one's count here, 8 to 11 ms.
  */
 export async function findReferences(
   boundary: ReadBoundary,
@@ -700,7 +741,7 @@ export async function findReferences(
   }
   const head = files.slice(0, indexed.length);
   const later = files.slice(indexed.length);
-  const job = (jobFiles: string[], max: number, counts: Pick<ReferenceJob, 'indexed'>): ReferenceJob => ({
+  const job = (jobFiles: string[], max: number, counts: Pick<ReferenceJob, 'indexed' | 'collectBefore'>): ReferenceJob => ({
     kind: 'references',
     root: boundary.root,
     denyRead: boundary.denyRules.policyGlobs,
@@ -710,8 +751,9 @@ export async function findReferences(
     maxReferences: max,
     ...counts,
   });
-  const running = runReferenceJob(job(head, maxReferences, { indexed }), signal);
   const everyCount = options.everyCandidate && later.length > 0 ? index.countsOfEveryCandidate(symbol) : undefined;
+  const uncountedLater = everyCount && everyCount.uncounted.size > 0 ? later.filter((relativePath) => everyCount.uncounted.has(relativePath)) : [];
+  const running = runReferenceJob(job([...head, ...uncountedLater], maxReferences, { indexed, collectBefore: head.length }), signal);
   // Undefined where the index holds no count (see countedIn): a file to read. Looked up while the thread reads.
   const laterUses = later.length > 0 && !everyCount ? await usesInSlices(index, symbol, later) : undefined;
   const first = await running;
@@ -719,8 +761,9 @@ export async function findReferences(
   const result = first.result;
 
   if (result.references.length < maxReferences) {
-    // Not enough yet: the rest in order, with their counts, as the one job would have gone on.
-    const rest = await runReferenceJob(job(later, maxReferences - result.references.length, { indexed: laterUses ?? (await usesInSlices(index, symbol, later)) }), signal);
+    // Not enough: the one job, or the rest in order with their counts, as it would have gone on.
+    if (everyCount) return runReferenceJob(job(files, maxReferences, { indexed: await usesInSlices(index, symbol, files) }), signal);
+    const rest = await runReferenceJob(job(later, maxReferences - result.references.length, { indexed: laterUses }), signal);
     if (!rest.ok) return rest;
     const counted = rest.result.counted && { ...rest.result.counted, from: rest.result.counted.from + head.length };
     return { ok: true, result: joinResults(result, rest.result, counted) };
@@ -728,12 +771,12 @@ export async function findReferences(
 
   // Enough already: a later file with a count is counted here, unopened; the others are read for the total.
   let counted = result.counted;
-  let toRead: string[];
-  let laterCounted: { files: number; uses: number };
+  const toRead: string[] = [];
+  const laterCounted = { files: 0, uses: 0 };
   if (everyCount) {
-    toRead = everyCount.uncounted.size === 0 ? [] : later.filter((relativePath) => everyCount.uncounted.has(relativePath));
     // Every counted file less those among the first files.
-    laterCounted = { files: everyCount.files, uses: everyCount.uses };
+    laterCounted.files = everyCount.files;
+    laterCounted.uses = everyCount.uses;
     for (const uses of indexed) {
       if (!uses) continue;
       laterCounted.files -= 1;
@@ -745,8 +788,6 @@ export async function findReferences(
       counted = { from: head.length + position, files: 0, uses: 0 };
     }
   } else {
-    toRead = [];
-    laterCounted = { files: 0, uses: 0 };
     for (const [position, uses] of (laterUses ?? []).entries()) {
       if (!uses) {
         toRead.push(later[position]);

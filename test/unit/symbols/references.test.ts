@@ -361,10 +361,17 @@ describe('find_references from the index', () => {
       const outcome = await findReferences(await ReadBoundary.create(repo, []), index, 'loadConfig', files, 10, { everyCandidate, runReferenceJob: recordingRunner(jobs) });
       assert.ok(outcome.ok);
       assert.deepEqual(outcome.result, handedEveryCount, `everyCandidate: ${everyCandidate}`);
-      assert.equal(jobs.length, 2);
-      assert.ok(jobs[0].files.length < files.length / 2, `the first job had ${jobs[0].files.length} of ${files.length} files`);
-      assert.deepEqual(jobs[0].files, files.slice(0, jobs[0].files.length));
-      assert.deepEqual({ files: jobs[1].files, maxReferences: jobs[1].maxReferences }, { files: late, maxReferences: 0 }, 'only the files without a count, to be read for the total');
+      const headLength = jobs[0].collectBefore as number;
+      assert.ok(headLength < files.length / 2, `the first job collects from ${headLength} of ${files.length} files`);
+      if (everyCandidate) {
+        // The files without a count go with the first ones, to be read for the total.
+        assert.equal(jobs.length, 1);
+        assert.deepEqual(jobs[0].files, [...files.slice(0, headLength), ...late]);
+      } else {
+        assert.equal(jobs.length, 2);
+        assert.deepEqual(jobs[0].files, files.slice(0, headLength));
+        assert.deepEqual({ files: jobs[1].files, maxReferences: jobs[1].maxReferences }, { files: late, maxReferences: 0 }, 'only the files without a count, to be read for the total');
+      }
     }
   });
 
@@ -405,22 +412,71 @@ describe('find_references from the index', () => {
     // Three uses on one line: the first files' counts promise more references than their lines hold.
     writeTree(repo, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig(loadConfig(loadConfig()));\n`])));
     const index = await indexed();
+    // Enough files without a count, past the others, to make up what the first files lack: still shown only in their turn.
+    writeTree(repo, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`src/zz/late${String(i).padStart(2, '0')}.ts`, 'export const late = loadConfig();\n'])));
+    setIndexerWallClock();
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     const files = index.referenceCandidates('loadConfig');
-    const jobs: ReferenceJob[] = [];
-    const outcome = await findReferences(await ReadBoundary.create(repo, []), index, 'loadConfig', files, 200, { everyCandidate: true, runReferenceJob: recordingRunner(jobs) });
+    assert.equal(files.filter((file) => file.startsWith('src/zz/')).length, 20);
     const handedEveryCount = (await runSymbolJob(
       { kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: 30_000, maxReferences: 200, indexed: index.usesOf('loadConfig', files) },
       neverStop,
     )) as ReferenceJobResult;
-    assert.ok(outcome.ok);
-    assert.deepEqual(outcome.result, handedEveryCount);
-    assert.equal(jobs.length, 2);
-    const headLength = jobs[0].files.length;
-    assert.ok(jobs[0].maxReferences === 200 && headLength < files.length);
-    assert.deepEqual(jobs[1].files, files.slice(headLength), 'the rest, in order');
-    assert.deepEqual(jobs[1].indexed, index.usesOf('loadConfig', files.slice(headLength)), 'with their counts');
-    assert.equal(jobs[1].maxReferences, 200 - outcome.result.references.filter((reference) => files.indexOf(reference.relativePath) < headLength).length);
     assert.ok((handedEveryCount.counted?.files ?? 0) > 50, 'past the first files, most counted, not read');
+    for (const everyCandidate of [true, false]) {
+      const jobs: ReferenceJob[] = [];
+      const outcome = await findReferences(await ReadBoundary.create(repo, []), index, 'loadConfig', files, 200, { everyCandidate, runReferenceJob: recordingRunner(jobs) });
+      assert.ok(outcome.ok);
+      assert.deepEqual(outcome.result, handedEveryCount, `everyCandidate: ${everyCandidate}`);
+      assert.equal(jobs.length, 2);
+      const headLength = jobs[0].files.length;
+      assert.ok(jobs[0].maxReferences === 200 && headLength < files.length);
+      if (everyCandidate) {
+        // Its sums cover every candidate: the one job instead, handed every file with its count.
+        assert.deepEqual({ files: jobs[1].files, indexed: jobs[1].indexed, maxReferences: jobs[1].maxReferences }, { files, indexed: index.usesOf('loadConfig', files), maxReferences: 200 });
+      } else {
+        assert.deepEqual(jobs[1].files, files.slice(headLength), 'the rest, in order');
+        assert.deepEqual(jobs[1].indexed, index.usesOf('loadConfig', files.slice(headLength)), 'with their counts');
+        assert.equal(jobs[1].maxReferences, 200 - outcome.result.references.filter((reference) => files.indexOf(reference.relativePath) < headLength).length);
+      }
+    }
+  });
+
+  it('adds a newly applied index\'s identifier lists a slice at a time, letting the event loop run between slices, and answers as lists added at once do', async () => {
+    writeTree(repo, Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig(${i});\n`])));
+    const result = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: {}, timeMs: 30_000 }, neverStop)) as IndexJobResult;
+    const sliced = new FolderIndex(repo, []);
+    sliced.apply(result);
+    let turns = 0;
+    let added = false;
+    const tick = (): void => {
+      turns += 1;
+      if (!added) setImmediate(tick);
+    };
+    setImmediate(tick);
+    // No time at all for a slice: the fewest files a slice adds, every slice.
+    await sliced.listsAdded(0).then(() => (added = true));
+    assert.ok(turns > 2, `the event loop ran ${turns} time(s) while the lists were added`);
+    const atOnce = new FolderIndex(repo, []);
+    atOnce.apply(result);
+    const files = atOnce.referenceCandidates('loadConfig');
+    assert.equal(files.length, 104);
+    assert.deepEqual(sliced.referenceCandidates('loadConfig'), files);
+    assert.deepEqual(sliced.usesOf('loadConfig', files), atOnce.usesOf('loadConfig', files));
+  });
+
+  it('takes back nothing for a file changed or removed before its list was added, and then adds its new list', async () => {
+    const index = new FolderIndex(repo, []);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: {}, timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    writeTree(repo, { 'src/uses.ts': 'export const once = loadConfig();\n' });
+    fs.rmSync(path.join(repo, 'src/crlf.ts'));
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    await index.listsAdded();
+    const fresh = await indexed();
+    const files = fresh.referenceCandidates('loadConfig');
+    assert.deepEqual(index.referenceCandidates('loadConfig'), files);
+    assert.deepEqual(index.usesOf('loadConfig', files), fresh.usesOf('loadConfig', files));
+    assert.deepEqual(index.countsOfEveryCandidate('loadConfig'), fresh.countsOfEveryCandidate('loadConfig'));
   });
 
   it('looks the counts up a slice at a time, letting the event loop run between slices, and gives what one look-up gives', async () => {
