@@ -114,9 +114,10 @@ export interface ReferenceJob {
   files: string[];
   timeMs: number;
   /**
-   * Stop collecting after this many. The count goes on: past them, a file
-   * the index counted (`indexed`) is not read, and its count is taken instead
-   * (ReferenceJobResult.counted); the others are still read.
+   * Stop collecting after this many, or at `collectBefore`. The count goes
+   * on: past them, a file the index counted (`indexed`) is not read, and its
+   * count is taken instead (ReferenceJobResult.counted); the others are
+   * still read.
    */
   maxReferences: number;
   /**
@@ -128,7 +129,11 @@ export interface ReferenceJob {
    * record by path: a record of 18,000 paths took 40 ms to post to the thread.
    */
   indexed?: ReadonlyArray<IndexedUses | undefined>;
-  /** Files from this position on are read for the total only, whatever has been collected: later files handed over out of their order. */
+  /**
+   * From this position on nothing is collected, whatever has been so far:
+   * later files handed over out of their order, for the total only. What
+   * the search had found before it is kept (ReferenceJobResult.beforeLater).
+   */
   collectBefore?: number;
 }
 
@@ -160,6 +165,8 @@ export interface ReferenceJobResult {
    * they start: every later file the index counted is among them.
    */
   counted?: { from: number; files: number; uses: number };
+  /** The counts as they stood on reaching `collectBefore`, when the job had files past it. */
+  beforeLater?: { total: number; filesSearched: number; leftOut: number; filesParsed: number };
 }
 
 /**
@@ -739,6 +746,7 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
   const wordPattern = wholeWordPattern(job.symbol);
   // The index is a snapshot: a file may have become a link out of the folder since, so each is resolved again before it is read.
   for (const [position, relativePath] of job.files.entries()) {
+    if (position === job.collectBefore) result.beforeLater = { total: result.total, filesSearched: result.filesSearched, leftOut: result.leftOut, filesParsed: result.filesParsed };
     if (control.shouldStop() || performance.now() > deadline) {
       result.complete = false;
       break;

@@ -146,12 +146,16 @@ export class FolderIndex {
   readonly files = new Map<string, FileIndex>();
   /** Definitions by exact name, kept in step with `files`, so a query looks at each distinct name once. */
   readonly byName = new Map<string, SymbolRef[]>();
-  /** Identifier -> the files that use it, kept in step with `files`: a reference search reads only these. */
+  /** Identifier -> the files that use it, kept in step with `files` once the lists pending are added (listsAdded; every reader adds them first): a reference search reads only these. */
   private readonly usedBy = new Map<string, Set<string>>();
   /** Identifier -> the uses the lists of `usedBy`'s files count of it, in all: a search past its first files adds them up without a look-up per file. */
   private readonly listedUses = new Map<string, number>();
   /** Indexed files whose identifier lists are not in `usedBy` and `listedUses` yet (listsAdded). */
   private readonly listsToAdd = new Set<string>();
+  /** How many files' lists are still to be added (tests). */
+  get listsPending(): number {
+    return this.listsToAdd.size;
+  }
   private addingLists: Promise<void> | undefined;
   /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
   private readonly unlisted = new Set<string>();
@@ -276,7 +280,7 @@ export class FolderIndex {
     }
     this.unlisted.delete(relativePath);
     this.racy.delete(relativePath);
-    // Never added, nothing to take back.
+    // Never added: nothing to take back, and no parse of the list to find that out.
     if (this.listsToAdd.delete(relativePath)) return;
     forEachListed(old, (name, uses) => {
       const users = this.usedBy.get(name);
@@ -682,6 +686,8 @@ const USES_PER_SLICE = 4_000;
 
 /** index.usesOf for `files`, a slice at a time when they are many, letting the event loop run before each slice. */
 export async function usesInSlices(index: FolderIndex, symbol: string, files: readonly string[], sliceSize = USES_PER_SLICE): Promise<Array<IndexedUses | undefined>> {
+  // A walk applied meanwhile leaves lists to add: usesOf would add them all in one piece.
+  await index.listsAdded();
   const indexed: Array<IndexedUses | undefined> = [];
   for (let start = 0; start < files.length; start += sliceSize) {
     // Before the first slice too: the caller gathered the candidates in this same turn of the loop.
@@ -757,16 +763,18 @@ export async function findReferences(
   // Undefined where the index holds no count (see countedIn): a file to read. Looked up while the thread reads.
   const laterUses = later.length > 0 && !everyCount ? await usesInSlices(index, symbol, later) : undefined;
   const first = await running;
-  if (!first.ok || !first.result.complete || later.length === 0) return first;
-  const result = first.result;
+  if (!first.ok) return first;
+  const { beforeLater, ...result } = first.result;
+  // Stopped by the time limit (or with nothing past the first files): what it found is the answer, as the one job's would be.
+  if (!result.complete || later.length === 0) return { ok: true, result };
 
   if (result.references.length < maxReferences) {
-    // Not enough: the one job, or the rest in order with their counts, as it would have gone on.
-    if (everyCount) return runReferenceJob(job(files, maxReferences, { indexed: await usesInSlices(index, symbol, files) }), signal);
-    const rest = await runReferenceJob(job(later, maxReferences - result.references.length, { indexed: laterUses }), signal);
+    // Not enough: the rest in order with their counts, as the one job would have gone on, joined to what the first files gave.
+    const firstFiles: ReferenceJobResult = { ...result, ...beforeLater };
+    const rest = await runReferenceJob(job(later, maxReferences - result.references.length, { indexed: laterUses ?? (await usesInSlices(index, symbol, later)) }), signal);
     if (!rest.ok) return rest;
     const counted = rest.result.counted && { ...rest.result.counted, from: rest.result.counted.from + head.length };
-    return { ok: true, result: joinResults(result, rest.result, counted) };
+    return { ok: true, result: joinResults(firstFiles, rest.result, counted) };
   }
 
   // Enough already: a later file with a count is counted here, unopened; the others are read for the total.
@@ -782,11 +790,8 @@ export async function findReferences(
       laterCounted.files -= 1;
       laterCounted.uses -= uses.uses;
     }
-    if (!counted && laterCounted.files > 0) {
-      let position = 0;
-      while (position < later.length - 1 && index.usesOf(symbol, [later[position]])[0] === undefined) position += 1;
-      counted = { from: head.length + position, files: 0, uses: 0 };
-    }
+    // Every candidate is counted or not: the first later one with a count is the first not among the uncounted.
+    if (!counted && laterCounted.files > 0) counted = { from: head.length + later.findIndex((relativePath) => !everyCount.uncounted.has(relativePath)), files: 0, uses: 0 };
   } else {
     for (const [position, uses] of (laterUses ?? []).entries()) {
       if (!uses) {

@@ -6,6 +6,7 @@ import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setInde
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { closeSymbolPool, findReferences, FolderIndex, type ReferenceJobRunner, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
+import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 
 /**
  * The reference search answers a file from the index's identifier counts
@@ -377,7 +378,14 @@ describe('find_references from the index', () => {
 
   it('keeps the sums it counts every candidate by equal to the files\' own counts through edits, removals and files read just after a change', async () => {
     writeTree(repo, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`src/many/user${String(i).padStart(2, '0')}.ts`, `export const use${i} = loadConfig(loadConfig());\n`])));
+    // Lists cut at the cap: candidates for every name, whether or not what was kept names this one.
+    const manyNames = (count: number): string => Array.from({ length: count }, (_, i) => `export const name${i} = ${i};`).join('\n');
+    writeTree(repo, {
+      'src/capped/uses.ts': `export const first = loadConfig();\n${manyNames(INDEX_LIMITS.maxReferenceNamesPerFile + 10)}\n`,
+      'src/capped/other.ts': `${manyNames(INDEX_LIMITS.maxReferenceNamesPerFile + 10)}\n`,
+    });
     const index = await indexed();
+    assert.ok(index.referenceCandidates('loadConfig').includes('src/capped/other.ts'));
     const bySum = (): { files: number; uses: number; uncounted: string[] } => {
       const sums = index.countsOfEveryCandidate('loadConfig')!;
       return { files: sums.files, uses: sums.uses, uncounted: [...sums.uncounted].sort() };
@@ -398,12 +406,12 @@ describe('find_references from the index', () => {
     fs.rmSync(path.join(repo, 'src/many/user02.ts'));
     setIndexerWallClock(); // the edits and the new file are read just after they were written
     index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
-    assert.deepEqual(bySum().uncounted, ['src/late.ts', 'src/many/user01.ts']);
+    assert.deepEqual(bySum().uncounted, ['src/capped/other.ts', 'src/late.ts', 'src/many/user01.ts']);
     assert.deepEqual(bySum(), fileByFile());
 
     setIndexerWallClock(() => Date.now() + 60_000);
     index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
-    assert.deepEqual(bySum().uncounted, []);
+    assert.deepEqual(bySum().uncounted, ['src/capped/other.ts'], 'a cut list that does not name it');
     assert.deepEqual(bySum(), fileByFile());
     assert.equal(index.countsOfEveryCandidate('x'.repeat(1000)), undefined, 'a name longer than the lists hold has no counts to sum');
   });
@@ -429,17 +437,34 @@ describe('find_references from the index', () => {
       assert.ok(outcome.ok);
       assert.deepEqual(outcome.result, handedEveryCount, `everyCandidate: ${everyCandidate}`);
       assert.equal(jobs.length, 2);
-      const headLength = jobs[0].files.length;
+      const headLength = jobs[0].collectBefore as number;
       assert.ok(jobs[0].maxReferences === 200 && headLength < files.length);
-      if (everyCandidate) {
-        // Its sums cover every candidate: the one job instead, handed every file with its count.
-        assert.deepEqual({ files: jobs[1].files, indexed: jobs[1].indexed, maxReferences: jobs[1].maxReferences }, { files, indexed: index.usesOf('loadConfig', files), maxReferences: 200 });
-      } else {
-        assert.deepEqual(jobs[1].files, files.slice(headLength), 'the rest, in order');
-        assert.deepEqual(jobs[1].indexed, index.usesOf('loadConfig', files.slice(headLength)), 'with their counts');
-        assert.equal(jobs[1].maxReferences, 200 - outcome.result.references.filter((reference) => files.indexOf(reference.relativePath) < headLength).length);
-      }
+      // With every candidate, the files without a count went with the first ones, and are read again in their turn.
+      assert.equal(jobs[0].files.length, everyCandidate ? headLength + 20 : headLength);
+      assert.deepEqual(jobs[1].files, files.slice(headLength), 'the rest, in order');
+      assert.deepEqual(jobs[1].indexed, index.usesOf('loadConfig', files.slice(headLength)), 'with their counts');
+      assert.equal(jobs[1].maxReferences, 200 - outcome.result.references.filter((reference) => files.indexOf(reference.relativePath) < headLength).length);
     }
+  });
+
+  it('counts from the first later file with a count when the first files held exactly enough, and answers as a job handed every count does', async () => {
+    writeTree(repo, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig(loadConfig(loadConfig()));\n`])));
+    const index = await indexed();
+    const files = index.referenceCandidates('loadConfig');
+    // As many as the first 64 files hold (the first job's files, for so few): the last of them gives the last one collected.
+    const first64 = (await runSymbolJob({ kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files: files.slice(0, 64), timeMs: 30_000, maxReferences: 1_000 }, neverStop)) as ReferenceJobResult;
+    const maxReferences = first64.references.length;
+    const handedEveryCount = (await runSymbolJob(
+      { kind: 'references', root: repo, denyRead: [], symbol: 'loadConfig', files, timeMs: 30_000, maxReferences, indexed: index.usesOf('loadConfig', files) },
+      neverStop,
+    )) as ReferenceJobResult;
+    assert.equal(handedEveryCount.counted?.from, 64, 'counting starts right after the first 64 files');
+    const jobs: ReferenceJob[] = [];
+    const outcome = await findReferences(await ReadBoundary.create(repo, []), index, 'loadConfig', files, maxReferences, { everyCandidate: true, runReferenceJob: recordingRunner(jobs) });
+    assert.ok(outcome.ok);
+    assert.equal(jobs.length, 1);
+    assert.equal(jobs[0].collectBefore, 64);
+    assert.deepEqual(outcome.result, handedEveryCount);
   });
 
   it('adds a newly applied index\'s identifier lists a slice at a time, letting the event loop run between slices, and answers as lists added at once do', async () => {
@@ -447,6 +472,7 @@ describe('find_references from the index', () => {
     const result = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: {}, timeMs: 30_000 }, neverStop)) as IndexJobResult;
     const sliced = new FolderIndex(repo, []);
     sliced.apply(result);
+    assert.equal(sliced.listsPending, sliced.files.size, 'no list added with the files');
     let turns = 0;
     let added = false;
     const tick = (): void => {
@@ -457,6 +483,7 @@ describe('find_references from the index', () => {
     // No time at all for a slice: the fewest files a slice adds, every slice.
     await sliced.listsAdded(0).then(() => (added = true));
     assert.ok(turns > 2, `the event loop ran ${turns} time(s) while the lists were added`);
+    assert.equal(sliced.listsPending, 0);
     const atOnce = new FolderIndex(repo, []);
     atOnce.apply(result);
     const files = atOnce.referenceCandidates('loadConfig');
@@ -465,7 +492,7 @@ describe('find_references from the index', () => {
     assert.deepEqual(sliced.usesOf('loadConfig', files), atOnce.usesOf('loadConfig', files));
   });
 
-  it('takes back nothing for a file changed or removed before its list was added, and then adds its new list', async () => {
+  it('keeps its sums as a fresh index\'s when a file is changed or removed before its list was added', async () => {
     const index = new FolderIndex(repo, []);
     index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: {}, timeMs: 30_000 }, neverStop)) as IndexJobResult);
     writeTree(repo, { 'src/uses.ts': 'export const once = loadConfig();\n' });
