@@ -7,6 +7,7 @@ import { defaultSearchEngine, SearchEngine } from '../search/searchEngine';
 import { censusWithRipgrep } from '../search/searchJobs';
 import type { Census, SavedCensuses } from './savedCensuses';
 import { printableListItem, printablePath } from '../../../shared/printablePath';
+import { settledWithin } from '../settledWithin';
 
 /**
  * The small summary of the folder given to the model at the start of a
@@ -191,14 +192,7 @@ export class RepoSummaries {
       return describe(boundary, cached.census);
     }
     const taking = this.take(key, boundary);
-    let timer: NodeJS.Timeout | undefined;
-    const waited = await Promise.race([
-      taking,
-      new Promise<undefined>((resolve) => {
-        timer = setTimeout(() => resolve(undefined), this.firstWaitMs);
-      }),
-    ]);
-    clearTimeout(timer);
+    const waited = await settledWithin(taking, this.firstWaitMs);
     return describe(boundary, waited ?? { fileCount: 0, byExtension: [], partial: true, pending: true });
   }
 

@@ -20,6 +20,7 @@ import { answerUnansweredCalls, runTurn, type TurnHost } from './turn';
 import { errorText } from '../../../shared/errorText';
 import type { ReadAttachment } from '../read/attachments';
 import { unreadable, validAttachments, withAttachments } from './attachments';
+import { settledWithin } from '../settledWithin';
 
 export type TranscriptRole = 'User' | 'Assistant';
 export interface TranscriptTurn {
@@ -479,7 +480,7 @@ export class Discussion {
     this.symbolQuery?.abort();
     // A model call that ignores its abort must not hang the close: the turn
     // is latched out of every further step either way.
-    const done = running ? Promise.race([running.done, delay(CLOSE_WAIT_MS)]) : Promise.resolve();
+    const done = running ? settledWithin(running.done, CLOSE_WAIT_MS) : Promise.resolve();
     return done.finally(() => {
       this.changed();
       this.released = true;
@@ -843,7 +844,3 @@ function validSummary(saved: SummaryNote | undefined, historyLength: number): Su
 
 /** How long a close waits for a running turn to unwind before letting go of it. */
 const CLOSE_WAIT_MS = 5_000;
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}

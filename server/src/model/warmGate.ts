@@ -1,4 +1,5 @@
 import { setImmediate as nextTick } from 'node:timers/promises';
+import { settledWithin } from '../settledWithin';
 
 /**
  * Holds a fresh server's first questions until the model's code has run once
@@ -35,9 +36,7 @@ export class WarmGate {
   /** Settles when a question may go: at once when warm; else after the warm-up (or the wait's bound) and the questions before it, one per tick. */
   async pass(): Promise<void> {
     if (this.warm) return;
-    let bound: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([this.start(), new Promise<void>((resolve) => (bound = setTimeout(resolve, this.maxWaitMs)))]);
-    clearTimeout(bound);
+    await settledWithin(this.start(), this.maxWaitMs);
     const turn = this.turns.then(() => nextTick());
     this.turns = turn;
     await turn;

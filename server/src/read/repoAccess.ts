@@ -10,6 +10,7 @@ import { noteFileChanges, setSymbolFreshness, watchFolders } from '../symbols/sy
 import { SearchEngine, type SearchOptions } from '../search/searchEngine';
 import { IdeQueries, type IdeSource } from '../symbols/ideSource';
 import { createToolbox } from './toolbox';
+import { settledWithin } from '../settledWithin';
 
 export interface RepoAccessOptions {
   /** ripgrep for find_files, grep_files and the summary: a binary path, `null` for off, absent to look on PATH. */
@@ -93,7 +94,7 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
         instructions,
         prepare: async () => {
           const mapBuilt = mapAllowed ? (mapSource(), repoMaps.settled(toolbox.root, policy.denyRead)) : undefined;
-          await Promise.all([summaries.refreshSaved(), mapBuilt && settledWithin(mapBuilt, mapWaitMs)]);
+          await Promise.all([summaries.refreshSaved(), mapBuilt && settledWithin(mapBuilt.catch(() => undefined), mapWaitMs)]);
         },
         ...(mapAllowed ? { repoMap: (maxTokens: number) => mapSource().text(maxTokens) } : {}),
       };
@@ -109,11 +110,4 @@ export function createRepoAccess(options: RepoAccessOptions = {}): RepoAccess {
     watchFolders,
     noteFileChanges,
   };
-}
-
-/** Resolves when `work` settles or `ms` have passed, whichever is first; never rejects. */
-async function settledWithin(work: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([work.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
 }
