@@ -20,9 +20,9 @@ export function walkOrderKey(relativePath: string): string {
   return relativePath.replaceAll('/', '\u0000');
 }
 
-/** The first position in `items`, sorted by `keyOf`, whose key is at least `key`. */
-export function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string): number {
-  let low = 0;
+/** The first position in `items` from `from` on, sorted by `keyOf`, whose key is at least `key`. */
+export function lowerBound<T>(items: readonly T[], key: string, keyOf: (item: T) => string, from = 0): number {
+  let low = from;
   let high = items.length;
   while (low < high) {
     const middle = (low + high) >>> 1;
@@ -41,15 +41,27 @@ export function sortInWalkOrder(paths: string[]): string[] {
 }
 
 /**
- * `ordered` (in walk order) with `added` merged in, in one pass over both.
- * `added` is sorted first only when it is not in walk order already, as a
- * walk's own results are.
+ * `ordered` (in walk order) with `added` merged in. `added` is sorted first
+ * only when it is not in walk order already, as a walk's own results are.
+ * A few paths are placed by binary search: a pass computing the key of
+ * every path took about 4 ms on 18,000 paths, paid again by each slice of a
+ * walk's answer (FolderIndex.applyInSlices).
  */
 export function mergeInWalkOrder(ordered: readonly string[], added: string[]): string[] {
   let addedKeys = added.map(walkOrderKey);
   if (addedKeys.some((key, i) => i > 0 && addedKeys[i - 1] > key)) addedKeys = sortInWalkOrder(added).map(walkOrderKey);
   const merged: string[] = [];
   let next = 0;
+  if (added.length * Math.log2(ordered.length + 2) < ordered.length) {
+    let from = 0;
+    for (; next < added.length; next++) {
+      const at = lowerBound(ordered, addedKeys[next], walkOrderKey, from);
+      for (; from < at; from++) merged.push(ordered[from]);
+      merged.push(added[next]);
+    }
+    for (; from < ordered.length; from++) merged.push(ordered[from]);
+    return merged;
+  }
   for (const relativePath of ordered) {
     const key = walkOrderKey(relativePath);
     while (next < added.length && addedKeys[next] < key) merged.push(added[next++]);

@@ -47,12 +47,18 @@ interface RunningJob {
   id: number;
   pids: Set<number>;
   settle: (outcome: PoolOutcome) => void;
+  /** A part of the answer the worker posted ahead of it; dropped once the job is answered. */
+  receive: (part: unknown) => void;
 }
+
+/** Takes each part of an answer the worker posts ahead of it, in order (WorkerReply 'part'). */
+export type PartReceiver = (part: unknown) => void;
 
 interface QueuedJob {
   job: SearchJob;
   timeoutMs: number;
   signal?: AbortSignal;
+  onPart?: PartReceiver;
   resolve: (outcome: PoolOutcome) => void;
   /** Stops listening for a cancel while queued: the job is starting. */
   dequeued?: () => void;
@@ -144,10 +150,10 @@ export class SearchPool {
     return this.slots.size;
   }
 
-  run(job: SearchJob, timeoutMs: number, signal?: AbortSignal): Promise<PoolOutcome> {
+  run(job: SearchJob, timeoutMs: number, signal?: AbortSignal, onPart?: PartReceiver): Promise<PoolOutcome> {
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
     return new Promise((resolve) => {
-      const queued: QueuedJob = { job, timeoutMs, signal, resolve };
+      const queued: QueuedJob = { job, timeoutMs, signal, onPart, resolve };
       if (signal) {
         // Cancelled while it waits: answered at once and never run (start()'s own
         // listener, added to a signal already aborted, would never fire).
@@ -270,6 +276,10 @@ export class SearchPool {
         clearTimeout(timer);
         settle(outcome);
       },
+      // A cancelled job's parts still arrive until the worker stops: its caller has its answer already.
+      receive: (part) => {
+        if (!settled) queued.onPart?.(part);
+      },
     };
     slot.job = running;
     queued.signal?.addEventListener('abort', onAbort, { once: true });
@@ -281,6 +291,10 @@ export class SearchPool {
     if (!job || reply.id !== job.id) return;
     if (reply.type === 'spawned') {
       job.pids.add(reply.pid);
+      return;
+    }
+    if (reply.type === 'part') {
+      job.receive(reply.part);
       return;
     }
     slot.job = undefined;

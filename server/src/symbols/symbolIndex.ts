@@ -141,6 +141,8 @@ const WALK_ORDER_PLACED_ONE_BY_ONE = 256;
 const PICKED_RATHER_THAN_SORTED = 16;
 /** The longest the identifier lists of a newly applied index are added for in one turn of the event loop (listsAdded). */
 const LIST_SLICE_MS = 4;
+/** The longest a walk's answer is applied for in one turn of the event loop (applyInSlices). */
+const APPLY_SLICE_MS = 4;
 
 export class FolderIndex {
   readonly files = new Map<string, FileIndex>();
@@ -195,10 +197,37 @@ export class FolderIndex {
     readonly denyRead: readonly string[],
   ) {}
 
+  /** Applies a walk's answer in one piece (applyInSlices spreads it over turns of the event loop). */
   apply(result: IndexJobResult): void {
-    const building = !this.status.complete;
-    const hadBefore = building ? new Set(this.files.keys()) : undefined;
-    this.applyChanges(result);
+    const hadBefore = this.beginWalkApply();
+    this.applyChangesWithin(result, 0, Infinity);
+    this.endWalkApply(result, hadBefore);
+  }
+
+  /**
+   * Applies a walk's answer a slice at a time between turns of the event
+   * loop. In one piece, the 2,600 files a cold walk parses within its time
+   * limit held the main thread for about 70 ms, and a whole 18,000-file tree
+   * for about 450 ms, every discussion's stream with it. Each file is
+   * replaced whole, so a reader meanwhile sees every file as it was or as
+   * it is now; queries wait for the walk, which ends once this resolves.
+   */
+  async applyInSlices(result: IndexJobResult, sliceMs = APPLY_SLICE_MS): Promise<void> {
+    const hadBefore = this.beginWalkApply();
+    // Not in the turn that received the answer, which copied in its last part.
+    for (let next = 0; next < result.removed.length + result.updated.length; next = this.applyChangesWithin(result, next, sliceMs)) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    this.endWalkApply(result, hadBefore);
+  }
+
+  /** Before a walk's answer: the paths the index held while it was still being built. */
+  private beginWalkApply(): Set<string> | undefined {
+    return this.status.complete ? undefined : new Set(this.files.keys());
+  }
+
+  private endWalkApply(result: IndexJobResult, hadBefore: Set<string> | undefined): void {
+    this.noteApplied(result);
     if (hadBefore) {
       // A walk that finished building the index added every file, which says nothing of edits going on: only a change to a file
       // it already had, or one gone, does. Counted as a change, it made the first query after the build walk the folder again.
@@ -218,42 +247,74 @@ export class FolderIndex {
   /** A recheck's answer: the status counts change only by the files gone (any other change in count made it ask for a walk). */
   applyRecheck(result: RecheckJobResult): void {
     const gone = result.removed.filter((relativePath) => this.files.has(relativePath)).length;
-    this.applyChanges(result);
+    this.applyChangesWithin(result, 0, Infinity);
+    this.noteApplied(result);
     this.status = { ...this.status, indexedFiles: this.status.indexedFiles - gone, sourceFiles: this.status.sourceFiles - gone };
   }
 
-  private applyChanges(result: { removed: readonly string[]; updated: readonly FileIndex[] }): void {
-    // A building walk brings thousands of paths: merged in one pass rather than placed one by one.
-    const inBulk = result.removed.length + result.updated.length > WALK_ORDER_PLACED_ONE_BY_ONE;
-    if (inBulk) this.mergeIntoWalkOrder(result);
-    for (const relativePath of result.removed) {
-      if (!inBulk && this.files.has(relativePath)) this.placeInWalkOrder(relativePath, false);
-      this.forget(relativePath);
+  /**
+   * Applies the changes of `result` from the `from`th on (its removals, then
+   * its files), for `budgetMs` or until none is left, and keeps the walk
+   * order in step; returns where the next slice starts.
+   */
+  private applyChangesWithin(result: { removed: readonly string[]; updated: readonly FileIndex[] }, from: number, budgetMs: number): number {
+    const until = performance.now() + budgetMs;
+    const total = result.removed.length + result.updated.length;
+    const gone: string[] = [];
+    const added: string[] = [];
+    let next = from;
+    // A clock read every few files: a file's definitions take about 25 microseconds to add.
+    for (; next < total && ((next - from) % 16 !== 15 || performance.now() <= until); next++) {
+      if (next < result.removed.length) {
+        const relativePath = result.removed[next];
+        if (this.files.has(relativePath)) gone.push(relativePath);
+        this.forget(relativePath);
+      } else this.add(result.updated[next - result.removed.length], added);
     }
-    for (const file of result.updated) {
-      if (!inBulk && !this.files.has(file.relativePath)) this.placeInWalkOrder(file.relativePath, true);
-      this.forget(file.relativePath);
-      this.files.set(file.relativePath, file);
-      const target = this.linkTargetOf(file);
-      if (target !== undefined) {
-        this.linkTargets.set(target, (this.linkTargets.get(target) ?? new Set()).add(file.relativePath));
-        if (effectOfChange(this.root, file.realPath).effect === 'none') this.unwatchedTargets.add(file.relativePath);
-      }
-      for (const symbol of file.symbols) {
-        const refs = this.byName.get(symbol.name);
-        if (refs) refs.push({ file, symbol });
-        else this.byName.set(symbol.name, [{ file, symbol }]);
-      }
-      if (identifiersMayBeMissing(file)) this.unlisted.add(file.relativePath);
-      if (file.racy) this.racy.add(file.relativePath);
-      this.listsToAdd.add(file.relativePath);
+    // A building walk brings thousands of paths: merged in passes rather than placed one by one.
+    if (gone.length + added.length > WALK_ORDER_PLACED_ONE_BY_ONE) {
+      const goneSet = new Set(gone);
+      const kept = gone.length === 0 ? this.walkOrdered : this.walkOrdered.filter((relativePath) => !goneSet.has(relativePath));
+      this.walkOrdered = mergeInWalkOrder(kept, added);
+    } else {
+      for (const relativePath of gone) this.placeInWalkOrder(relativePath, false);
+      for (const relativePath of added) this.placeInWalkOrder(relativePath, true);
     }
+    // A reader between slices (a watcher's report) rebuilds these from what is applied so far: dropped again at the end.
+    if (next > from) this.dropDerived();
+    return next;
+  }
+
+  /** Puts `file` in the index in place of what it held at that path; a path new to the index goes on `added`. */
+  private add(file: FileIndex, added: string[]): void {
+    if (!this.files.has(file.relativePath)) added.push(file.relativePath);
+    this.forget(file.relativePath);
+    this.files.set(file.relativePath, file);
+    const target = this.linkTargetOf(file);
+    if (target !== undefined) {
+      this.linkTargets.set(target, (this.linkTargets.get(target) ?? new Set()).add(file.relativePath));
+      if (effectOfChange(this.root, file.realPath).effect === 'none') this.unwatchedTargets.add(file.relativePath);
+    }
+    for (const symbol of file.symbols) {
+      const refs = this.byName.get(symbol.name);
+      if (refs) refs.push({ file, symbol });
+      else this.byName.set(symbol.name, [{ file, symbol }]);
+    }
+    if (identifiersMayBeMissing(file)) this.unlisted.add(file.relativePath);
+    if (file.racy) this.racy.add(file.relativePath);
+    this.listsToAdd.add(file.relativePath);
+  }
+
+  /** After an answer is applied: whether it changed anything, and the structures built from `files` dropped if it did. */
+  private noteApplied(result: { removed: readonly string[]; updated: readonly FileIndex[] }): void {
     this.lastRefreshChanged = result.removed.length > 0 || result.updated.length > 0;
-    if (this.lastRefreshChanged) {
-      this.lowerNames = undefined;
-      this.indexedDirectories = undefined;
-      this.linkTargetDirectories = undefined;
-    }
+    if (this.lastRefreshChanged) this.dropDerived();
+  }
+
+  private dropDerived(): void {
+    this.lowerNames = undefined;
+    this.indexedDirectories = undefined;
+    this.linkTargetDirectories = undefined;
   }
 
   /** The root-relative real path of a file read through a link (a link itself or under a linked directory); undefined for the rest. */
@@ -334,14 +395,6 @@ export class FolderIndex {
   /** Every indexed path, in walk order. */
   filesInWalkOrder(): readonly string[] {
     return this.walkOrdered;
-  }
-
-  /** Before `result` is applied: its paths new to the index merged in, those it removes taken out. */
-  private mergeIntoWalkOrder(result: { removed: readonly string[]; updated: readonly FileIndex[] }): void {
-    const removed = new Set(result.removed);
-    const kept = removed.size === 0 ? this.walkOrdered : this.walkOrdered.filter((relativePath) => !removed.has(relativePath));
-    const added = [...new Set(result.updated.map((file) => file.relativePath).filter((relativePath) => !this.files.has(relativePath) || removed.has(relativePath)))];
-    this.walkOrdered = mergeInWalkOrder(kept, added);
   }
 
   private placeInWalkOrder(relativePath: string, present: boolean): void {
@@ -535,10 +588,14 @@ function failure(outcome: Exclude<PoolOutcome, { ok: true }>): { ok: false; mess
 }
 
 async function runJob<T extends SymbolJobResult>(job: SymbolJob, signal?: AbortSignal): Promise<JobOutcome<T>> {
+  // Parsed files come ahead of the answer, a part to a message (indexer.ts FILES_PER_PART).
+  const parts: FileIndex[][] = [];
   // The pool is typed for search jobs; it passes any job through to its worker unchanged.
-  const outcome = await symbolPool().run(job as unknown as SearchJob, SYMBOL_INDEX_LIMITS.jobTimeoutMs, signal);
+  const outcome = await symbolPool().run(job as unknown as SearchJob, SYMBOL_INDEX_LIMITS.jobTimeoutMs, signal, (part) => parts.push(part as FileIndex[]));
   if (!outcome.ok) return failure(outcome);
-  return { ok: true, result: outcome.result as unknown as T };
+  const result = outcome.result as unknown as SymbolJobResult;
+  if (parts.length > 0 && (result.kind === 'index' || result.kind === 'recheck')) result.updated = [...parts.flat(), ...result.updated];
+  return { ok: true, result: result as T };
 }
 
 const folders = new Map<string, FolderIndex>();
@@ -647,14 +704,16 @@ function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<Fol
   folder.walks += 1;
   folder.walking = true;
   const job: IndexJob = { kind: 'index', root: folder.root, denyRead: folder.denyRead, known: folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
-  return runJob<IndexJobResult>(job, signal).then((outcome): JobOutcome<FolderIndex> => {
-    folder.walking = false;
+  return runJob<IndexJobResult>(job, signal).then(async (outcome): Promise<JobOutcome<FolderIndex>> => {
     if (!outcome.ok) {
+      folder.walking = false;
       // Cancelled or stopped: what was reported before it was cleared for this walk, so the next query walks.
       folder.walkNeeded = true;
       return outcome;
     }
-    folder.apply(outcome.result);
+    // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
+    await folder.applyInSlices(outcome.result);
+    folder.walking = false;
     // Ready ahead of the first reference search, without holding the main thread.
     void folder.listsAdded();
     folder.refreshedAt = clock();

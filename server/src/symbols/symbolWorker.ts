@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { runSymbolJob, SymbolJob } from './indexer';
+import { runSymbolJob, SymbolJob, SymbolJobControl } from './indexer';
+import type { WorkerReply } from '../search/searchWorker';
 import { lowerThreadPriority } from '../backgroundPriority';
 
 /**
@@ -21,9 +22,12 @@ if (!port) throw new Error('symbolWorker.js must run as a worker thread');
 const stopFlag = new Int32Array(workerData.stopBuffer as SharedArrayBuffer);
 
 port.on('message', (request: SymbolRequest) => {
-  const control = { shouldStop: () => Atomics.load(stopFlag, 0) === request.id };
+  const control: SymbolJobControl = {
+    shouldStop: () => Atomics.load(stopFlag, 0) === request.id,
+    sendFiles: (files) => port.postMessage({ type: 'part', id: request.id, part: files } satisfies WorkerReply),
+  };
   runSymbolJob(request.job, control).then(
-    (result) => port.postMessage({ type: 'done', id: request.id, result }),
-    (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error) }),
+    (result) => port.postMessage({ type: 'done', id: request.id, result } satisfies WorkerReply),
+    (error: unknown) => port.postMessage({ type: 'failed', id: request.id, message: error instanceof Error ? error.message : String(error) } satisfies WorkerReply),
   );
 });

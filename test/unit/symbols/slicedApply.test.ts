@@ -1,0 +1,161 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ReadBoundary } from '../../../server/src/access/boundary';
+import { FILES_PER_PART, type FileIndex, type IndexedSymbol, type IndexJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
+import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes } from '../../../server/src/symbols/symbolIndex';
+import { mergeInWalkOrder, sortInWalkOrder } from '../../../server/src/search/relativePaths';
+import { writeTree } from '../../support/toolFixture';
+
+/**
+ * A walk's answer reaches the main thread in parts (one message each) and is
+ * applied a slice at a time: the index that results is the one a single
+ * message applied in one piece gave, and a reader between slices never finds
+ * a definition of a file the index does not hold.
+ */
+
+const neverStop = { shouldStop: () => false };
+
+function symbol(name: string): IndexedSymbol {
+  return { name, kind: 'function', line: 1, startLine: 1, endLine: 1, text: `function ${name}() {}` };
+}
+
+function fileIndex(relativePath: string, names: string[], stamp = '1:1'): FileIndex {
+  const references = names.map((name) => `${name}\t1`).join('\n');
+  return { relativePath, realPath: `/r/${relativePath}`, stamp, symbols: names.map(symbol), problems: [], moreProblems: 0, imports: [], reexports: [], references };
+}
+
+function answer(updated: FileIndex[], removed: string[] = []): IndexJobResult {
+  return { kind: 'index', updated, removed, sourceFiles: updated.length, indexedFiles: updated.length, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false };
+}
+
+/** What a query can see of an index, in a form two indexes can be compared by. */
+function seen(index: FolderIndex, names: string[]): unknown {
+  return {
+    files: [...index.files.entries()].sort(([a], [b]) => (a < b ? -1 : 1)),
+    walkOrder: index.filesInWalkOrder(),
+    definitions: names.map((name) => (index.byName.get(name) ?? []).map((ref) => ref.file.relativePath).sort()),
+    candidates: names.map((name) => index.referenceCandidates(name)),
+    status: index.status,
+    changed: index.lastRefreshChanged,
+  };
+}
+
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+describe('a walk answer handed over in parts and applied in slices', function () {
+  this.timeout(60_000);
+  let base: string;
+
+  beforeEach(() => {
+    base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'repo-discuss-sliced-')));
+  });
+  afterEach(async () => {
+    await resetSymbolIndexes();
+    fs.rmSync(base, { recursive: true, force: true });
+  });
+  after(() => closeSymbolPool());
+
+  const sourceTree = (count: number): Record<string, string> =>
+    Object.fromEntries(Array.from({ length: count }, (_, i) => [`src/m${i % 7}/f${i}.ts`, `export function fn${i}(): number {\n  return ${i};\n}\n`]));
+
+  it('hands the parsed files over in parts of FILES_PER_PART, in walk order, and the answer holds the rest', async () => {
+    writeTree(base, sourceTree(FILES_PER_PART * 2 + 5));
+    const job = { kind: 'index' as const, root: base, denyRead: [], known: {}, timeMs: 30_000 };
+    const parts: FileIndex[][] = [];
+    const inParts = (await runSymbolJob(job, { ...neverStop, sendFiles: (files) => parts.push(files) })) as IndexJobResult;
+    const whole = (await runSymbolJob(job, neverStop)) as IndexJobResult;
+    assert.deepEqual(parts.map((part) => part.length), [FILES_PER_PART, FILES_PER_PART]);
+    assert.equal(inParts.updated.length, 5);
+    assert.deepEqual([...parts.flat(), ...inParts.updated].map((file) => file.relativePath), whole.updated.map((file) => file.relativePath));
+    assert.equal(inParts.indexedFiles, whole.indexedFiles);
+  });
+
+  it('builds, through the symbol thread, the index of every file the walk parsed, in walk order', async () => {
+    const tree = sourceTree(FILES_PER_PART * 3 + 1);
+    writeTree(base, tree);
+    const outcome = await currentIndex(await ReadBoundary.create(base, []));
+    assert.ok(outcome.ok);
+    const index = outcome.result;
+    assert.ok(index.status.complete);
+    assert.deepEqual([...index.files.keys()].sort(), Object.keys(tree).sort());
+    assert.deepEqual(index.filesInWalkOrder(), sortInWalkOrder(Object.keys(tree)));
+    assert.deepEqual(index.byName.get(`fn${FILES_PER_PART * 3}`)?.map((ref) => ref.file.relativePath), [`src/m${(FILES_PER_PART * 3) % 7}/f${FILES_PER_PART * 3}.ts`]);
+  });
+
+  it('applied in slices, gives the index applied in one piece: files, definitions, walk order, candidates and status', async () => {
+    const first = answer(Array.from({ length: 400 }, (_, i) => fileIndex(`lib/f${(i * 7919) % 400}.ts`, [`n${i % 13}`, 'common'])));
+    // Removals, replacements, paths new to the index, and one path both removed and brought back.
+    const second = answer(
+      [...Array.from({ length: 300 }, (_, i) => fileIndex(`lib/f${i}.ts`, [`m${i % 5}`], '2:2')), ...Array.from({ length: 300 }, (_, i) => fileIndex(`new/g${i}.ts`, ['common']))],
+      ['lib/f350.ts', 'lib/f399.ts', 'lib/f7.ts'],
+    );
+    const names = ['common', 'n0', 'n12', 'm0', 'm4', 'absent'];
+    const whole = new FolderIndex('/r', []);
+    const sliced = new FolderIndex('/r', []);
+    let turns = 0;
+    for (const walkAnswer of [first, second]) {
+      whole.apply(walkAnswer);
+      let applied = false;
+      const applying = sliced.applyInSlices(walkAnswer, 0).then(() => (applied = true));
+      for (; !applied; turns++) await turn();
+      await applying;
+      assert.deepEqual(seen(sliced, names), seen(whole, names));
+    }
+    assert.ok(turns > 10, `applied in ${turns} turns of the event loop`);
+  });
+
+  it('between slices, lets a reader find each file as it was or as it is now, its definitions with it, and the walk order in step', async () => {
+    const before = Array.from({ length: 200 }, (_, i) => fileIndex(`a/f${i}.ts`, ['old', `k${i}`]));
+    const after = [...Array.from({ length: 200 }, (_, i) => fileIndex(`a/f${i}.ts`, ['new', `k${i}`], '2:2')), ...Array.from({ length: 100 }, (_, i) => fileIndex(`b/f${i}.ts`, ['new']))];
+    const index = new FolderIndex('/r', []);
+    index.apply(answer(before));
+    const versions = new Set([...before, ...after]);
+    let applied = false;
+    const applying = index.applyInSlices(answer(after, ['a/f0.ts']), 0).then(() => (applied = true));
+    let looks = 0;
+    for (; !applied; looks++) {
+      for (const [relativePath, file] of index.files) assert.ok(versions.has(file) && file.relativePath === relativePath, relativePath);
+      for (const refs of index.byName.values()) for (const ref of refs) assert.equal(index.files.get(ref.file.relativePath), ref.file, `a definition of a file replaced or gone: ${ref.file.relativePath}`);
+      assert.deepEqual(index.filesInWalkOrder(), sortInWalkOrder([...index.files.keys()]));
+      await turn();
+    }
+    await applying;
+    assert.ok(looks > 5, `looked ${looks} times`);
+    assert.equal(index.byName.get('old'), undefined);
+    assert.equal(index.byName.get('new')?.length, 300);
+  });
+
+  it('makes the next query walk again when a file the answer holds is deleted before it is applied', async () => {
+    writeTree(base, sourceTree(40));
+    const boundary = await ReadBoundary.create(base, []);
+    const gone = 'src/m3/f3.ts';
+    const applyInSlices = FolderIndex.prototype.applyInSlices;
+    FolderIndex.prototype.applyInSlices = function (this: FolderIndex, walkAnswer: IndexJobResult, sliceMs?: number) {
+      // Deleted and reported while the answer waits to be applied, as a watcher would report it.
+      fs.rmSync(path.join(base, gone));
+      this.noteChange(path.join(base, gone), 'deleted');
+      FolderIndex.prototype.applyInSlices = applyInSlices;
+      return applyInSlices.call(this, walkAnswer, sliceMs);
+    };
+    try {
+      const first = await currentIndex(boundary);
+      assert.ok(first.ok && first.result.files.has(gone), 'the answer applied holds the file the walk parsed');
+      const next = await currentIndex(boundary);
+      assert.ok(next.ok);
+      assert.equal(next.result.walks, 2);
+      assert.ok(!next.result.files.has(gone));
+    } finally {
+      FolderIndex.prototype.applyInSlices = applyInSlices;
+    }
+  });
+
+  it('merges a few paths into many by binary search in the order of a merge in one pass', () => {
+    const ordered = sortInWalkOrder(Array.from({ length: 5_000 }, (_, i) => `d${i % 37}/e${i % 11}/f${i}.ts`));
+    const added = ['a.ts', 'd3.ts', 'd3/e1.ts', 'd3/e1/f0.ts', 'd36/e10/z.ts', 'zz/top.ts', 'd10/e5/f-.ts'];
+    const merged = mergeInWalkOrder(ordered, [...added]);
+    assert.deepEqual(merged, sortInWalkOrder([...ordered, ...added]));
+    assert.deepEqual(mergeInWalkOrder(ordered.slice(0, 20), [...added]), sortInWalkOrder([...ordered.slice(0, 20), ...added]), 'the one-pass merge');
+  });
+});
