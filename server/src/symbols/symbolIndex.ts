@@ -214,8 +214,10 @@ export class FolderIndex {
    */
   async applyInSlices(result: IndexJobResult, sliceMs = APPLY_SLICE_MS): Promise<void> {
     const hadBefore = this.beginWalkApply();
-    // Not in the turn that received the answer, which copied in its last part.
-    for (let next = 0; next < result.removed.length + result.updated.length; next = this.applyChangesWithin(result, next, sliceMs)) {
+    // The first slice not in the turn of the event loop that received the answer, which copied in its last files: a
+    // callback set now (setImmediate) would run before that turn ends. The later slices each wait for the next turn.
+    await new Promise<void>((resolve) => setTimeout(resolve, 0));
+    for (let next = this.applyChangesWithin(result, 0, sliceMs); next < result.removed.length + result.updated.length; next = this.applyChangesWithin(result, next, sliceMs)) {
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
     this.endWalkApply(result, hadBefore);
@@ -382,7 +384,9 @@ export class FolderIndex {
   listsAdded(sliceMs = LIST_SLICE_MS): Promise<void> {
     if (this.listsToAdd.size === 0) return Promise.resolve();
     this.addingLists ??= (async () => {
-      while (!this.addLists(sliceMs)) await new Promise<void>((resolve) => setImmediate(resolve));
+      // Each slice in a turn of its own, the first too: started as a walk's answer is applied, it ran in that answer's last slice.
+      do await new Promise<void>((resolve) => setImmediate(resolve));
+      while (!this.addLists(sliceMs));
     })().finally(() => (this.addingLists = undefined));
     return this.addingLists;
   }
