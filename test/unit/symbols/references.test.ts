@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { closeSymbolPool, findReferences, FolderIndex, type ReferenceJobRunner, usesInSlices } from '../../../server/src/symbols/symbolIndex';
+import { turnsWhile } from '../../support/eventLoopTurns';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
 import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 
@@ -473,17 +474,10 @@ describe('find_references from the index', () => {
     const sliced = new FolderIndex(repo, []);
     sliced.apply(result);
     assert.equal(sliced.listsPending, sliced.files.size, 'no list added with the files');
-    let turns = 0;
-    let added = false;
-    const tick = (): void => {
-      turns += 1;
-      if (!added) setImmediate(tick);
-    };
-    setImmediate(tick);
     // No time at all for a slice: the fewest files a slice adds, every slice.
-    const adding = sliced.listsAdded(0).then(() => (added = true));
+    const adding = turnsWhile(sliced.listsAdded(0));
     assert.equal(sliced.listsPending, sliced.files.size, 'none added in the turn that asked: it may be the one that applied the files');
-    await adding;
+    const { turns } = await adding;
     assert.ok(turns > 2, `the event loop ran ${turns} time(s) while the lists were added`);
     assert.equal(sliced.listsPending, 0);
     const atOnce = new FolderIndex(repo, []);

@@ -7,6 +7,7 @@ import type { FileIndex, IndexedSymbol } from '../../../server/src/symbols/index
 import { rankFiles } from '../../../server/src/symbols/mapRanking';
 import { BuiltMap, estimateTokens, formatRepoMap, mapInputs, RepoMaps } from '../../../server/src/symbols/repoMap';
 import { closeSymbolPool, FolderIndex } from '../../../server/src/symbols/symbolIndex';
+import { turnsWhile } from '../../support/eventLoopTurns';
 import { writeTree } from '../../support/toolFixture';
 
 /** The file names of a map, in the order it lists them. */
@@ -184,17 +185,11 @@ describe('the repository map', () => {
     index.apply({ kind: 'index', updated: Array.from({ length: 500 }, (_, i) => file(`f${i}.ts`, [`a${i}`, `b${i}`, `a${i}`])), removed: [], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
     const inOnePiece = await mapInputs(index, Infinity);
     assert.deepEqual(inOnePiece[7], { relativePath: 'f7.ts', defines: 'a7\nb7', references: 'a7\t1\nb7\t1\na7\t1' });
-    let turns = 0;
-    let gathered = false;
-    const tick = (): void => {
-      turns += 1;
-      if (!gathered) setImmediate(tick);
-    };
-    setImmediate(tick);
     // No time at all for a slice: the fewest files a slice gathers, every slice.
-    const gathering = mapInputs(index, 0).then((inputs) => ((gathered = true), inputs));
+    const gathering = turnsWhile(mapInputs(index, 0));
     index.apply({ kind: 'index', updated: [file('late.ts', ['late'])], removed: ['f0.ts'], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
-    assert.deepEqual(await gathering, inOnePiece);
+    const { value: inputs, turns } = await gathering;
+    assert.deepEqual(inputs, inOnePiece);
     assert.ok(turns > 5, `the event loop ran ${turns} time(s) while the inputs were gathered`);
   });
 });

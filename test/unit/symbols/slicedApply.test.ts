@@ -6,6 +6,7 @@ import { ReadBoundary } from '../../../server/src/access/boundary';
 import { FILES_PER_PART, type FileIndex, type IndexedSymbol, type IndexJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
 import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes } from '../../../server/src/symbols/symbolIndex';
 import { mergeInWalkOrder, sortInWalkOrder } from '../../../server/src/search/relativePaths';
+import { turnsWhile } from '../../support/eventLoopTurns';
 import { writeTree } from '../../support/toolFixture';
 
 /**
@@ -97,10 +98,7 @@ describe('a walk answer handed over in parts and applied in slices', function ()
     let turns = 0;
     for (const walkAnswer of [first, second]) {
       whole.apply(walkAnswer);
-      let applied = false;
-      const applying = sliced.applyInSlices(walkAnswer, 0).then(() => (applied = true));
-      for (; !applied; turns++) await turn();
-      await applying;
+      turns += (await turnsWhile(sliced.applyInSlices(walkAnswer, 0))).turns;
       assert.deepEqual(seen(sliced, names), seen(whole, names));
     }
     assert.ok(turns > 10, `applied in ${turns} turns of the event loop`);
