@@ -1,13 +1,14 @@
 import { spawn } from 'node:child_process';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
+import { tuneHeap } from '../../server/src/heapTuning';
 import { createToolbox } from '../../server/src/read/toolbox';
 import { resetSymbolIndexes } from '../../server/src/symbols/symbolIndex';
 import { NO_POLICY } from '../support/toolFixture';
 
 /**
  * Cold symbol calls, each on a new index, in a process started with the
- * server's own Node flags. The index a walk brings is copied into the main
+ * server's own Node flags and heap settings. The index a walk brings is copied into the main
  * thread and applied there, and what that costs depends on the main thread's
  * young generation: with the bench's default (up to 16 MB semi-spaces, where
  * the server has 2 MB) each collection copied the parsed files received so far,
@@ -71,6 +72,8 @@ async function runColdCalls(root: string, cases: readonly ColdCase[], runs: numb
 }
 
 if (require.main === module) {
+  // As the server's entry does first: the flags alone would also size the symbol thread's young generation.
+  tuneHeap();
   const { root, cases, runs } = JSON.parse(process.env.BENCH_COLD_SYMBOLS as string) as { root: string; cases: ColdCase[]; runs: number };
   runColdCalls(root, cases, runs).then(
     (calls) => {

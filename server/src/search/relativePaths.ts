@@ -45,7 +45,7 @@ export function sortInWalkOrder(paths: string[]): string[] {
  * only when it is not in walk order already, as a walk's own results are.
  * A few paths are placed by binary search: a pass computing the key of
  * every path took about 4 ms on 18,000 paths, paid again by each slice of a
- * walk's answer (FolderIndex.applyInSlices).
+ * walk's answer merged rather than placed (FolderIndex.applyInSlices).
  */
 export function mergeInWalkOrder(ordered: readonly string[], added: string[]): string[] {
   let addedKeys = added.map(walkOrderKey);

@@ -26,7 +26,7 @@ export interface WorkerOptions {
 
 export type WorkerReply =
   | { type: 'spawned'; id: number; pid: number }
-  /** Part of the answer, ahead of it (the symbol thread's parsed files): each message is copied into the main thread in a task of its own. */
+  /** Part of the answer, ahead of it (the symbol thread's parsed files): copied into the main thread as it arrives, not with the rest. */
   | { type: 'part'; id: number; part: unknown }
   | { type: 'done'; id: number; result: unknown }
   | { type: 'failed'; id: number; message: string };

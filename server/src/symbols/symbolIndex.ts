@@ -215,6 +215,11 @@ export class FolderIndex {
    */
   async applyInSlices(result: IndexJobResult, sliceMs = APPLY_SLICE_MS): Promise<void> {
     const hadBefore = this.beginWalkApply();
+    await this.applyChangesInSlices(result, sliceMs);
+    this.endWalkApply(result, hadBefore);
+  }
+
+  private async applyChangesInSlices(result: { removed: readonly string[]; updated: readonly FileIndex[] }, sliceMs: number): Promise<void> {
     const changes = result.removed.length + result.updated.length;
     // The first slice not in the turn of the event loop that received the answer, which copied in its last files: a
     // callback set now (setImmediate) would run before that turn ends. The later slices each wait for the next turn.
@@ -222,7 +227,6 @@ export class FolderIndex {
     for (let next = this.applyChangesWithin(result, 0, sliceMs); next < changes; next = this.applyChangesWithin(result, next, sliceMs)) {
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
-    this.endWalkApply(result, hadBefore);
   }
 
   /** Before a walk's answer: the paths the index held while it was still being built. */
@@ -252,6 +256,22 @@ export class FolderIndex {
   applyRecheck(result: RecheckJobResult): void {
     const gone = result.removed.filter((relativePath) => this.files.has(relativePath)).length;
     this.applyChangesWithin(result, 0, Infinity);
+    this.endRecheckApply(result, gone);
+  }
+
+  /**
+   * applyRecheck a slice at a time, as applyInSlices: a recheck brings up to
+   * maxReportedPaths files (a branch switched), about 50 ms in one piece. It
+   * replaces or removes indexed files only, so what a watcher reports
+   * meanwhile is looked at by the next query as usual.
+   */
+  async applyRecheckInSlices(result: RecheckJobResult, sliceMs = APPLY_SLICE_MS): Promise<void> {
+    const gone = result.removed.filter((relativePath) => this.files.has(relativePath)).length;
+    await this.applyChangesInSlices(result, sliceMs);
+    this.endRecheckApply(result, gone);
+  }
+
+  private endRecheckApply(result: RecheckJobResult, gone: number): void {
     this.noteApplied(result);
     this.status = { ...this.status, indexedFiles: this.status.indexedFiles - gone, sourceFiles: this.status.sourceFiles - gone };
   }
@@ -718,9 +738,12 @@ function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<Fol
       folder.walkNeeded = true;
       return outcome;
     }
-    // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
-    await folder.applyInSlices(outcome.result);
-    folder.walking = false;
+    try {
+      // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
+      await folder.applyInSlices(outcome.result);
+    } finally {
+      folder.walking = false;
+    }
     // Ready ahead of the first reference search, without holding the main thread.
     void folder.listsAdded();
     folder.refreshedAt = clock();
@@ -733,12 +756,12 @@ function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<Fol
 /** Looks again at only what a watcher reported; the caller walks when the answer says only a walk can settle it. */
 function recheckReported(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
   const job: RecheckJob = { kind: 'recheck', root: folder.root, denyRead: folder.denyRead, ...folder.takeReported(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
-  return runJob<RecheckJobResult>(job, signal).then((outcome): JobOutcome<FolderIndex> => {
+  return runJob<RecheckJobResult>(job, signal).then(async (outcome): Promise<JobOutcome<FolderIndex>> => {
     if (!outcome.ok) {
       folder.walkNeeded = true; // what was taken must not be lost: the next query walks
       return outcome;
     }
-    folder.applyRecheck(outcome.result);
+    await folder.applyRecheckInSlices(outcome.result);
     if (outcome.result.walkNeeded) folder.walkNeeded = true;
     return { ok: true, result: folder };
   });

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import { FILES_PER_PART, type FileIndex, type IndexedSymbol, type IndexJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
+import { FILES_PER_PART, type FileIndex, type IndexedSymbol, type IndexJobResult, type RecheckJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
 import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes } from '../../../server/src/symbols/symbolIndex';
 import { mergeInWalkOrder, sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { turnsWhile } from '../../support/eventLoopTurns';
@@ -69,7 +69,9 @@ describe('a walk answer handed over in parts and applied in slices', function ()
     const whole = (await runSymbolJob(job, neverStop)) as IndexJobResult;
     assert.deepEqual(parts.map((part) => part.length), [FILES_PER_PART, FILES_PER_PART]);
     assert.equal(inParts.updated.length, 5);
-    assert.deepEqual([...parts.flat(), ...inParts.updated].map((file) => file.relativePath), whole.updated.map((file) => file.relativePath));
+    const handedOver = [...parts.flat(), ...inParts.updated].map((file) => file.relativePath);
+    assert.deepEqual(handedOver, whole.updated.map((file) => file.relativePath));
+    assert.deepEqual(handedOver, sortInWalkOrder([...handedOver]));
     assert.equal(inParts.indexedFiles, whole.indexedFiles);
   });
 
@@ -100,7 +102,14 @@ describe('a walk answer handed over in parts and applied in slices', function ()
       whole.apply(walkAnswer);
       turns += (await turnsWhile(sliced.applyInSlices(walkAnswer, 0))).turns;
       assert.deepEqual(seen(sliced, names), seen(whole, names));
+      assert.deepEqual(sliced.filesInWalkOrder(), sortInWalkOrder([...sliced.files.keys()]));
     }
+    // A recheck's answer: files replaced and removed, the status counts down by those gone.
+    const recheck: RecheckJobResult = { kind: 'recheck', updated: Array.from({ length: 100 }, (_, i) => fileIndex(`new/g${i}.ts`, ['n0'], '3:3')), removed: ['lib/f1.ts', 'not-indexed.ts'], walkNeeded: false };
+    whole.applyRecheck(recheck);
+    turns += (await turnsWhile(sliced.applyRecheckInSlices(recheck, 0))).turns;
+    assert.deepEqual(seen(sliced, names), seen(whole, names));
+    assert.equal(sliced.status.indexedFiles, 599);
     assert.ok(turns > 10, `applied in ${turns} turns of the event loop`);
   });
 
@@ -123,6 +132,24 @@ describe('a walk answer handed over in parts and applied in slices', function ()
     assert.ok(looks > 5, `looked ${looks} times`);
     assert.equal(index.byName.get('old'), undefined);
     assert.equal(index.byName.get('new')?.length, 300);
+  });
+
+  it('between slices of an answer large enough to be merged rather than placed, keeps the walk order in step with the files', async () => {
+    const index = new FolderIndex('/r', []);
+    const many = Array.from({ length: 3_000 }, (_, i) => fileIndex(`d${i % 17}/f${i}.ts`, []));
+    index.apply(answer(many));
+    // Removals are cheap: a slice of 2 ms takes hundreds of them, past the number placed one by one.
+    const change = answer(Array.from({ length: 1_500 }, (_, i) => fileIndex(`d${i % 13}/g${i}.ts`, [])), many.slice(0, 2_000).map((file) => file.relativePath));
+    let applied = false;
+    const applying = index.applyInSlices(change, 2).then(() => (applied = true));
+    let looks = 0;
+    for (; !applied; looks++) {
+      assert.deepEqual(index.filesInWalkOrder(), sortInWalkOrder([...index.files.keys()]));
+      await turn();
+    }
+    await applying;
+    assert.equal(index.files.size, 2_500);
+    assert.deepEqual(index.filesInWalkOrder(), sortInWalkOrder([...index.files.keys()]));
   });
 
   it('makes the next query walk again when a file the answer holds is deleted before it is applied', async () => {
