@@ -1,10 +1,10 @@
 import { spawn } from 'node:child_process';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
 import { tuneHeap } from '../../server/src/heapTuning';
 import { createToolbox } from '../../server/src/read/toolbox';
 import { resetSymbolIndexes } from '../../server/src/symbols/symbolIndex';
 import { NO_POLICY } from '../support/toolFixture';
+import { longestStallDuring, timed } from './measure';
 
 /**
  * Cold symbol calls, each on a new index, in a process started with the
@@ -52,15 +52,10 @@ async function runColdCalls(root: string, cases: readonly ColdCase[], runs: numb
     let complete = true;
     for (let i = 0; i < runs; i++) {
       await resetSymbolIndexes();
-      const loop = monitorEventLoopDelay({ resolution: 1 });
-      loop.enable();
-      const started = performance.now();
-      const outcome = await toolbox.run(testCase.tool, JSON.stringify(testCase.args));
-      ms.push(performance.now() - started);
-      // A stall that ends the call is recorded when the histogram's timer next fires: read before, it went unseen.
-      await new Promise<void>((resolve) => setTimeout(resolve, 2));
-      loop.disable();
-      calls.stalls.push(loop.max / 1e6);
+      const { stallMs, value: call } = await longestStallDuring(() => timed(() => toolbox.run(testCase.tool, JSON.stringify(testCase.args))));
+      const outcome = call.value;
+      ms.push(call.ms);
+      calls.stalls.push(stallMs);
       if (!outcome.ok) throw new Error(`${testCase.tool} failed: ${outcome.output}`);
       complete &&= !outcome.output.includes('[index incomplete');
     }

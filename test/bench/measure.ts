@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 
 /** Small helpers for the benchmark: timing, medians, a reference process. */
 
@@ -17,6 +17,23 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; va
 }
 
 /** Runs a command to completion, reading (and dropping) its output as a caller of it would. Returns the wall time. */
+/**
+ * The longest the event loop was held while `work` ran, by
+ * monitorEventLoopDelay at 1 ms. Read once the histogram's timer has fired
+ * after the work: a stall that ends the work is recorded only then.
+ */
+export async function longestStallDuring<T>(work: () => Promise<T>): Promise<{ stallMs: number; value: T }> {
+  const loop = monitorEventLoopDelay({ resolution: 1 });
+  loop.enable();
+  try {
+    const value = await work();
+    await new Promise<void>((resolve) => setTimeout(resolve, 2));
+    return { stallMs: loop.max / 1e6, value };
+  } finally {
+    loop.disable();
+  }
+}
+
 export function timeProcess(command: string, args: string[], cwd: string): Promise<{ ms: number; stdoutBytes: number; code: number | null }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();

@@ -18,7 +18,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import { setTimeout as pause } from 'node:timers/promises';
 import OpenAI from 'openai';
 import type { DiscussionEvent, StartRequest, SubscribeRequest } from '../../shared/protocol';
@@ -33,7 +33,7 @@ import { SERVER_ENTRY, ServerProcess } from '../support/serverProcess';
 import { NO_POLICY } from '../support/toolFixture';
 import { generateRepo, GeneratedRepo } from './generateRepo';
 import { coldSymbolCalls } from './coldSymbolCalls';
-import { formatMs, formatRatio, median, printTable, Row, timed } from './measure';
+import { formatMs, formatRatio, longestStallDuring, median, printTable, Row, timed } from './measure';
 import { measureActivation } from './activation';
 import { buildProductionBundle } from './productionBundle';
 import { findChromium, measureWebviewRender } from './webviewRender';
@@ -570,17 +570,16 @@ async function symbolFigures(repo: GeneratedRepo, rows: Row[]): Promise<void> {
   for (let i = 0; i < runs; i++) {
     const maps = new RepoMaps();
     // A discussion's map is built again once it is a minute old, while other discussions may be streaming.
-    const loop = monitorEventLoopDelay({ resolution: 1 });
-    loop.enable();
-    const { ms } = await timed(async () => {
-      const source = maps.source(repo.root, []);
-      await maps.settled(repo.root, []);
-      mapChars = source.text(4_000)?.length ?? 0;
-    });
-    // A stall that ends the build is recorded when the histogram's timer next fires.
-    await pause(2);
-    loop.disable();
-    warmMapHolds.push(loop.max / 1e6);
+    const { stallMs, value: ms } = await longestStallDuring(async () =>
+      (
+        await timed(async () => {
+          const source = maps.source(repo.root, []);
+          await maps.settled(repo.root, []);
+          mapChars = source.text(4_000)?.length ?? 0;
+        })
+      ).ms,
+    );
+    warmMapHolds.push(stallMs);
     warmMap.push(ms);
   }
   rows.push(row(`repository map build, warm index (ranking ${repo.files} files, ${mapChars} chars at 4,000 tokens)`, spread(warmMap), '-', '-', 'background', undefined));

@@ -8,6 +8,7 @@ import { rankFiles } from '../../../server/src/symbols/mapRanking';
 import { BuiltMap, estimateTokens, formatRepoMap, mapInputs, RepoMaps } from '../../../server/src/symbols/repoMap';
 import { closeSymbolPool, FolderIndex } from '../../../server/src/symbols/symbolIndex';
 import { turnsWhile } from '../../support/eventLoopTurns';
+import { definingFile } from '../../support/indexedFiles';
 import { writeTree } from '../../support/toolFixture';
 
 /** The file names of a map, in the order it lists them. */
@@ -170,24 +171,13 @@ describe('the repository map', () => {
   });
 
   it('gathers the ranking\'s inputs a slice at a time, letting the event loop run, and from the files as they were when asked', async () => {
-    const file = (relativePath: string, names: string[]): FileIndex => ({
-      relativePath,
-      realPath: `/r/${relativePath}`,
-      stamp: '1:1',
-      symbols: names.map((name): IndexedSymbol => ({ name, kind: 'function', line: 1, startLine: 1, endLine: 1, text: name })),
-      problems: [],
-      moreProblems: 0,
-      imports: [],
-      reexports: [],
-      references: names.map((name) => `${name}\t1`).join('\n'),
-    });
     const index = new FolderIndex('/r', []);
-    index.apply({ kind: 'index', updated: Array.from({ length: 500 }, (_, i) => file(`f${i}.ts`, [`a${i}`, `b${i}`, `a${i}`])), removed: [], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
+    index.apply({ kind: 'index', updated: Array.from({ length: 500 }, (_, i) => definingFile(`f${i}.ts`, [`a${i}`, `b${i}`, `a${i}`])), removed: [], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
     const inOnePiece = await mapInputs(index, Infinity);
     assert.deepEqual(inOnePiece[7], { relativePath: 'f7.ts', defines: 'a7\nb7', references: 'a7\t1\nb7\t1\na7\t1' });
     // No time at all for a slice: the fewest files a slice gathers, every slice.
     const gathering = turnsWhile(mapInputs(index, 0));
-    index.apply({ kind: 'index', updated: [file('late.ts', ['late'])], removed: ['f0.ts'], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
+    index.apply({ kind: 'index', updated: [definingFile('late.ts', ['late'])], removed: ['f0.ts'], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
     const { value: inputs, turns } = await gathering;
     assert.deepEqual(inputs, inOnePiece);
     assert.ok(turns > 5, `the event loop ran ${turns} time(s) while the inputs were gathered`);

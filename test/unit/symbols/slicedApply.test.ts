@@ -3,7 +3,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import { FILES_PER_PART, type FileIndex, type IndexedSymbol, type IndexJobResult, type RecheckJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
+import { FILES_PER_PART, type FileIndex, type IndexJobResult, type RecheckJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
+import { definingFile } from '../../support/indexedFiles';
 import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes } from '../../../server/src/symbols/symbolIndex';
 import { mergeInWalkOrder, sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { turnsWhile } from '../../support/eventLoopTurns';
@@ -17,15 +18,6 @@ import { writeTree } from '../../support/toolFixture';
  */
 
 const neverStop = { shouldStop: () => false };
-
-function symbol(name: string): IndexedSymbol {
-  return { name, kind: 'function', line: 1, startLine: 1, endLine: 1, text: `function ${name}() {}` };
-}
-
-function fileIndex(relativePath: string, names: string[], stamp = '1:1'): FileIndex {
-  const references = names.map((name) => `${name}\t1`).join('\n');
-  return { relativePath, realPath: `/r/${relativePath}`, stamp, symbols: names.map(symbol), problems: [], moreProblems: 0, imports: [], reexports: [], references };
-}
 
 function answer(updated: FileIndex[], removed: string[] = []): IndexJobResult {
   return { kind: 'index', updated, removed, sourceFiles: updated.length, indexedFiles: updated.length, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false };
@@ -88,10 +80,10 @@ describe('a walk answer handed over in parts and applied in slices', function ()
   });
 
   it('applied in slices, gives the index applied in one piece: files, definitions, walk order, candidates and status', async () => {
-    const first = answer(Array.from({ length: 400 }, (_, i) => fileIndex(`lib/f${(i * 7919) % 400}.ts`, [`n${i % 13}`, 'common'])));
+    const first = answer(Array.from({ length: 400 }, (_, i) => definingFile(`lib/f${(i * 7919) % 400}.ts`, [`n${i % 13}`, 'common'])));
     // Removals, replacements, paths new to the index, and one path both removed and brought back.
     const second = answer(
-      [...Array.from({ length: 300 }, (_, i) => fileIndex(`lib/f${i}.ts`, [`m${i % 5}`], '2:2')), ...Array.from({ length: 300 }, (_, i) => fileIndex(`new/g${i}.ts`, ['common']))],
+      [...Array.from({ length: 300 }, (_, i) => definingFile(`lib/f${i}.ts`, [`m${i % 5}`], '2:2')), ...Array.from({ length: 300 }, (_, i) => definingFile(`new/g${i}.ts`, ['common']))],
       ['lib/f350.ts', 'lib/f399.ts', 'lib/f7.ts'],
     );
     const names = ['common', 'n0', 'n12', 'm0', 'm4', 'absent'];
@@ -105,7 +97,7 @@ describe('a walk answer handed over in parts and applied in slices', function ()
       assert.deepEqual(sliced.filesInWalkOrder(), sortInWalkOrder([...sliced.files.keys()]));
     }
     // A recheck's answer: files replaced and removed, the status counts down by those gone.
-    const recheck: RecheckJobResult = { kind: 'recheck', updated: Array.from({ length: 100 }, (_, i) => fileIndex(`new/g${i}.ts`, ['n0'], '3:3')), removed: ['lib/f1.ts', 'not-indexed.ts'], walkNeeded: false };
+    const recheck: RecheckJobResult = { kind: 'recheck', updated: Array.from({ length: 100 }, (_, i) => definingFile(`new/g${i}.ts`, ['n0'], '3:3')), removed: ['lib/f1.ts', 'not-indexed.ts'], walkNeeded: false };
     whole.applyRecheck(recheck);
     turns += (await turnsWhile(sliced.applyRecheckInSlices(recheck, 0))).turns;
     assert.deepEqual(seen(sliced, names), seen(whole, names));
@@ -114,8 +106,8 @@ describe('a walk answer handed over in parts and applied in slices', function ()
   });
 
   it('between slices, lets a reader find each file as it was or as it is now, its definitions with it, and the walk order in step', async () => {
-    const before = Array.from({ length: 200 }, (_, i) => fileIndex(`a/f${i}.ts`, ['old', `k${i}`]));
-    const after = [...Array.from({ length: 200 }, (_, i) => fileIndex(`a/f${i}.ts`, ['new', `k${i}`], '2:2')), ...Array.from({ length: 100 }, (_, i) => fileIndex(`b/f${i}.ts`, ['new']))];
+    const before = Array.from({ length: 200 }, (_, i) => definingFile(`a/f${i}.ts`, ['old', `k${i}`]));
+    const after = [...Array.from({ length: 200 }, (_, i) => definingFile(`a/f${i}.ts`, ['new', `k${i}`], '2:2')), ...Array.from({ length: 100 }, (_, i) => definingFile(`b/f${i}.ts`, ['new']))];
     const index = new FolderIndex('/r', []);
     index.apply(answer(before));
     const versions = new Set([...before, ...after]);
@@ -136,10 +128,10 @@ describe('a walk answer handed over in parts and applied in slices', function ()
 
   it('between slices of an answer large enough to be merged rather than placed, keeps the walk order in step with the files', async () => {
     const index = new FolderIndex('/r', []);
-    const many = Array.from({ length: 3_000 }, (_, i) => fileIndex(`d${i % 17}/f${i}.ts`, []));
+    const many = Array.from({ length: 3_000 }, (_, i) => definingFile(`d${i % 17}/f${i}.ts`, []));
     index.apply(answer(many));
     // Removals are cheap: a slice of 2 ms takes hundreds of them, past the number placed one by one.
-    const change = answer(Array.from({ length: 1_500 }, (_, i) => fileIndex(`d${i % 13}/g${i}.ts`, [])), many.slice(0, 2_000).map((file) => file.relativePath));
+    const change = answer(Array.from({ length: 1_500 }, (_, i) => definingFile(`d${i % 13}/g${i}.ts`, [])), many.slice(0, 2_000).map((file) => file.relativePath));
     let applied = false;
     const applying = index.applyInSlices(change, 2).then(() => (applied = true));
     let looks = 0;
