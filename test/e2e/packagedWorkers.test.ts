@@ -12,6 +12,7 @@ import { countTextTokens } from '../../server/src/model/tokenizer';
 import { ModelThread } from '../../server/src/model/threaded/threadedModel';
 import { startFakeOpenAI } from '../support/fakeOpenAI';
 import { SearchPool } from '../../server/src/search/searchPool';
+import { noRecords } from '../../server/src/search/packedRecords';
 import type { SearchJob } from '../../server/src/search/searchJobs';
 import type { IndexJob, IndexJobResult } from '../../server/src/symbols/indexer';
 import { GRAMMAR_FILES } from '../../server/src/symbols/languages';
@@ -52,7 +53,7 @@ describe('the packaged workers read the data files the .vsix ships', function ()
     fs.writeFileSync(path.join(root, 'Refund.cs'), 'class Refund {\n  int AmountOf() { return 0; }\n}\n');
     const pool = new SearchPool({ maxWorkers: 1, script: path.join(DIST, 'symbolWorker.js') });
     try {
-      const job: IndexJob = { kind: 'index', root, denyRead: [], known: {}, timeMs: 30_000 };
+      const job: IndexJob = { kind: 'index', root, denyRead: [], known: noRecords(2), timeMs: 30_000 };
       const outcome = await pool.run(job as unknown as SearchJob, 30_000);
       assert.ok(outcome.ok, outcome.ok ? '' : JSON.stringify(outcome));
       const result = outcome.result as unknown as IndexJobResult;

@@ -111,7 +111,7 @@ export class SearchEngine {
       ? await this.runFindShards(full, signal)
       : this.splitsGrep(full)
         ? await this.runGrepShards(full, signal)
-        : await this.pool.run(full, this.timeoutMs, signal);
+        : await this.pool.run(full, this.timeoutMs, { signal });
     if (outcome.ok && outcome.result.kind !== 'prepareIndex') {
       this.count(outcome.result.engine);
       if (outcome.result.engine === 'index' && !this.announcedIndexes.has(job.root)) {
@@ -145,7 +145,7 @@ export class SearchEngine {
 
   /** The shards at once on the pool's threads: the first that failed, else their results merged. */
   private async runShards<Result extends SearchJobResult>(shards: SearchJob[], merge: (results: Result[]) => Result, signal?: AbortSignal): Promise<PoolOutcome> {
-    const outcomes = await Promise.all(shards.map((shard) => this.pool.run(shard, this.timeoutMs, signal)));
+    const outcomes = await Promise.all(shards.map((shard) => this.pool.run(shard, this.timeoutMs, { signal })));
     const failed = outcomes.find((outcome) => !outcome.ok);
     if (failed) return failed;
     return { ok: true, result: merge(outcomes.map((outcome) => (outcome as Extract<PoolOutcome, { ok: true }>).result as Result)) };
@@ -168,7 +168,7 @@ export class SearchEngine {
    * there, where the shards, each walking twice as far to its own cap, took up to twice as long. Then the shards.
    */
   private async runGrepShards(job: GrepJob, signal?: AbortSignal): Promise<PoolOutcome> {
-    const first = await this.pool.run({ ...job, headStartOnly: true }, this.timeoutMs, signal);
+    const first = await this.pool.run({ ...job, headStartOnly: true }, this.timeoutMs, { signal });
     if (!first.ok || first.result.kind !== 'grep' || first.result.unfinished !== true) return first;
     return this.runShards<GrepJobResult>(grepShardJobs(job), mergeGrepShards, signal);
   }

@@ -54,11 +54,16 @@ interface RunningJob {
 /** Takes each part of an answer the worker posts ahead of it, in order (WorkerReply 'part'). */
 export type PartReceiver = (part: unknown) => void;
 
-interface QueuedJob {
-  job: SearchJob;
-  timeoutMs: number;
+export interface RunOptions {
   signal?: AbortSignal;
   onPart?: PartReceiver;
+  /** Buffers the job holds that move to the worker rather than being copied (packedRecords.ts); unusable here once the job starts. */
+  transfer?: readonly ArrayBuffer[];
+}
+
+interface QueuedJob extends RunOptions {
+  job: SearchJob;
+  timeoutMs: number;
   resolve: (outcome: PoolOutcome) => void;
   /** Stops listening for a cancel while queued: the job is starting. */
   dequeued?: () => void;
@@ -150,10 +155,11 @@ export class SearchPool {
     return this.slots.size;
   }
 
-  run(job: SearchJob, timeoutMs: number, signal?: AbortSignal, onPart?: PartReceiver): Promise<PoolOutcome> {
+  run(job: SearchJob, timeoutMs: number, options: RunOptions = {}): Promise<PoolOutcome> {
+    const { signal } = options;
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
     return new Promise((resolve) => {
-      const queued: QueuedJob = { job, timeoutMs, signal, onPart, resolve };
+      const queued: QueuedJob = { ...options, job, timeoutMs, resolve };
       if (signal) {
         // Cancelled while it waits: answered at once and never run (start()'s own
         // listener, added to a signal already aborted, would never fire).
@@ -283,7 +289,7 @@ export class SearchPool {
     };
     slot.job = running;
     queued.signal?.addEventListener('abort', onAbort, { once: true });
-    slot.worker.postMessage({ id, job: queued.job } satisfies WorkerRequest);
+    slot.worker.postMessage({ id, job: queued.job } satisfies WorkerRequest, [...(queued.transfer ?? [])]);
   }
 
   private onReply(slot: Slot, reply: WorkerReply): void {

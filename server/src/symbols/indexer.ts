@@ -4,12 +4,13 @@ import { performance } from 'node:perf_hooks';
 import type { Language as TreeSitterLanguage, Node as TreeSitterNode, Parser as TreeSitterParser, Tree, TreeCursor } from '@vscode/tree-sitter-wasm';
 import { isSameOrInside, OpenRefusal, openVerifiedSync, PathResolution, ReadBoundary } from '../access/boundary';
 import { RACY_WINDOW_NS } from '../search/directoryStamps';
+import { noRecords, PackedRecords, unpackRecords } from '../search/packedRecords';
 import { isWalkedDirectory, walkFiles, walkVerdict } from '../search/walk';
 import { shortLine } from '../../../shared/oneLine';
 import { offsetsInCode } from './codeWords';
 import { DefinitionRule, LanguageSpec, languageOf, SymbolKind, SyntaxNodeLike } from './languages';
 import { INDEX_LIMITS } from './limits';
-import { MapFileInput, RankedFile, rankFiles } from './mapRanking';
+import { mapInputsFrom, RankedFile, rankFiles } from './mapRanking';
 import { readPackagedFile } from './packagedFile';
 import { wholeWordAt, wholeWordPattern } from './wholeWords';
 
@@ -75,12 +76,17 @@ export interface FileIndex {
   references?: string;
 }
 
+/** What an index job is told of a caller with no index yet. */
+export function nothingKnown(): PackedRecords {
+  return noRecords(2);
+}
+
 export interface IndexJob {
   kind: 'index';
   root: string;
   denyRead: readonly string[];
-  /** The caller's index: relative path -> stamp (a stamp no file has for an entry to parse again whatever its stamp). */
-  known: Record<string, string>;
+  /** The caller's index as (relative path, stamp) records (a stamp no file has for an entry to parse again whatever its stamp). */
+  known: PackedRecords;
   /** How long this call may work before answering with what it has. */
   timeMs: number;
   maxFiles?: number;
@@ -203,7 +209,8 @@ export interface RecheckJobResult {
 /** Ranks the index's files for the repository map (mapRanking.ts); reads no file. */
 export interface MapJob {
   kind: 'map';
-  files: MapFileInput[];
+  /** (relative path, defines, references) records: mapRanking.ts MapFileInput, packed. */
+  files: PackedRecords;
   timeMs: number;
   maxResults: number;
 }
@@ -615,6 +622,8 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
   const maxFiles = job.maxFiles ?? INDEX_LIMITS.maxFiles;
   const result: IndexJobResult = { kind: 'index', updated: [], removed: [], sourceFiles: 0, indexedFiles: 0, leftOut: 0, tooLarge: 0, walkComplete: false, fileCapReached: false };
   const seen = new Set<string>();
+  const known = new Map<string, string>();
+  for (const [relativePath, stamp] of unpackRecords(job.known)) known.set(relativePath, stamp);
   /** Found by the walk, to parse once the walk is done (so the count of files is known first). */
   const pending: Array<{ relativePath: string; realPath: string; stats: fs.Stats; spec: LanguageSpec }> = [];
 
@@ -656,7 +665,7 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
       }
       result.sourceFiles += 1;
       seen.add(file.relativePath);
-      if (job.known[file.relativePath] === stampOf(fileStats)) {
+      if (known.get(file.relativePath) === stampOf(fileStats)) {
         result.indexedFiles += 1;
         return;
       }
@@ -671,7 +680,7 @@ async function runIndex(job: IndexJob, control: SymbolJobControl): Promise<Index
     result.indexedFiles += 1;
   }
   if (result.walkComplete) {
-    for (const relativePath of Object.keys(job.known)) if (!seen.has(relativePath)) result.removed.push(relativePath);
+    for (const relativePath of known.keys()) if (!seen.has(relativePath)) result.removed.push(relativePath);
   }
   return result;
 }
@@ -844,7 +853,7 @@ async function runReferences(job: ReferenceJob, control: SymbolJobControl): Prom
 }
 
 function runMap(job: MapJob): MapJobResult {
-  return { kind: 'map', ranked: rankFiles(job.files, { maxResults: job.maxResults, deadline: performance.now() + job.timeMs }) };
+  return { kind: 'map', ranked: rankFiles(mapInputsFrom(job.files), { maxResults: job.maxResults, deadline: performance.now() + job.timeMs }) };
 }
 
 export async function runSymbolJob(job: SymbolJob, control: SymbolJobControl): Promise<SymbolJobResult> {

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { PackedRecords, unpackRecords } from '../search/packedRecords';
 
 /**
  * Ranks a folder's files for the repository map, the way Aider's repo map
@@ -14,6 +15,13 @@ export interface MapFileInput {
   defines: string;
   /** "name\tcount" lines: the identifiers the file uses (FileIndex.references). */
   references: string;
+}
+
+/** The inputs as repoMap.ts mapInputs packed them: (relative path, defines, references) records. */
+export function mapInputsFrom(packed: PackedRecords): MapFileInput[] {
+  const inputs: MapFileInput[] = [];
+  for (const [relativePath, defines, references] of unpackRecords(packed)) inputs.push({ relativePath, defines, references });
+  return inputs;
 }
 
 export interface RankedFile {

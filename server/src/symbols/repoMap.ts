@@ -1,7 +1,8 @@
 import { ReadBoundary } from '../access/boundary';
 import { inertLine, printablePath } from '../../../shared/printablePath';
 import type { FileIndex } from './indexer';
-import type { MapFileInput, RankedFile } from './mapRanking';
+import { packInSlices, PackedRecords } from '../search/packedRecords';
+import type { RankedFile } from './mapRanking';
 import { currentIndex, FolderIndex, rankForMap } from './symbolIndex';
 
 /**
@@ -52,25 +53,17 @@ export function estimateTokens(text: string): number {
 const MAP_INPUT_SLICE_MS = 4;
 
 /**
- * What the ranking reads of each indexed file, gathered a slice at a time
- * between turns of the event loop: in one piece, an index of 18,000 files held
- * the main thread for 70 to 78 ms, every discussion's stream with it, each
- * time a discussion's map was built again.
+ * What the ranking reads of each indexed file (mapRanking.ts MapFileInput,
+ * unpacked there by mapInputsFrom), gathered and packed a slice at a time
+ * between turns of the event loop. In one piece, an index of 18,000 files
+ * held the main thread for 70 to 78 ms gathering them, and posting them as
+ * objects to the symbol thread up to 22 ms more, every discussion's stream
+ * with it, each time a discussion's map was built again.
  */
-export async function mapInputs(index: FolderIndex, sliceMs = MAP_INPUT_SLICE_MS): Promise<MapFileInput[]> {
+export function mapInputs(index: FolderIndex, sliceMs = MAP_INPUT_SLICE_MS): Promise<PackedRecords> {
   // The files as they are now: a walk applied meanwhile changes the index, not the inputs being gathered.
   const files = [...index.files.values()];
-  const inputs: MapFileInput[] = [];
-  let until = performance.now() + sliceMs;
-  for (const file of files) {
-    // A clock read every few files: a file's names take a few microseconds to gather.
-    if (inputs.length % 32 === 31 && performance.now() > until) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      until = performance.now() + sliceMs;
-    }
-    inputs.push({ relativePath: file.relativePath, defines: [...new Set(file.symbols.map((symbol) => symbol.name))].join('\n'), references: file.references ?? '' });
-  }
-  return inputs;
+  return packInSlices(files, 3, (file: FileIndex) => [file.relativePath, [...new Set(file.symbols.map((symbol) => symbol.name))].join('\n'), file.references ?? ''], sliceMs);
 }
 
 export const buildFromIndex: MapBuilder = async (root, denyRead) => {

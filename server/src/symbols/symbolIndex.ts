@@ -1,14 +1,14 @@
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { isSameOrInside, ReadBoundary } from '../access/boundary';
+import { movedBuffers, packInSlices, PackedRecords } from '../search/packedRecords';
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool, type SearchPoolOptions } from '../search/searchPool';
 import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
-import type { FileIndex, IndexedSymbol, IndexedUses, IndexJob, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
+import type { FileIndex, IndexedSymbol, IndexedUses, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
 import { lowerBound, mergeInWalkOrder, sortInWalkOrder, walkOrderKey } from '../search/relativePaths';
-import type { MapFileInput } from './mapRanking';
 
 /**
  * The main-thread side of the symbol index: one index per folder (and deny
@@ -575,12 +575,11 @@ export class FolderIndex {
    * The index's stamps as a walk compares them. A racy entry's is one no
    * file has, so the walk parses it again: a second change in the tick it
    * was read in could have left its stamp as it was, and it would otherwise
-   * stay as read until the file changed again.
+   * stay as read until the file changed again. Packed a slice at a time, from
+   * the files as they are when asked.
    */
-  known(): Record<string, string> {
-    const known: Record<string, string> = {};
-    for (const [relativePath, file] of this.files) known[relativePath] = file.racy ? `${file.stamp}:racy` : file.stamp;
-    return known;
+  known(sliceMs = APPLY_SLICE_MS): Promise<PackedRecords> {
+    return packInSlices([...this.files.values()], 2, (file) => [file.relativePath, file.racy ? `${file.stamp}:racy` : file.stamp], sliceMs);
   }
 }
 
@@ -618,7 +617,12 @@ async function runJob<T extends SymbolJobResult>(job: SymbolJob, signal?: AbortS
   // Parsed files come ahead of the answer, a part to a message (indexer.ts FILES_PER_PART).
   const parts: FileIndex[][] = [];
   // The pool is typed for search jobs; it passes any job through to its worker unchanged.
-  const outcome = await symbolPool().run(job as unknown as SearchJob, SYMBOL_INDEX_LIMITS.jobTimeoutMs, signal, (part) => parts.push(part as FileIndex[]));
+  const packed = job.kind === 'index' ? job.known : job.kind === 'map' ? job.files : undefined;
+  const outcome = await symbolPool().run(job as unknown as SearchJob, SYMBOL_INDEX_LIMITS.jobTimeoutMs, {
+    signal,
+    onPart: (part) => parts.push(part as FileIndex[]),
+    transfer: packed && movedBuffers(packed),
+  });
   if (!outcome.ok) return failure(outcome);
   const result = outcome.result as unknown as SymbolJobResult;
   if (parts.length > 0 && (result.kind === 'index' || result.kind === 'recheck')) result.updated = [...parts.flat(), ...result.updated];
@@ -723,34 +727,31 @@ function share(key: string, refresh: Promise<JobOutcome<FolderIndex>>): Promise<
 }
 
 /** Walks the whole folder, re-parsing what changed. */
-function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+async function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
   const startedAt = clock();
   const underWatch = watching?.id;
   // The walk sees the disk as it is now; what is reported from here on is looked at after it.
   folder.clearReported();
   folder.walks += 1;
   folder.walking = true;
-  const job: IndexJob = { kind: 'index', root: folder.root, denyRead: folder.denyRead, known: folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
-  return runJob<IndexJobResult>(job, signal).then(async (outcome): Promise<JobOutcome<FolderIndex>> => {
+  try {
+    const outcome = await runJob<IndexJobResult>({ kind: 'index', root: folder.root, denyRead: folder.denyRead, known: await folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs }, signal);
     if (!outcome.ok) {
-      folder.walking = false;
       // Cancelled or stopped: what was reported before it was cleared for this walk, so the next query walks.
       folder.walkNeeded = true;
       return outcome;
     }
-    try {
-      // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
-      await folder.applyInSlices(outcome.result);
-    } finally {
-      folder.walking = false;
-    }
-    // Ready ahead of the first reference search, without holding the main thread.
-    void folder.listsAdded();
-    folder.refreshedAt = clock();
-    folder.walkStartedAt = startedAt;
-    folder.walkedUnderWatch = underWatch;
-    return { ok: true, result: folder };
-  });
+    // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
+    await folder.applyInSlices(outcome.result);
+  } finally {
+    folder.walking = false;
+  }
+  // Ready ahead of the first reference search, without holding the main thread.
+  void folder.listsAdded();
+  folder.refreshedAt = clock();
+  folder.walkStartedAt = startedAt;
+  folder.walkedUnderWatch = underWatch;
+  return { ok: true, result: folder };
 }
 
 /** Looks again at only what a watcher reported; the caller walks when the answer says only a walk can settle it. */
@@ -918,7 +919,7 @@ function joinResults(first: ReferenceJobResult, second: ReferenceJobResult, coun
 }
 
 /** Ranks `files` for the repository map in the symbol thread, within `timeMs`. */
-export function rankForMap(files: MapFileInput[], timeMs: number, maxResults: number, signal?: AbortSignal): Promise<JobOutcome<MapJobResult>> {
+export function rankForMap(files: PackedRecords, timeMs: number, maxResults: number, signal?: AbortSignal): Promise<JobOutcome<MapJobResult>> {
   const job: MapJob = { kind: 'map', files, timeMs, maxResults };
   return runJob<MapJobResult>(job, signal);
 }

@@ -223,7 +223,7 @@ parentPort.on('message', ({ id, job }) => {
     try {
       const first = single.run(job('first'), 10_000);
       const cancel = new AbortController();
-      const queued = single.run(job('cancelled'), 10_000, cancel.signal);
+      const queued = single.run(job('cancelled'), 10_000, { signal: cancel.signal });
       cancel.abort();
       assert.deepEqual(await queued, { ok: false, reason: 'cancelled' });
       assert.ok((await first).ok);

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { IndexJobResult, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
+import { IndexJobResult, nothingKnown, ReferenceJob, ReferenceJobResult, runSymbolJob, setIndexerWallClock } from '../../../server/src/symbols/indexer';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { closeSymbolPool, findReferences, FolderIndex, type ReferenceJobRunner, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { turnsWhile } from '../../support/eventLoopTurns';
@@ -105,7 +105,7 @@ describe('find_references from the index', () => {
 
   async function indexed(): Promise<FolderIndex> {
     const index = new FolderIndex(repo, []);
-    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: {}, timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: nothingKnown(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     assert.ok(index.status.complete);
     return index;
   }
@@ -165,7 +165,7 @@ describe('find_references from the index', () => {
     this.timeout(120_000);
     const root = path.resolve(__dirname, '..', '..', '..', '..', 'server', 'src', 'symbols');
     const index = new FolderIndex(root, []);
-    index.apply((await runSymbolJob({ kind: 'index', root, denyRead: [], known: {}, timeMs: 60_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root, denyRead: [], known: nothingKnown(), timeMs: 60_000 }, neverStop)) as IndexJobResult);
     const words = wordsAlsoOutsideCode(root, index).slice(0, 40);
     assert.ok(words.length >= 20, `enough words to go by (${words.length})`);
     let answeredWithoutParse = 0;
@@ -286,11 +286,11 @@ describe('find_references from the index', () => {
     const index = await indexed();
     assert.ok(index.files.get('src/uses.ts')?.racy, 'read within the racy window of its write');
     setIndexerWallClock(() => Date.now() + 60_000);
-    const refreshed = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
+    const refreshed = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
     assert.deepEqual(refreshed.updated.map((file) => file.relativePath).sort(), Object.keys(FILES).sort(), 'every racy entry parsed again');
     index.apply(refreshed);
     assert.equal([...index.files.values()].filter((file) => file.racy).length, 0);
-    const again = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
+    const again = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
     assert.deepEqual(again.updated, [], 'an entry no longer racy is kept while its stamp holds');
     const result = await search(index, 'loadConfig', true);
     assert.equal(result.filesParsed, 0, 'now answered from the counts, the comment and the string set aside by the scan');
@@ -349,7 +349,7 @@ describe('find_references from the index', () => {
     const late = ['src/zz/late0.ts', 'src/zz/late1.ts'];
     writeTree(repo, Object.fromEntries(late.map((file) => [file, 'export const late = loadConfig();\n'])));
     setIndexerWallClock();
-    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     const files = index.referenceCandidates('loadConfig');
     assert.deepEqual(files.slice(-2), late);
 
@@ -406,12 +406,12 @@ describe('find_references from the index', () => {
     writeTree(repo, { 'src/many/user00.ts': 'export const none = 0;\n', 'src/many/user01.ts': 'export const more = loadConfig() + loadConfig() + loadConfig();\n', 'src/late.ts': 'loadConfig();\n' });
     fs.rmSync(path.join(repo, 'src/many/user02.ts'));
     setIndexerWallClock(); // the edits and the new file are read just after they were written
-    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     assert.deepEqual(bySum().uncounted, ['src/capped/other.ts', 'src/late.ts', 'src/many/user01.ts']);
     assert.deepEqual(bySum(), fileByFile());
 
     setIndexerWallClock(() => Date.now() + 60_000);
-    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     assert.deepEqual(bySum().uncounted, ['src/capped/other.ts'], 'a cut list that does not name it');
     assert.deepEqual(bySum(), fileByFile());
     assert.equal(index.countsOfEveryCandidate('x'.repeat(1000)), undefined, 'a name longer than the lists hold has no counts to sum');
@@ -424,7 +424,7 @@ describe('find_references from the index', () => {
     // Enough files without a count, past the others, to make up what the first files lack: still shown only in their turn.
     writeTree(repo, Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`src/zz/late${String(i).padStart(2, '0')}.ts`, 'export const late = loadConfig();\n'])));
     setIndexerWallClock();
-    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     const files = index.referenceCandidates('loadConfig');
     assert.equal(files.filter((file) => file.startsWith('src/zz/')).length, 20);
     const handedEveryCount = (await runSymbolJob(
@@ -470,7 +470,7 @@ describe('find_references from the index', () => {
 
   it('adds a newly applied index\'s identifier lists a slice at a time, letting the event loop run between slices, and answers as lists added at once do', async () => {
     writeTree(repo, Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig(${i});\n`])));
-    const result = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: {}, timeMs: 30_000 }, neverStop)) as IndexJobResult;
+    const result = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: nothingKnown(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
     const sliced = new FolderIndex(repo, []);
     sliced.apply(result);
     assert.equal(sliced.listsPending, sliced.files.size, 'no list added with the files');
@@ -490,10 +490,10 @@ describe('find_references from the index', () => {
 
   it('keeps its sums as a fresh index\'s when a file is changed or removed before its list was added', async () => {
     const index = new FolderIndex(repo, []);
-    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: {}, timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: nothingKnown(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     writeTree(repo, { 'src/uses.ts': 'export const once = loadConfig();\n' });
     fs.rmSync(path.join(repo, 'src/crlf.ts'));
-    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
+    index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     await index.listsAdded();
     const fresh = await indexed();
     const files = fresh.referenceCandidates('loadConfig');

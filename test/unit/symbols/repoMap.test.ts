@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { repoMapTokensFor } from '../../../server/src/model/budget';
 import type { FileIndex, IndexedSymbol } from '../../../server/src/symbols/indexer';
-import { rankFiles } from '../../../server/src/symbols/mapRanking';
+import { mapInputsFrom, rankFiles } from '../../../server/src/symbols/mapRanking';
 import { BuiltMap, estimateTokens, formatRepoMap, mapInputs, RepoMaps } from '../../../server/src/symbols/repoMap';
 import { closeSymbolPool, FolderIndex } from '../../../server/src/symbols/symbolIndex';
 import { turnsWhile } from '../../support/eventLoopTurns';
@@ -173,13 +173,13 @@ describe('the repository map', () => {
   it('gathers the ranking\'s inputs a slice at a time, letting the event loop run, and from the files as they were when asked', async () => {
     const index = new FolderIndex('/r', []);
     index.apply({ kind: 'index', updated: Array.from({ length: 500 }, (_, i) => definingFile(`f${i}.ts`, [`a${i}`, `b${i}`, `a${i}`])), removed: [], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
-    const inOnePiece = await mapInputs(index, Infinity);
+    const inOnePiece = mapInputsFrom(await mapInputs(index, Infinity));
     assert.deepEqual(inOnePiece[7], { relativePath: 'f7.ts', defines: 'a7\nb7', references: 'a7\t1\nb7\t1\na7\t1' });
     // No time at all for a slice: the fewest files a slice gathers, every slice.
     const gathering = turnsWhile(mapInputs(index, 0));
     index.apply({ kind: 'index', updated: [definingFile('late.ts', ['late'])], removed: ['f0.ts'], sourceFiles: 500, indexedFiles: 500, leftOut: 0, tooLarge: 0, walkComplete: true, fileCapReached: false });
-    const { value: inputs, turns } = await gathering;
-    assert.deepEqual(inputs, inOnePiece);
+    const { value: packed, turns } = await gathering;
+    assert.deepEqual(mapInputsFrom(packed), inOnePiece);
     assert.ok(turns > 5, `the event loop ran ${turns} time(s) while the inputs were gathered`);
   });
 });

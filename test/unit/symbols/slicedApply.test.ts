@@ -2,10 +2,11 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import { FILES_PER_PART, type FileIndex, type IndexJobResult, type RecheckJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
+import { FILES_PER_PART, type FileIndex, type IndexJobResult, nothingKnown, type RecheckJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
 import { definingFile } from '../../support/indexedFiles';
-import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
 import { mergeInWalkOrder, sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { turnsWhile } from '../../support/eventLoopTurns';
 import { writeTree } from '../../support/toolFixture';
@@ -55,7 +56,7 @@ describe('a walk answer handed over in parts and applied in slices', function ()
 
   it('hands the parsed files over in parts of FILES_PER_PART, in walk order, and the answer holds the rest', async () => {
     writeTree(base, sourceTree(FILES_PER_PART * 2 + 5));
-    const job = { kind: 'index' as const, root: base, denyRead: [], known: {}, timeMs: 30_000 };
+    const job = { kind: 'index' as const, root: base, denyRead: [], known: nothingKnown(), timeMs: 30_000 };
     const parts: FileIndex[][] = [];
     const inParts = (await runSymbolJob(job, { ...neverStop, sendFiles: (files) => parts.push(files) })) as IndexJobResult;
     const whole = (await runSymbolJob(job, neverStop)) as IndexJobResult;
@@ -65,6 +66,31 @@ describe('a walk answer handed over in parts and applied in slices', function ()
     assert.deepEqual(handedOver, whole.updated.map((file) => file.relativePath));
     assert.deepEqual(handedOver, sortInWalkOrder([...handedOver]));
     assert.equal(inParts.indexedFiles, whole.indexedFiles);
+  });
+
+  it('tells the symbol thread the stamps it holds when it walks again: only the file that changed is parsed again', async () => {
+    const tree = sourceTree(FILES_PER_PART * 3 + 1);
+    writeTree(base, tree);
+    // Stamps older than the racy window, which a walk parses again whatever they are.
+    const past = new Date(Date.now() - 60_000);
+    for (const relativePath of Object.keys(tree)) fs.utimesSync(path.join(base, relativePath), past, past);
+    const boundary = await ReadBoundary.create(base, []);
+    const first = await currentIndex(boundary);
+    assert.ok(first.ok && first.result.status.complete);
+    const before = new Map(first.result.files);
+    fs.writeFileSync(path.join(base, 'src/m3/f3.ts'), 'export function changed(): number {\n  return 3;\n}\n');
+    let now = performance.now();
+    setSymbolIndexClock(() => now);
+    try {
+      now += SYMBOL_INDEX_LIMITS.freshForMs + 1;
+      const second = await currentIndex(boundary);
+      assert.ok(second.ok);
+      const parsedAgain = [...second.result.files].filter(([relativePath, file]) => before.get(relativePath) !== file).map(([relativePath]) => relativePath);
+      assert.deepEqual(parsedAgain, ['src/m3/f3.ts']);
+      assert.equal(second.result.walks, 2);
+    } finally {
+      setSymbolIndexClock();
+    }
   });
 
   it('builds, through the symbol thread, the index of every file the walk parsed, in walk order', async () => {
