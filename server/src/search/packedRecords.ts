@@ -13,12 +13,12 @@ export interface PackedRecords {
   /** Strings per record. */
   fields: number;
   /** Whole records, every field followed by a NUL but the last of a chunk. */
-  chunks: Uint8Array[];
+  chunks: Array<Uint8Array<ArrayBuffer>>;
   /** Records left out because a field held a NUL, which would have shifted every field after it. */
   dropped: number;
 }
 
-/** A slice ends past this many characters even with time left, so encoding it stays short. */
+/** A chunk ends once it holds this many characters (and one record more at most), so encoding one stays short. */
 const CHUNK_CHARS = 1 << 20;
 
 const SEPARATOR = '\0';
@@ -45,13 +45,12 @@ export async function packInSlices<T>(items: readonly T[], fields: number, field
     chars = 0;
   };
   for (let at = 0; at < items.length; at++) {
+    if (chars > CHUNK_CHARS) endChunk();
     // A clock read every few records: a record takes microseconds to gather.
-    if (at % 32 === 31 && (chars > CHUNK_CHARS || performance.now() > until)) {
+    if (at % 32 === 31 && performance.now() > until) {
       endChunk();
-      if (performance.now() > until) {
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        until = performance.now() + sliceMs;
-      }
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      until = performance.now() + sliceMs;
     }
     const record = fieldsOf(items[at]);
     if (record.length !== fields) throw new Error(`a packed record needs ${fields} fields, not ${record.length}`);
@@ -70,12 +69,13 @@ export async function packInSlices<T>(items: readonly T[], fields: number, field
 
 /** The buffers to list in postMessage's transfer list; once posted, `packed` is empty on this side. */
 export function movedBuffers(packed: PackedRecords): ArrayBuffer[] {
-  return packed.chunks.map((chunk) => chunk.buffer as ArrayBuffer);
+  return packed.chunks.map((chunk) => chunk.buffer);
 }
 
 /** The records, in the order they were packed. */
 export function* unpackRecords(packed: PackedRecords): Generator<string[]> {
-  const decoder = new TextDecoder();
+  // ignoreBOM: by default a U+FEFF opening a chunk, the first character of a file's name, would be dropped.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   for (const chunk of packed.chunks) {
     const values = decoder.decode(chunk).split(SEPARATOR);
     // Checked, not trusted: a chunk out of step would pair every later name with the wrong fields.

@@ -71,6 +71,16 @@ interface QueuedJob extends RunOptions {
 
 const WORKER_SCRIPT = path.join(__dirname, 'searchWorker.js');
 
+/** Whether a buffer was moved to another thread already (a view cannot be made of it then). */
+function isMoved(buffer: ArrayBuffer): boolean {
+  try {
+    new Uint8Array(buffer);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * The pools not closed, whose workers' ripgreps are killed when the process
  * exits: a worker's own exit handlers do not run when it is terminated or
@@ -289,7 +299,16 @@ export class SearchPool {
     };
     slot.job = running;
     queued.signal?.addEventListener('abort', onAbort, { once: true });
-    slot.worker.postMessage({ id, job: queued.job } satisfies WorkerRequest, [...(queued.transfer ?? [])]);
+    try {
+      // Posted, a buffer moved already is not refused: the thread drops the message ('messageerror') and the job waits out its time limit.
+      if (queued.transfer?.some(isMoved)) throw new Error('a buffer the job moves to its thread was moved already');
+      slot.worker.postMessage({ id, job: queued.job } satisfies WorkerRequest, [...(queued.transfer ?? [])]);
+    } catch (error) {
+      // A job that cannot be posted fails alone, and the thread takes the next: thrown out of pump(), it held the thread until the job's time limit.
+      slot.job = undefined;
+      running.settle({ ok: false, reason: 'failed', message: error instanceof Error ? error.message : String(error) });
+      this.release(slot);
+    }
   }
 
   private onReply(slot: Slot, reply: WorkerReply): void {

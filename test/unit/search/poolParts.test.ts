@@ -70,4 +70,15 @@ describe('the worker pool passing on parts of an answer', () => {
     assert.deepEqual(outcome, { ok: true, result: `received ${1 << 20} bytes` });
     assert.equal(bytes.byteLength, 0, 'the buffer is detached on this side: moved, not copied');
   });
+
+  it('fails a job whose buffer was already moved, alone, and runs the next on the same thread', async () => {
+    const bytes = new Uint8Array(16);
+    await pool.run({ ...job('a'), bytes } as unknown as SearchJob, 10_000, { transfer: [bytes.buffer] });
+    const again = await pool.run({ ...job('b'), bytes } as unknown as SearchJob, 10_000, { transfer: [bytes.buffer] });
+    assert.equal(again.ok, false);
+    assert.equal(!again.ok && again.reason, 'failed');
+    assert.match((!again.ok && again.message) || '', /moved already/);
+    assert.deepEqual(await pool.run(job('c'), 10_000), { ok: true, result: 'c answered' });
+    assert.equal(pool.workerCount, 1);
+  });
 });
