@@ -607,8 +607,10 @@ export async function closeSymbolPool(): Promise<void> {
 
 export type JobOutcome<T> = { ok: true; result: T } | { ok: false; message: string };
 
+const CANCELLED: { ok: false; message: string } = Object.freeze({ ok: false, message: 'Cancelled.' });
+
 function failure(outcome: Exclude<PoolOutcome, { ok: true }>): { ok: false; message: string } {
-  if (outcome.reason === 'cancelled') return { ok: false, message: 'Cancelled.' };
+  if (outcome.reason === 'cancelled') return CANCELLED;
   if (outcome.reason === 'timeout') return { ok: false, message: `The symbol index took longer than ${SYMBOL_INDEX_LIMITS.jobTimeoutMs / 1000} s and was stopped. Use grep_files instead.` };
   return { ok: false, message: 'The symbol index failed. Use grep_files instead.' };
 }
@@ -630,8 +632,54 @@ async function runJob<T extends SymbolJobResult>(job: SymbolJob, signal?: AbortS
 }
 
 const folders = new Map<string, FolderIndex>();
+/**
+ * A folder's refresh, shared by the calls that arrive while it runs. It is
+ * stopped only once every caller that could cancel has: stopped with the
+ * first caller's signal, it answered "Cancelled." to the others too, and a
+ * map build (which never cancels) lost the walk it was waiting for. A caller
+ * cancelled is answered at once, not when the walk's answer has been applied.
+ */
+class SharedRefresh {
+  private readonly stop = new AbortController();
+  /** Callers not yet cancelled; a caller with no signal is never cancelled. */
+  private waiting = 0;
+  readonly outcome: Promise<JobOutcome<FolderIndex>>;
+
+  constructor(run: (signal: AbortSignal) => Promise<JobOutcome<FolderIndex>>) {
+    this.outcome = run(this.stop.signal);
+  }
+
+  /** Every caller was cancelled and the refresh is stopping: a caller arriving now would be answered "Cancelled." with them. */
+  get stopping(): boolean {
+    return this.stop.signal.aborted;
+  }
+
+  /** The refresh's outcome for one caller. */
+  join(signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+    this.waiting += 1;
+    return unlessCancelled(this.outcome, signal, () => {
+      this.waiting -= 1;
+      if (this.waiting === 0) this.stop.abort();
+    });
+  }
+}
+
+/** `work`'s outcome, or "Cancelled." as soon as `signal` is aborted (then `onCancel` runs). */
+function unlessCancelled<T>(work: Promise<JobOutcome<T>>, signal: AbortSignal | undefined, onCancel?: () => void): Promise<JobOutcome<T>> {
+  if (!signal) return work;
+  return new Promise((resolve, reject) => {
+    const cancel = (): void => {
+      resolve(CANCELLED);
+      onCancel?.();
+    };
+    if (signal.aborted) return cancel();
+    signal.addEventListener('abort', cancel, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', cancel));
+  });
+}
+
 /** One refresh at a time per folder: calls that arrive meanwhile share it. */
-const refreshing = new Map<string, Promise<JobOutcome<FolderIndex>>>();
+const refreshing = new Map<string, SharedRefresh>();
 
 function keyOf(boundary: ReadBoundary): string {
   return [boundary.root, ...boundary.denyRules.policyGlobs].join('\0');
@@ -690,7 +738,11 @@ function isWatched(index: FolderIndex): boolean {
 export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, options: { refresh?: boolean } = {}): Promise<JobOutcome<FolderIndex>> {
   const key = keyOf(boundary);
   const running = refreshing.get(key);
-  if (running) return running;
+  if (running?.stopping) {
+    const again = (): Promise<JobOutcome<FolderIndex>> => currentIndex(boundary, signal, options);
+    return unlessCancelled(running.outcome.then(again, again), signal);
+  }
+  if (running) return running.join(signal);
   let index = folders.get(key);
   if (index) folders.delete(key); // re-inserted below: most recently used last
   index ??= new FolderIndex(boundary.root, boundary.denyRules.policyGlobs);
@@ -701,29 +753,34 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
   if (!options.refresh && isWatched(folder) && !folder.walkNeeded) {
     const rewalkDue = clock() - (folder.walkStartedAt as number) > SYMBOL_INDEX_LIMITS.watchedRewalkMs;
     if (!folder.hasReported() && !rewalkDue) return Promise.resolve({ ok: true, result: folder });
-    const recheck = (folder.hasReported() ? recheckReported(folder, signal) : Promise.resolve<JobOutcome<FolderIndex>>({ ok: true, result: folder })).then((outcome) =>
-      outcome.ok && folder.walkNeeded ? walk(folder, signal) : outcome,
+    const recheck = share(key, (stop) =>
+      (folder.hasReported() ? recheckReported(folder, stop) : Promise.resolve<JobOutcome<FolderIndex>>({ ok: true, result: folder })).then((outcome) =>
+        outcome.ok && folder.walkNeeded ? walk(folder, stop) : outcome,
+      ),
     );
-    const answered = share(key, recheck);
-    // The safety walk runs once this query is answered; queries meanwhile wait for it, as for any refresh.
+    // The safety walk runs once this query's look is done; queries meanwhile wait for it, as for any refresh.
     if (rewalkDue) {
-      void answered.then(() => {
-        if (!refreshing.has(key)) void share(key, walk(folder));
-      });
+      const safetyWalk = (): void => {
+        if (!refreshing.has(key)) void share(key, (stop) => walk(folder, stop)).join();
+      };
+      recheck.outcome.then(safetyWalk, safetyWalk);
     }
-    return answered;
+    return recheck.join(signal);
   }
   if (!options.refresh && isFresh(folder)) return Promise.resolve({ ok: true, result: folder });
-  return share(key, walk(folder, signal));
+  return share(key, (stop) => walk(folder, stop)).join(signal);
 }
 
-/** Registers a folder's refresh so that calls arriving meanwhile share it. */
-function share(key: string, refresh: Promise<JobOutcome<FolderIndex>>): Promise<JobOutcome<FolderIndex>> {
-  const tracked = refresh.finally(() => {
-    if (refreshing.get(key) === tracked) refreshing.delete(key);
-  });
-  refreshing.set(key, tracked);
-  return tracked;
+/** Starts a folder's refresh and registers it, so that calls arriving meanwhile share it. */
+function share(key: string, run: (signal: AbortSignal) => Promise<JobOutcome<FolderIndex>>): SharedRefresh {
+  const shared = new SharedRefresh(run);
+  refreshing.set(key, shared);
+  // Not finally(): its promise would reject unhandled when a walk throws, where the callers already get the error.
+  const done = (): void => {
+    if (refreshing.get(key) === shared) refreshing.delete(key);
+  };
+  shared.outcome.then(done, done);
+  return shared;
 }
 
 /** Walks the whole folder, re-parsing what changed. */
@@ -743,6 +800,10 @@ async function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutco
     }
     // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
     await folder.applyInSlices(outcome.result);
+  } catch (error) {
+    // What was reported before the walk was cleared for it: without this, a watched folder's index would be trusted as it is.
+    folder.walkNeeded = true;
+    throw error;
   } finally {
     folder.walking = false;
   }

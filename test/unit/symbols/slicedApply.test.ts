@@ -93,6 +93,18 @@ describe('a walk answer handed over in parts and applied in slices', function ()
     }
   });
 
+  it('leaves the next query to walk again when applying a walk\'s answer fails, and is walking no longer', async () => {
+    writeTree(base, sourceTree(10));
+    const boundary = await ReadBoundary.create(base, []);
+    const first = await currentIndex(boundary);
+    assert.ok(first.ok);
+    const index = first.result;
+    index.applyInSlices = () => Promise.reject(new Error('the apply failed'));
+    await assert.rejects(currentIndex(boundary, undefined, { refresh: true }), /the apply failed/);
+    assert.equal(index.walking, false);
+    assert.equal(index.walkNeeded, true);
+  });
+
   it('builds, through the symbol thread, the index of every file the walk parsed, in walk order', async () => {
     const tree = sourceTree(FILES_PER_PART * 3 + 1);
     writeTree(base, tree);
