@@ -674,7 +674,17 @@ function unlessCancelled<T>(work: Promise<JobOutcome<T>>, signal: AbortSignal | 
     };
     if (signal.aborted) return cancel();
     signal.addEventListener('abort', cancel, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', cancel));
+    // The listener goes in the same turn the work settles: a cancel after that counts for nothing.
+    work.then(
+      (outcome) => {
+        signal.removeEventListener('abort', cancel);
+        resolve(outcome);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', cancel);
+        reject(error);
+      },
+    );
   });
 }
 
@@ -739,7 +749,8 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
   const key = keyOf(boundary);
   const running = refreshing.get(key);
   if (running?.stopping) {
-    const again = (): Promise<JobOutcome<FolderIndex>> => currentIndex(boundary, signal, options);
+    // Cancelled meanwhile: no refresh of its own, which would start only to be stopped and keep later callers waiting a round more.
+    const again = (): Promise<JobOutcome<FolderIndex>> => (signal?.aborted ? Promise.resolve(CANCELLED) : currentIndex(boundary, signal, options));
     return unlessCancelled(running.outcome.then(again, again), signal);
   }
   if (running) return running.join(signal);

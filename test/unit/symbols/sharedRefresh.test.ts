@@ -63,9 +63,24 @@ describe('a folder refresh shared by several callers', function () {
     const answers = [currentIndex(boundary, first.signal), currentIndex(boundary, second.signal)];
     first.abort();
     second.abort();
+    // In the same turn: the stopped refresh is still registered.
+    const nextAnswer = currentIndex(boundary);
     assert.deepEqual(await Promise.all(answers), [CANCELLED, CANCELLED]);
-    const next = await currentIndex(boundary);
+    const next = await nextAnswer;
     assert.ok(next.ok && next.result.status.complete, JSON.stringify(next));
     assert.equal(next.result.walks, 2, 'the stopped walk, then one of its own');
+  });
+
+  it('answers a caller cancelled while it waits for a stopping refresh, and starts no refresh for it', async () => {
+    const first = new AbortController();
+    const stopping = currentIndex(boundary, first.signal);
+    first.abort();
+    const late = new AbortController();
+    const lateAnswer = currentIndex(boundary, late.signal);
+    late.abort();
+    assert.deepEqual(await Promise.all([stopping, lateAnswer]), [CANCELLED, CANCELLED]);
+    const next = await currentIndex(boundary);
+    assert.ok(next.ok);
+    assert.equal(next.result.walks, 2, 'the stopped walk, then the next query\'s: none for the late caller');
   });
 });
