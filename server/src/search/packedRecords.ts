@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { nextSlice } from '../nextSlice';
 
 /**
  * Records of strings packed into UTF-8 buffers, a slice of the event loop at
@@ -49,7 +50,7 @@ export async function packInSlices<T>(items: readonly T[], fields: number, field
     // A clock read every few records: a record takes microseconds to gather.
     if (at % 32 === 31 && performance.now() > until) {
       endChunk();
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextSlice();
       until = performance.now() + sliceMs;
     }
     const record = fieldsOf(items[at]);

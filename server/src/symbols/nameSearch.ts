@@ -1,4 +1,5 @@
 import { matchScore, mayMatch } from './matching';
+import { nextSlice } from '../nextSlice';
 
 /**
  * The pass over every indexed name that find_symbol and `@` completion make,
@@ -25,7 +26,7 @@ export async function forEachMatchingName(
   let sliceEnd = performance.now() + NAME_PASS.sliceMs;
   for (let i = 0; i < names.length; i++) {
     if ((i & 255) === 255 && performance.now() > sliceEnd) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextSlice();
       if (signal?.aborted) return false;
       sliceEnd = performance.now() + NAME_PASS.sliceMs;
     }

@@ -5,6 +5,7 @@ import { movedBuffers, packInSlices, PackedRecords } from '../search/packedRecor
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool, type SearchPoolOptions } from '../search/searchPool';
 import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
+import { nextSlice } from '../nextSlice';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
@@ -225,7 +226,7 @@ export class FolderIndex {
     // callback set now (setImmediate) would run before that turn ends. The later slices each wait for the next turn.
     if (changes > 0) await new Promise<void>((resolve) => setTimeout(resolve, 0));
     for (let next = this.applyChangesWithin(result, 0, sliceMs); next < changes; next = this.applyChangesWithin(result, next, sliceMs)) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await nextSlice();
     }
   }
 
@@ -408,7 +409,7 @@ export class FolderIndex {
     this.addingLists ??= (async () => {
       // Each slice in a turn of its own, the first too: started as a walk's answer is applied, it ran in that answer's last slice.
       do {
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        await nextSlice();
       } while (!this.addLists(sliceMs));
     })().finally(() => (this.addingLists = undefined));
     return this.addingLists;
@@ -853,7 +854,7 @@ export async function usesInSlices(index: FolderIndex, symbol: string, files: re
   const indexed: Array<IndexedUses | undefined> = [];
   for (let start = 0; start < files.length; start += sliceSize) {
     // Before the first slice too: the caller gathered the candidates in this same turn of the loop.
-    if (files.length > sliceSize) await new Promise<void>((resolve) => setImmediate(resolve));
+    if (files.length > sliceSize) await nextSlice();
     indexed.push(...index.usesOf(symbol, files.slice(start, start + sliceSize)));
   }
   return indexed;
