@@ -4,8 +4,9 @@
  * map's inputs packed, a name search) yielded each with a setImmediate of its
  * own, so every slice waiting ran in the same turn: the first map build after
  * a folder was indexed, its identifier lists still being added, held the main
- * thread 12 to 24 ms at a time, two 4 ms slices and a collection in one turn.
- * Slices that wait here run one a turn, in the order they asked.
+ * thread about 14 ms at a time, a slice of each job in one turn. Slices that
+ * wait here run one a turn, in the order they asked; a foreground slice (a
+ * name pass) waits a turn for each background job ahead of it.
  */
 
 const waiting: Array<() => void> = [];
