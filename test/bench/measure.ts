@@ -16,7 +16,6 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; va
   return { ms: performance.now() - started, value };
 }
 
-/** Runs a command to completion, reading (and dropping) its output as a caller of it would. Returns the wall time. */
 /**
  * The longest the event loop was held while `work` ran, by
  * monitorEventLoopDelay at 1 ms. Read once the histogram's timer has fired
@@ -34,6 +33,7 @@ export async function longestStallDuring<T>(work: () => Promise<T>): Promise<{ s
   }
 }
 
+/** Runs a command to completion, reading (and dropping) its output as a caller of it would. Returns the wall time. */
 export function timeProcess(command: string, args: string[], cwd: string): Promise<{ ms: number; stdoutBytes: number; code: number | null }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();

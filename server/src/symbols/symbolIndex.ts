@@ -765,7 +765,7 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
   if (!options.refresh && isWatched(folder) && !folder.walkNeeded) {
     const rewalkDue = clock() - (folder.walkStartedAt as number) > SYMBOL_INDEX_LIMITS.watchedRewalkMs;
     if (!folder.hasReported() && !rewalkDue) return Promise.resolve({ ok: true, result: folder });
-    const recheck = share(key, (stop) =>
+    const recheck = share(key, folder, (stop) =>
       (folder.hasReported() ? recheckReported(folder, stop) : Promise.resolve<JobOutcome<FolderIndex>>({ ok: true, result: folder })).then((outcome) =>
         outcome.ok && folder.walkNeeded ? walk(folder, stop) : outcome,
       ),
@@ -773,25 +773,29 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
     // The safety walk runs once this query's look is done; queries meanwhile wait for it, as for any refresh.
     if (rewalkDue) {
       const safetyWalk = (): void => {
-        if (!refreshing.has(key)) void share(key, (stop) => walk(folder, stop)).join();
+        if (!refreshing.has(key)) void share(key, folder, (stop) => walk(folder, stop)).join();
       };
       recheck.outcome.then(safetyWalk, safetyWalk);
     }
     return recheck.join(signal);
   }
   if (!options.refresh && isFresh(folder)) return Promise.resolve({ ok: true, result: folder });
-  return share(key, (stop) => walk(folder, stop)).join(signal);
+  return share(key, folder, (stop) => walk(folder, stop)).join(signal);
 }
 
 /** Starts a folder's refresh and registers it, so that calls arriving meanwhile share it. */
-function share(key: string, run: (signal: AbortSignal) => Promise<JobOutcome<FolderIndex>>): SharedRefresh {
+function share(key: string, folder: FolderIndex, run: (signal: AbortSignal) => Promise<JobOutcome<FolderIndex>>): SharedRefresh {
   const shared = new SharedRefresh(run);
   refreshing.set(key, shared);
-  // Not finally(): its promise would reject unhandled when a walk throws, where the callers already get the error.
   const done = (): void => {
     if (refreshing.get(key) === shared) refreshing.delete(key);
   };
-  shared.outcome.then(done, done);
+  // Not finally(): its promise would reject unhandled when a refresh throws, where the callers already get the error.
+  shared.outcome.then(done, () => {
+    // A walk or a recheck that throws has cleared or taken what was reported: without this, a watched folder's index would be trusted as it is.
+    folder.walkNeeded = true;
+    done();
+  });
   return shared;
 }
 
@@ -812,10 +816,6 @@ async function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutco
     }
     // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
     await folder.applyInSlices(outcome.result);
-  } catch (error) {
-    // What was reported before the walk was cleared for it: without this, a watched folder's index would be trusted as it is.
-    folder.walkNeeded = true;
-    throw error;
   } finally {
     folder.walking = false;
   }

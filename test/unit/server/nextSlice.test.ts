@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { nextSlice } from '../../../server/src/nextSlice';
 import { packInSlices } from '../../../server/src/search/packedRecords';
+import { countTurns } from '../../support/eventLoopTurns';
 
 /**
  * Slices of main-thread work that wait for their turn through nextSlice run
@@ -8,21 +9,9 @@ import { packInSlices } from '../../../server/src/search/packedRecords';
  * jobs split into slices never add their slices up into one long stall.
  */
 
-/** Counts turns of the event loop (one setImmediate each) until stopped. */
-function turnCounter(): { turn: () => number; stop: () => void } {
-  let turn = 0;
-  let running = true;
-  const tick = (): void => {
-    turn += 1;
-    if (running) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return { turn: () => turn, stop: () => (running = false) };
-}
-
 describe('slices of main-thread work', () => {
   it('run one a turn of the event loop, whichever job they belong to', async () => {
-    const counter = turnCounter();
+    const counter = countTurns();
     const ranIn: Array<{ job: string; turn: number }> = [];
     const job = async (name: string): Promise<void> => {
       for (let slice = 0; slice < 5; slice++) {
@@ -39,7 +28,7 @@ describe('slices of main-thread work', () => {
   });
 
   it('keep two packings of records from running their slices in the same turn', async () => {
-    const counter = turnCounter();
+    const counter = countTurns();
     const turnsOf = { a: new Set<number>(), b: new Set<number>() };
     const items = Array.from({ length: 400 }, (_, i) => `f${i}`);
     const pack = (name: 'a' | 'b') =>

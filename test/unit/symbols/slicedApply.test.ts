@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { FILES_PER_PART, type FileIndex, type IndexJobResult, nothingKnown, type RecheckJobResult, runSymbolJob } from '../../../server/src/symbols/indexer';
 import { definingFile } from '../../support/indexedFiles';
-import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS } from '../../../server/src/symbols/symbolIndex';
+import { closeSymbolPool, currentIndex, FolderIndex, noteFileChanges, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS, watchFolders } from '../../../server/src/symbols/symbolIndex';
 import { mergeInWalkOrder, sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { turnsWhile } from '../../support/eventLoopTurns';
 import { writeTree } from '../../support/toolFixture';
@@ -103,6 +103,24 @@ describe('a walk answer handed over in parts and applied in slices', function ()
     await assert.rejects(currentIndex(boundary, undefined, { refresh: true }), /the apply failed/);
     assert.equal(index.walking, false);
     assert.equal(index.walkNeeded, true);
+  });
+
+  it('leaves the next query to walk again when applying a recheck\'s answer fails, so what the watcher reported is not lost', async () => {
+    writeTree(base, sourceTree(10));
+    const boundary = await ReadBoundary.create(base, []);
+    watchFolders([{ path: base, realPath: base, complete: true }]);
+    try {
+      const first = await currentIndex(boundary); // walked under this watch: from now on the reports are trusted
+      assert.ok(first.ok);
+      const index = first.result;
+      fs.appendFileSync(path.join(base, 'src/m1/f1.ts'), '// edited\n');
+      noteFileChanges([{ path: path.join(base, 'src/m1/f1.ts'), kind: 'changed' }]);
+      index.applyRecheckInSlices = () => Promise.reject(new Error('the recheck failed'));
+      await assert.rejects(currentIndex(boundary), /the recheck failed/);
+      assert.equal(index.walkNeeded, true);
+    } finally {
+      watchFolders([]);
+    }
   });
 
   it('builds, through the symbol thread, the index of every file the walk parsed, in walk order', async () => {
