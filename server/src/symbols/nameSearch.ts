@@ -26,7 +26,7 @@ export async function forEachMatchingName(
   let sliceEnd = performance.now() + NAME_PASS.sliceMs;
   for (let i = 0; i < names.length; i++) {
     if ((i & 255) === 255 && performance.now() > sliceEnd) {
-      await nextSlice();
+      await nextSlice('foreground');
       if (signal?.aborted) return false;
       sliceEnd = performance.now() + NAME_PASS.sliceMs;
     }

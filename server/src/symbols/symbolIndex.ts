@@ -226,7 +226,7 @@ export class FolderIndex {
     // callback set now (setImmediate) would run before that turn ends. The later slices each wait for the next turn.
     if (changes > 0) await new Promise<void>((resolve) => setTimeout(resolve, 0));
     for (let next = this.applyChangesWithin(result, 0, sliceMs); next < changes; next = this.applyChangesWithin(result, next, sliceMs)) {
-      await nextSlice();
+      await nextSlice('background');
     }
   }
 
@@ -409,7 +409,7 @@ export class FolderIndex {
     this.addingLists ??= (async () => {
       // Each slice in a turn of its own, the first too: started as a walk's answer is applied, it ran in that answer's last slice.
       do {
-        await nextSlice();
+        await nextSlice('background');
       } while (!this.addLists(sliceMs));
     })().finally(() => (this.addingLists = undefined));
     return this.addingLists;
@@ -854,7 +854,7 @@ export async function usesInSlices(index: FolderIndex, symbol: string, files: re
   const indexed: Array<IndexedUses | undefined> = [];
   for (let start = 0; start < files.length; start += sliceSize) {
     // Before the first slice too: the caller gathered the candidates in this same turn of the loop.
-    if (files.length > sliceSize) await nextSlice();
+    if (files.length > sliceSize) await nextSlice('foreground');
     indexed.push(...index.usesOf(symbol, files.slice(start, start + sliceSize)));
   }
   return indexed;

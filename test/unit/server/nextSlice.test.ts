@@ -1,30 +1,87 @@
 import * as assert from 'node:assert/strict';
-import { nextSlice } from '../../../server/src/nextSlice';
+import { FOREGROUND_RUN, nextSlice, type SliceKind } from '../../../server/src/nextSlice';
 import { packInSlices } from '../../../server/src/search/packedRecords';
+import { forEachMatchingName, NAME_PASS } from '../../../server/src/symbols/nameSearch';
 import { countTurns } from '../../support/eventLoopTurns';
 
 /**
  * Slices of main-thread work that wait for their turn through nextSlice run
- * one a turn of the event loop, taking turns in the order they asked, so two
- * jobs split into slices never add their slices up into one long stall.
+ * one a turn of the event loop, so two jobs split into slices never add their
+ * slices up into one long stall. A call's own slices go ahead of upkeep,
+ * which still gets a turn in every FOREGROUND_RUN + 1.
  */
 
+/** The order in which `jobs` (a letter and a kind each, with so many slices) ran their slices, one letter a slice. */
+async function orderOfSlices(jobs: Array<{ letter: string; kind: SliceKind; slices: number }>): Promise<{ order: string; turns: number[] }> {
+  const counter = countTurns();
+  const ran: Array<{ letter: string; turn: number }> = [];
+  await Promise.all(
+    jobs.map(async ({ letter, kind, slices }) => {
+      for (let slice = 0; slice < slices; slice++) {
+        await nextSlice(kind);
+        ran.push({ letter, turn: counter.turn() });
+      }
+    }),
+  );
+  counter.stop();
+  return { order: ran.map((slice) => slice.letter).join(''), turns: ran.map((slice) => slice.turn) };
+}
+
 describe('slices of main-thread work', () => {
-  it('run one a turn of the event loop, whichever job they belong to', async () => {
-    const counter = countTurns();
-    const ranIn: Array<{ job: string; turn: number }> = [];
-    const job = async (name: string): Promise<void> => {
-      for (let slice = 0; slice < 5; slice++) {
-        await nextSlice();
-        ranIn.push({ job: name, turn: counter.turn() });
+  it('run one a turn of the event loop, whichever job they belong to, in the order they asked among their kind', async () => {
+    for (const kind of ['background', 'foreground'] as const) {
+      const { order, turns } = await orderOfSlices(['a', 'b', 'c'].map((letter) => ({ letter, kind, slices: 5 })));
+      assert.equal(new Set(turns).size, turns.length, `two ${kind} slices ran in one turn: ${order} in turns ${turns}`);
+      assert.equal(order, 'abcabcabcabcabc');
+    }
+  });
+
+  it('let a call\'s own slices go ahead of upkeep, which still runs once in every FOREGROUND_RUN + 1 turns', async () => {
+    assert.equal(FOREGROUND_RUN, 3);
+    // The upkeep asked first; the call's slices still run first, three at a time.
+    const { order, turns } = await orderOfSlices([
+      { letter: 'b', kind: 'background', slices: 8 },
+      { letter: 'f', kind: 'foreground', slices: 9 },
+    ]);
+    assert.equal(new Set(turns).size, turns.length, `two slices ran in one turn: ${order} in turns ${turns}`);
+    assert.equal(order, 'fffbfffbfffbbbbbb');
+  });
+
+  it('count only the foreground turns run while upkeep waits, so upkeep that asks late is not let in at once', async () => {
+    let order = '';
+    const upkeep = async (): Promise<void> => {
+      for (let slice = 0; slice < 2; slice++) {
+        await nextSlice('background');
+        order += 'b';
       }
     };
-    await Promise.all([job('a'), job('b'), job('c')]);
-    counter.stop();
-    const turns = ranIn.map((slice) => slice.turn);
-    assert.equal(new Set(turns).size, turns.length, `two slices ran in one turn: ${JSON.stringify(ranIn)}`);
-    // Taking turns in the order they asked: a, b, c, a, b, c…
-    assert.deepEqual(ranIn.map((slice) => slice.job).join(''), 'abcabcabcabcabc');
+    let upkept: Promise<void> | undefined;
+    for (let slice = 0; slice < 11; slice++) {
+      await nextSlice('foreground');
+      order += 'f';
+      // Asks once five foreground slices have run with nothing else waiting.
+      if (slice === 4) upkept = upkeep();
+    }
+    await upkept;
+    assert.equal(order, 'ffffffffbfffb');
+  });
+
+  it('let find_symbol\'s name pass finish before a map\'s inputs, packed from the same turn, with as many slices', async () => {
+    const saved = NAME_PASS.sliceMs;
+    // Every slice is spent by the time it is checked: both give the thread back at each check, however fast the machine.
+    NAME_PASS.sliceMs = -1;
+    try {
+      const ended: string[] = [];
+      const names = Array.from({ length: 256 * 12 }, (_, i): [string, string] => [`name${i}`, `name${i}`]);
+      const records = Array.from({ length: 32 * 12 }, (_, i) => `f${i}`);
+      await Promise.all([
+        packInSlices(records, 1, (item) => [item], -1).then(() => ended.push('packing')),
+        forEachMatchingName(names, 'zz', () => undefined).then(() => ended.push('name pass')),
+      ]);
+      assert.deepEqual(ended, ['name pass', 'packing']);
+    } finally {
+      NAME_PASS.sliceMs = saved;
+    }
   });
 
   it('keep two packings of records from running their slices in the same turn', async () => {
