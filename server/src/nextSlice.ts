@@ -7,21 +7,49 @@
  * thread about 14 ms at a time, a slice of each job in one turn. Slices that
  * wait here run one a turn.
  *
- * In plain order of asking, a tool call's own slices (its name pass, its
- * references counted) took turns with upkeep (a map's inputs packed, a walk's
- * answer applied), so a find_symbol during a map build took two turns per
- * slice of its own. Foreground slices now go first. Upkeep still gets one turn
- * in every FOREGROUND_RUN + 1 while foreground slices wait: a call that waits
- * for a walk's answer would otherwise wait on the calls behind it.
+ * A call's own slices (its name pass, its references counted) go ahead of
+ * upkeep (a map's inputs packed, identifier lists added): taking turns with
+ * it, they cost the call a turn more each. Upkeep still gets one turn in
+ * every FOREGROUND_RUN + 1 while foreground slices wait, so that no stream of
+ * calls holds it back for good.
  */
 
 /**
- * Foreground: a slice of the answer to one call, which someone waits for.
- * Background: upkeep of an index or a map, which calls may wait for too.
+ * Foreground: a slice of the answer to one call, which someone waits for,
+ * or of upkeep a call waits for. Background: upkeep no call waits for.
  */
 export type SliceKind = 'foreground' | 'background';
 
-/** Foreground slices run in a row, at most, while a background slice waits. */
+/** The kind a job's next slice runs as, asked at each slice: upkeep that a call starts waiting for midway is foreground from then on. */
+export type KindOfSlice = () => SliceKind;
+
+/** Upkeep that no call waits for. */
+export const UPKEEP: KindOfSlice = () => 'background';
+
+/**
+ * The calls waiting for one piece of upkeep (a folder's refresh, its
+ * identifier lists), which runs as foreground while any does: as
+ * background, a call waiting for a walk's answer would wait for the calls
+ * that came after it too.
+ */
+export class WaitingCalls {
+  private calls = 0;
+  readonly kind: KindOfSlice = () => (this.calls > 0 ? 'foreground' : 'background');
+
+  /** A caller of `kind` starts waiting; it stops when the function returned is called (again, it counts for nothing). */
+  start(kind: SliceKind): () => void {
+    if (kind === 'background') return () => undefined;
+    this.calls += 1;
+    let stopped = false;
+    return () => {
+      if (stopped) return;
+      stopped = true;
+      this.calls -= 1;
+    };
+  }
+}
+
+/** At most this many foreground slices run in a row while a background slice waits. */
 export const FOREGROUND_RUN = 3;
 
 const waiting: Record<SliceKind, Array<() => void>> = { foreground: [], background: [] };
@@ -41,7 +69,7 @@ export function nextSlice(kind: SliceKind): Promise<void> {
 
 function resumeNext(): void {
   const resume = takeNext();
-  // Scheduled before resuming: a slice that asks again goes behind those already waiting.
+  // Scheduled before resuming: a slice that asks again goes behind those of its kind already waiting.
   if (waiting.foreground.length + waiting.background.length > 0) setImmediate(resumeNext);
   else scheduled = false;
   resume?.();

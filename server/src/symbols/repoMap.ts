@@ -2,6 +2,7 @@ import { ReadBoundary } from '../access/boundary';
 import { inertLine, printablePath } from '../../../shared/printablePath';
 import type { FileIndex } from './indexer';
 import { packInSlices, PackedRecords } from '../search/packedRecords';
+import { UPKEEP } from '../nextSlice';
 import type { RankedFile } from './mapRanking';
 import { currentIndex, FolderIndex, rankForMap } from './symbolIndex';
 
@@ -63,12 +64,13 @@ const MAP_INPUT_SLICE_MS = 4;
 export function mapInputs(index: FolderIndex, sliceMs = MAP_INPUT_SLICE_MS): Promise<PackedRecords> {
   // The files as they are now: a walk applied meanwhile changes the index, not the inputs being gathered.
   const files = [...index.files.values()];
-  return packInSlices(files, 3, (file: FileIndex) => [file.relativePath, [...new Set(file.symbols.map((symbol) => symbol.name))].join('\n'), file.references ?? ''], sliceMs);
+  return packInSlices(files, 3, (file: FileIndex) => [file.relativePath, [...new Set(file.symbols.map((symbol) => symbol.name))].join('\n'), file.references ?? ''], sliceMs, UPKEEP);
 }
 
 export const buildFromIndex: MapBuilder = async (root, denyRead) => {
   const boundary = await ReadBoundary.create(root, [...denyRead]);
-  const indexed = await currentIndex(boundary);
+  // Upkeep: a call waiting for the same refresh makes it foreground, the map build alone does not.
+  const indexed = await currentIndex(boundary, undefined, { kind: 'background' });
   if (!indexed.ok) return undefined;
   const index = indexed.result;
   const ranked = await rankForMap(await mapInputs(index), REPO_MAP_LIMITS.rankTimeMs, REPO_MAP_LIMITS.maxRanked);

@@ -5,7 +5,7 @@ import { movedBuffers, packInSlices, PackedRecords } from '../search/packedRecor
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool, type SearchPoolOptions } from '../search/searchPool';
 import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
-import { nextSlice } from '../nextSlice';
+import { type KindOfSlice, nextSlice, type SliceKind, UPKEEP, WaitingCalls } from '../nextSlice';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
@@ -160,6 +160,8 @@ export class FolderIndex {
     return this.listsToAdd.size;
   }
   private addingLists: Promise<void> | undefined;
+  /** The calls waiting for the lists (find_references): the slices left are theirs. */
+  private readonly listsWaitedFor = new WaitingCalls();
   /** Files whose identifier list may be incomplete (identifiersMayBeMissing): searched for every name. */
   private readonly unlisted = new Set<string>();
   /** Files read just after they changed (FileIndex.racy): their counts are not gone by. */
@@ -214,19 +216,19 @@ export class FolderIndex {
    * file as it was or as it is now; queries wait for the walk, which ends
    * once this resolves.
    */
-  async applyInSlices(result: IndexJobResult, sliceMs = APPLY_SLICE_MS): Promise<void> {
+  async applyInSlices(result: IndexJobResult, sliceMs = APPLY_SLICE_MS, kind: KindOfSlice = UPKEEP): Promise<void> {
     const hadBefore = this.beginWalkApply();
-    await this.applyChangesInSlices(result, sliceMs);
+    await this.applyChangesInSlices(result, sliceMs, kind);
     this.endWalkApply(result, hadBefore);
   }
 
-  private async applyChangesInSlices(result: { removed: readonly string[]; updated: readonly FileIndex[] }, sliceMs: number): Promise<void> {
+  private async applyChangesInSlices(result: { removed: readonly string[]; updated: readonly FileIndex[] }, sliceMs: number, kind: KindOfSlice): Promise<void> {
     const changes = result.removed.length + result.updated.length;
     // The first slice not in the turn of the event loop that received the answer, which copied in its last files: a
     // callback set now (setImmediate) would run before that turn ends. The later slices each wait for the next turn.
     if (changes > 0) await new Promise<void>((resolve) => setTimeout(resolve, 0));
     for (let next = this.applyChangesWithin(result, 0, sliceMs); next < changes; next = this.applyChangesWithin(result, next, sliceMs)) {
-      await nextSlice('background');
+      await nextSlice(kind());
     }
   }
 
@@ -266,9 +268,9 @@ export class FolderIndex {
    * replaces or removes indexed files only, so what a watcher reports
    * meanwhile is looked at by the next query as usual.
    */
-  async applyRecheckInSlices(result: RecheckJobResult, sliceMs = APPLY_SLICE_MS): Promise<void> {
+  async applyRecheckInSlices(result: RecheckJobResult, sliceMs = APPLY_SLICE_MS, kind: KindOfSlice = UPKEEP): Promise<void> {
     const gone = result.removed.filter((relativePath) => this.files.has(relativePath)).length;
-    await this.applyChangesInSlices(result, sliceMs);
+    await this.applyChangesInSlices(result, sliceMs, kind);
     this.endRecheckApply(result, gone);
   }
 
@@ -402,17 +404,19 @@ export class FolderIndex {
    * Resolves once every indexed file's identifier list is in `usedBy`,
    * adding them a slice at a time between turns of the event loop. Added in
    * one piece as an index of 18,000 files was applied, they held the main
-   * thread for about a second, and every discussion's stream with it.
+   * thread for about a second, and every discussion's stream with it. A
+   * caller of `kind` foreground makes the rest foreground until it is done.
    */
-  listsAdded(sliceMs = LIST_SLICE_MS): Promise<void> {
+  listsAdded(kind: SliceKind, sliceMs = LIST_SLICE_MS): Promise<void> {
     if (this.listsToAdd.size === 0) return Promise.resolve();
+    const stopWaiting = this.listsWaitedFor.start(kind);
     this.addingLists ??= (async () => {
       // Each slice in a turn of its own, the first too: started as a walk's answer is applied, it ran in that answer's last slice.
       do {
-        await nextSlice('background');
+        await nextSlice(this.listsWaitedFor.kind());
       } while (!this.addLists(sliceMs));
     })().finally(() => (this.addingLists = undefined));
-    return this.addingLists;
+    return this.addingLists.finally(stopWaiting);
   }
 
   namesWithLowerCase(): ReadonlyArray<[name: string, lower: string]> {
@@ -579,8 +583,8 @@ export class FolderIndex {
    * stay as read until the file changed again. Packed a slice at a time, from
    * the files as they are when asked.
    */
-  known(sliceMs = APPLY_SLICE_MS): Promise<PackedRecords> {
-    return packInSlices([...this.files.values()], 2, (file) => [file.relativePath, file.racy ? `${file.stamp}:racy` : file.stamp], sliceMs);
+  known(kind: KindOfSlice = UPKEEP, sliceMs = APPLY_SLICE_MS): Promise<PackedRecords> {
+    return packInSlices([...this.files.values()], 2, (file) => [file.relativePath, file.racy ? `${file.stamp}:racy` : file.stamp], sliceMs, kind);
   }
 }
 
@@ -640,14 +644,15 @@ const folders = new Map<string, FolderIndex>();
  * map build (which never cancels) lost the walk it was waiting for. A caller
  * cancelled is answered at once, not when the walk's answer has been applied.
  */
-class SharedRefresh {
+export class SharedRefresh {
   private readonly stop = new AbortController();
   /** Callers not yet cancelled; a caller with no signal is never cancelled. */
   private waiting = 0;
+  private readonly calls = new WaitingCalls();
   readonly outcome: Promise<JobOutcome<FolderIndex>>;
 
-  constructor(run: (signal: AbortSignal) => Promise<JobOutcome<FolderIndex>>) {
-    this.outcome = run(this.stop.signal);
+  constructor(run: (signal: AbortSignal, kind: KindOfSlice) => Promise<JobOutcome<FolderIndex>>) {
+    this.outcome = run(this.stop.signal, this.calls.kind);
   }
 
   /** Every caller was cancelled and the refresh is stopping: a caller arriving now would be answered "Cancelled." with them. */
@@ -655,10 +660,12 @@ class SharedRefresh {
     return this.stop.signal.aborted;
   }
 
-  /** The refresh's outcome for one caller. */
-  join(signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+  /** The refresh's outcome for one caller, whose `kind` its slices take while it waits. */
+  join(kind: SliceKind, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
     this.waiting += 1;
+    const stopWaiting = this.calls.start(kind);
     return unlessCancelled(this.outcome, signal, () => {
+      stopWaiting();
       this.waiting -= 1;
       if (this.waiting === 0) this.stop.abort();
     });
@@ -745,8 +752,12 @@ function isWatched(index: FolderIndex): boolean {
   return covering.length > 0 && covering.every((folder) => folder.complete);
 }
 
-/** The folder's index, brought up to date (as far as the time limit allows); `refresh` walks the folder even when the index is fresh. */
-export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, options: { refresh?: boolean } = {}): Promise<JobOutcome<FolderIndex>> {
+/**
+ * The folder's index, brought up to date (as far as the time limit allows); `refresh` walks the folder even when the index
+ * is fresh. `kind`: who asks, a call (foreground, the default) or upkeep such as a map build (background).
+ */
+export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, options: { refresh?: boolean; kind?: SliceKind } = {}): Promise<JobOutcome<FolderIndex>> {
+  const kind = options.kind ?? 'foreground';
   const key = keyOf(boundary);
   const running = refreshing.get(key);
   if (running?.stopping) {
@@ -754,7 +765,7 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
     const again = (): Promise<JobOutcome<FolderIndex>> => (signal?.aborted ? Promise.resolve(CANCELLED) : currentIndex(boundary, signal, options));
     return unlessCancelled(running.outcome.then(again, again), signal);
   }
-  if (running) return running.join(signal);
+  if (running) return running.join(kind, signal);
   let index = folders.get(key);
   if (index) folders.delete(key); // re-inserted below: most recently used last
   index ??= new FolderIndex(boundary.root, boundary.denyRules.policyGlobs);
@@ -765,26 +776,26 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
   if (!options.refresh && isWatched(folder) && !folder.walkNeeded) {
     const rewalkDue = clock() - (folder.walkStartedAt as number) > SYMBOL_INDEX_LIMITS.watchedRewalkMs;
     if (!folder.hasReported() && !rewalkDue) return Promise.resolve({ ok: true, result: folder });
-    const recheck = share(key, folder, (stop) =>
-      (folder.hasReported() ? recheckReported(folder, stop) : Promise.resolve<JobOutcome<FolderIndex>>({ ok: true, result: folder })).then((outcome) =>
-        outcome.ok && folder.walkNeeded ? walk(folder, stop) : outcome,
+    const recheck = share(key, folder, (stop, sliceKind) =>
+      (folder.hasReported() ? recheckReported(folder, stop, sliceKind) : Promise.resolve<JobOutcome<FolderIndex>>({ ok: true, result: folder })).then((outcome) =>
+        outcome.ok && folder.walkNeeded ? walk(folder, stop, sliceKind) : outcome,
       ),
     );
     // The safety walk runs once this query's look is done; queries meanwhile wait for it, as for any refresh.
     if (rewalkDue) {
       const safetyWalk = (): void => {
-        if (!refreshing.has(key)) void share(key, folder, (stop) => walk(folder, stop)).join();
+        if (!refreshing.has(key)) void share(key, folder, (stop, sliceKind) => walk(folder, stop, sliceKind)).join('background');
       };
       recheck.outcome.then(safetyWalk, safetyWalk);
     }
-    return recheck.join(signal);
+    return recheck.join(kind, signal);
   }
   if (!options.refresh && isFresh(folder)) return Promise.resolve({ ok: true, result: folder });
-  return share(key, folder, (stop) => walk(folder, stop)).join(signal);
+  return share(key, folder, (stop, sliceKind) => walk(folder, stop, sliceKind)).join(kind, signal);
 }
 
 /** Starts a folder's refresh and registers it, so that calls arriving meanwhile share it. */
-function share(key: string, folder: FolderIndex, run: (signal: AbortSignal) => Promise<JobOutcome<FolderIndex>>): SharedRefresh {
+function share(key: string, folder: FolderIndex, run: (signal: AbortSignal, kind: KindOfSlice) => Promise<JobOutcome<FolderIndex>>): SharedRefresh {
   const shared = new SharedRefresh(run);
   refreshing.set(key, shared);
   const done = (): void => {
@@ -800,7 +811,7 @@ function share(key: string, folder: FolderIndex, run: (signal: AbortSignal) => P
 }
 
 /** Walks the whole folder, re-parsing what changed. */
-async function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+async function walk(folder: FolderIndex, signal: AbortSignal, kind: KindOfSlice): Promise<JobOutcome<FolderIndex>> {
   const startedAt = clock();
   const underWatch = watching?.id;
   // The walk sees the disk as it is now; what is reported from here on is looked at after it.
@@ -808,19 +819,19 @@ async function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutco
   folder.walks += 1;
   folder.walking = true;
   try {
-    const outcome = await runJob<IndexJobResult>({ kind: 'index', root: folder.root, denyRead: folder.denyRead, known: await folder.known(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs }, signal);
+    const outcome = await runJob<IndexJobResult>({ kind: 'index', root: folder.root, denyRead: folder.denyRead, known: await folder.known(kind), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs }, signal);
     if (!outcome.ok) {
       // Cancelled or stopped: what was reported before it was cleared for this walk, so the next query walks.
       folder.walkNeeded = true;
       return outcome;
     }
     // Still walking meanwhile: a file the answer holds that is deleted before it is applied must make the next query walk.
-    await folder.applyInSlices(outcome.result);
+    await folder.applyInSlices(outcome.result, APPLY_SLICE_MS, kind);
   } finally {
     folder.walking = false;
   }
   // Ready ahead of the first reference search, without holding the main thread.
-  void folder.listsAdded();
+  void folder.listsAdded('background');
   folder.refreshedAt = clock();
   folder.walkStartedAt = startedAt;
   folder.walkedUnderWatch = underWatch;
@@ -828,14 +839,14 @@ async function walk(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutco
 }
 
 /** Looks again at only what a watcher reported; the caller walks when the answer says only a walk can settle it. */
-function recheckReported(folder: FolderIndex, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
+function recheckReported(folder: FolderIndex, signal: AbortSignal, kind: KindOfSlice): Promise<JobOutcome<FolderIndex>> {
   const job: RecheckJob = { kind: 'recheck', root: folder.root, denyRead: folder.denyRead, ...folder.takeReported(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
   return runJob<RecheckJobResult>(job, signal).then(async (outcome): Promise<JobOutcome<FolderIndex>> => {
     if (!outcome.ok) {
       folder.walkNeeded = true; // what was taken must not be lost: the next query walks
       return outcome;
     }
-    await folder.applyRecheckInSlices(outcome.result);
+    await folder.applyRecheckInSlices(outcome.result, APPLY_SLICE_MS, kind);
     if (outcome.result.walkNeeded) folder.walkNeeded = true;
     return { ok: true, result: folder };
   });
@@ -850,7 +861,7 @@ const USES_PER_SLICE = 4_000;
 /** index.usesOf for `files`, a slice at a time when they are many, letting the event loop run before each slice. */
 export async function usesInSlices(index: FolderIndex, symbol: string, files: readonly string[], sliceSize = USES_PER_SLICE): Promise<Array<IndexedUses | undefined>> {
   // A walk applied meanwhile leaves lists to add: usesOf would add them all in one piece.
-  await index.listsAdded();
+  await index.listsAdded('foreground');
   const indexed: Array<IndexedUses | undefined> = [];
   for (let start = 0; start < files.length; start += sliceSize) {
     // Before the first slice too: the caller gathered the candidates in this same turn of the loop.

@@ -268,7 +268,7 @@ export async function findReferences(boundary: ReadBoundary, args: Args, signal?
     const index = await loadIndex(boundary, signal);
     if (isOutcome(index)) return index;
 
-    await index.listsAdded();
+    await index.listsAdded('foreground');
     // Only files that use the name (or may, see referenceCandidates) are read: reading all of them took seconds at 20,000 files.
     let files = index.referenceCandidates(name);
     const requestedPath = stringArgument(args, 'path');

@@ -1,7 +1,8 @@
 import * as assert from 'node:assert/strict';
-import { FOREGROUND_RUN, nextSlice, type SliceKind } from '../../../server/src/nextSlice';
+import { FOREGROUND_RUN, nextSlice, type SliceKind, UPKEEP, WaitingCalls } from '../../../server/src/nextSlice';
 import { packInSlices } from '../../../server/src/search/packedRecords';
 import { forEachMatchingName, NAME_PASS } from '../../../server/src/symbols/nameSearch';
+import { FolderIndex, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { countTurns } from '../../support/eventLoopTurns';
 
 /**
@@ -37,14 +38,14 @@ describe('slices of main-thread work', () => {
   });
 
   it('let a call\'s own slices go ahead of upkeep, which still runs once in every FOREGROUND_RUN + 1 turns', async () => {
-    assert.equal(FOREGROUND_RUN, 3);
-    // The upkeep asked first; the call's slices still run first, three at a time.
+    const run = 'f'.repeat(FOREGROUND_RUN);
+    // The upkeep asked first; the call's slices still run first, FOREGROUND_RUN at a time.
     const { order, turns } = await orderOfSlices([
       { letter: 'b', kind: 'background', slices: 8 },
-      { letter: 'f', kind: 'foreground', slices: 9 },
+      { letter: 'f', kind: 'foreground', slices: 3 * FOREGROUND_RUN },
     ]);
     assert.equal(new Set(turns).size, turns.length, `two slices ran in one turn: ${order} in turns ${turns}`);
-    assert.equal(order, 'fffbfffbfffbbbbbb');
+    assert.equal(order, `${run}b${run}b${run}b${'b'.repeat(5)}`);
   });
 
   it('count only the foreground turns run while upkeep waits, so upkeep that asks late is not let in at once', async () => {
@@ -56,14 +57,15 @@ describe('slices of main-thread work', () => {
       }
     };
     let upkept: Promise<void> | undefined;
-    for (let slice = 0; slice < 11; slice++) {
+    for (let slice = 0; slice < 5 + 2 * FOREGROUND_RUN; slice++) {
       await nextSlice('foreground');
       order += 'f';
       // Asks once five foreground slices have run with nothing else waiting.
       if (slice === 4) upkept = upkeep();
     }
     await upkept;
-    assert.equal(order, 'ffffffffbfffb');
+    const run = 'f'.repeat(FOREGROUND_RUN);
+    assert.equal(order, `fffff${run}b${run}b`);
   });
 
   it('let find_symbol\'s name pass finish before a map\'s inputs, packed from the same turn, with as many slices', async () => {
@@ -75,13 +77,42 @@ describe('slices of main-thread work', () => {
       const names = Array.from({ length: 256 * 12 }, (_, i): [string, string] => [`name${i}`, `name${i}`]);
       const records = Array.from({ length: 32 * 12 }, (_, i) => `f${i}`);
       await Promise.all([
-        packInSlices(records, 1, (item) => [item], -1).then(() => ended.push('packing')),
+        packInSlices(records, 1, (item) => [item], -1, UPKEEP).then(() => ended.push('packing')),
         forEachMatchingName(names, 'zz', () => undefined).then(() => ended.push('name pass')),
       ]);
       assert.deepEqual(ended, ['name pass', 'packing']);
     } finally {
       NAME_PASS.sliceMs = saved;
     }
+  });
+
+  it('let find_references count its uses ahead of a map\'s inputs, packed from the same turn, with as many slices', async () => {
+    const ended: string[] = [];
+    const files = Array.from({ length: 12 }, (_, i) => `src/f${i}.ts`);
+    const records = Array.from({ length: 32 * 12 }, (_, i) => `f${i}`);
+    await Promise.all([
+      packInSlices(records, 1, (item) => [item], -1, UPKEEP).then(() => ended.push('packing')),
+      // One file a slice: twelve slices, as the packing's.
+      usesInSlices(new FolderIndex('/nowhere', []), 'loadConfig', files, 1).then(() => ended.push('uses')),
+    ]);
+    assert.deepEqual(ended, ['uses', 'packing']);
+  });
+
+  it('run upkeep as foreground while a call waits for it, and as background once none does', () => {
+    const calls = new WaitingCalls();
+    assert.equal(calls.kind(), 'background');
+    const mapBuildStops = calls.start('background');
+    assert.equal(calls.kind(), 'background', 'upkeep waiting for upkeep');
+    const firstStops = calls.start('foreground');
+    const secondStops = calls.start('foreground');
+    assert.equal(calls.kind(), 'foreground');
+    firstStops();
+    firstStops(); // counted once however often it says so
+    assert.equal(calls.kind(), 'foreground', 'the second call still waits');
+    secondStops();
+    assert.equal(calls.kind(), 'background');
+    mapBuildStops();
+    assert.equal(calls.kind(), 'background');
   });
 
   it('keep two packings of records from running their slices in the same turn', async () => {
@@ -92,7 +123,7 @@ describe('slices of main-thread work', () => {
       packInSlices(items, 1, (item) => {
         turnsOf[name].add(counter.turn());
         return [item];
-      }, 0);
+      }, 0, UPKEEP);
     await Promise.all([pack('a'), pack('b')]);
     counter.stop();
     const shared = [...turnsOf.a].filter((turn) => turnsOf.b.has(turn));

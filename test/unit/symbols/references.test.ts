@@ -6,6 +6,8 @@ import { IndexJobResult, nothingKnown, ReferenceJob, ReferenceJobResult, runSymb
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { closeSymbolPool, findReferences, FolderIndex, type ReferenceJobRunner, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { turnsWhile } from '../../support/eventLoopTurns';
+import { UPKEEP } from '../../../server/src/nextSlice';
+import { packInSlices } from '../../../server/src/search/packedRecords';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
 import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
 
@@ -475,7 +477,7 @@ describe('find_references from the index', () => {
     sliced.apply(result);
     assert.equal(sliced.listsPending, sliced.files.size, 'no list added with the files');
     // No time at all for a slice: the fewest files a slice adds, every slice.
-    const adding = turnsWhile(sliced.listsAdded(0));
+    const adding = turnsWhile(sliced.listsAdded('background', 0));
     assert.equal(sliced.listsPending, sliced.files.size, 'none added in the turn that asked: it may be the one that applied the files');
     const { turns } = await adding;
     assert.ok(turns > 2, `the event loop ran ${turns} time(s) while the lists were added`);
@@ -488,13 +490,32 @@ describe('find_references from the index', () => {
     assert.deepEqual(sliced.usesOf('loadConfig', files), atOnce.usesOf('loadConfig', files));
   });
 
+  it('adds the lists ahead of a map\'s packing once find_references waits for them, as it does not for upkeep alone', async () => {
+    writeTree(repo, Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`src/many/user${String(i).padStart(3, '0')}.ts`, `export const use${i} = loadConfig(${i});\n`])));
+    const result = (await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: nothingKnown(), timeMs: 30_000 }, neverStop)) as IndexJobResult;
+    const recordsPackedWhileAdding = async (ask: (index: FolderIndex) => Promise<unknown>): Promise<number> => {
+      const index = new FolderIndex(repo, []);
+      index.apply(result);
+      let packed = 0;
+      const packing = packInSlices(Array.from({ length: 32 * 1_000 }, (_, i) => `f${i}`), 1, (item) => ((packed += 1), [item]), -1, UPKEEP);
+      // The walk's own, then a second asker: find_references, or more upkeep.
+      await Promise.all([index.listsAdded('background', 0), ask(index)]);
+      const during = packed;
+      await packing;
+      return during;
+    };
+    const forUpkeep = await recordsPackedWhileAdding((index) => index.listsAdded('background', 0));
+    const forACall = await recordsPackedWhileAdding((index) => usesInSlices(index, 'loadConfig', []));
+    assert.ok(forACall * 2 <= forUpkeep, `${forACall} records packed while the lists were added for a call, ${forUpkeep} for upkeep alone`);
+  });
+
   it('keeps its sums as a fresh index\'s when a file is changed or removed before its list was added', async () => {
     const index = new FolderIndex(repo, []);
     index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: nothingKnown(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
     writeTree(repo, { 'src/uses.ts': 'export const once = loadConfig();\n' });
     fs.rmSync(path.join(repo, 'src/crlf.ts'));
     index.apply((await runSymbolJob({ kind: 'index', root: repo, denyRead: [], known: await index.known(), timeMs: 30_000 }, neverStop)) as IndexJobResult);
-    await index.listsAdded();
+    await index.listsAdded('background');
     const fresh = await indexed();
     const files = fresh.referenceCandidates('loadConfig');
     assert.deepEqual(index.referenceCandidates('loadConfig'), files);

@@ -3,14 +3,17 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import { closeSymbolPool, currentIndex, resetSymbolIndexes } from '../../../server/src/symbols/symbolIndex';
+import type { KindOfSlice, SliceKind } from '../../../server/src/nextSlice';
+import { buildFromIndex } from '../../../server/src/symbols/repoMap';
+import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, SharedRefresh } from '../../../server/src/symbols/symbolIndex';
 import { writeTree } from '../../support/toolFixture';
 
 /**
  * Calls that ask for a folder's index while it is being refreshed share the
  * one refresh. A caller cancelled is answered at once and alone; the refresh
  * stops only when no caller is left waiting for it, and a caller arriving as
- * it stops gets a refresh of its own rather than its "Cancelled.".
+ * it stops gets a refresh of its own rather than its "Cancelled.". Its slices
+ * of main-thread work go ahead of upkeep while a call waits for it.
  */
 
 const CANCELLED = { ok: false, message: 'Cancelled.' };
@@ -82,5 +85,51 @@ describe('a folder refresh shared by several callers', function () {
     const next = await currentIndex(boundary);
     assert.ok(next.ok);
     assert.equal(next.result.walks, 2, 'the stopped walk, then the next query\'s: none for the late caller');
+  });
+
+  it('runs its slices as foreground while a call waits for it, and as upkeep when only upkeep does', async () => {
+    let kindOf: KindOfSlice | undefined;
+    let finish!: () => void;
+    const shared = new SharedRefresh((_signal, kind) => {
+      kindOf = kind;
+      return new Promise((resolve) => (finish = () => resolve({ ok: true, result: new FolderIndex(base, []) })));
+    });
+    const kind = (): SliceKind => (kindOf as KindOfSlice)();
+    const mapBuild = shared.join('background');
+    assert.equal(kind(), 'background');
+    const cancel = new AbortController();
+    const call = shared.join('foreground', cancel.signal);
+    assert.equal(kind(), 'foreground');
+    cancel.abort();
+    assert.deepEqual(await call, CANCELLED);
+    assert.equal(kind(), 'background', 'the call was cancelled: only the map build waits');
+    finish();
+    assert.ok((await mapBuild).ok);
+  });
+
+  it('hands the kind of those waiting to the walk\'s packing and apply: a map build alone gets upkeep, a call foreground', async () => {
+    const seen: string[] = [];
+    const known = FolderIndex.prototype.known;
+    const applyInSlices = FolderIndex.prototype.applyInSlices;
+    // Read as the packing ends: the walk starts it in the turn the refresh starts, before a call joins.
+    FolderIndex.prototype.known = function (kind, sliceMs) {
+      return known.call(this, kind, sliceMs).finally(() => seen.push(`known ${kind?.()}`));
+    };
+    FolderIndex.prototype.applyInSlices = function (result, sliceMs, kind) {
+      seen.push(`apply ${kind?.()}`);
+      return applyInSlices.call(this, result, sliceMs, kind);
+    };
+    try {
+      // A repository map's build, alone.
+      assert.ok(await buildFromIndex(base, []));
+      assert.ok((await currentIndex(boundary, undefined, { refresh: true })).ok);
+      // A call joining a map build's walk in the same turn, before its first slice.
+      const joined = [currentIndex(boundary, undefined, { refresh: true, kind: 'background' }), currentIndex(boundary)];
+      assert.ok((await Promise.all(joined)).every((outcome) => outcome.ok));
+    } finally {
+      FolderIndex.prototype.known = known;
+      FolderIndex.prototype.applyInSlices = applyInSlices;
+    }
+    assert.deepEqual(seen, ['known background', 'apply background', 'known foreground', 'apply foreground', 'known foreground', 'apply foreground']);
   });
 });
