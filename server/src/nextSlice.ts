@@ -21,10 +21,10 @@
 export type SliceKind = 'foreground' | 'background';
 
 /** The kind a job's next slice runs as, asked at each slice: upkeep that a call starts waiting for midway is foreground from then on. */
-export type KindOfSlice = () => SliceKind;
+export type SliceKindNow = () => SliceKind;
 
 /** Upkeep that no call waits for. */
-export const UPKEEP: KindOfSlice = () => 'background';
+export const AS_UPKEEP: SliceKindNow = () => 'background';
 
 /**
  * The calls waiting for one piece of upkeep (a folder's refresh, its
@@ -34,9 +34,9 @@ export const UPKEEP: KindOfSlice = () => 'background';
  */
 export class WaitingCalls {
   private calls = 0;
-  readonly kind: KindOfSlice = () => (this.calls > 0 ? 'foreground' : 'background');
+  readonly kind: SliceKindNow = () => (this.calls > 0 ? 'foreground' : 'background');
 
-  /** A caller of `kind` starts waiting; it stops when the function returned is called (again, it counts for nothing). */
+  /** A caller of `kind` starts waiting, until it calls the function returned (calling it again does nothing). */
   start(kind: SliceKind): () => void {
     if (kind === 'background') return () => undefined;
     this.calls += 1;

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { type KindOfSlice, nextSlice } from '../nextSlice';
+import { type SliceKindNow, nextSlice } from '../nextSlice';
 
 /**
  * Records of strings packed into UTF-8 buffers, a slice of the event loop at
@@ -34,7 +34,7 @@ export function noRecords(fields: number): PackedRecords {
  * before letting the event loop run. The items are read as they are when
  * each slice runs: hand over a copy if they may change meanwhile.
  */
-export async function packInSlices<T>(items: readonly T[], fields: number, fieldsOf: (item: T) => readonly string[], sliceMs: number, kind: KindOfSlice): Promise<PackedRecords> {
+export async function packInSlices<T>(items: readonly T[], fields: number, fieldsOf: (item: T) => readonly string[], sliceMs: number, kind: SliceKindNow): Promise<PackedRecords> {
   const packed = noRecords(fields);
   const encoder = new TextEncoder();
   let values: string[] = [];

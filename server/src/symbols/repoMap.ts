@@ -2,7 +2,7 @@ import { ReadBoundary } from '../access/boundary';
 import { inertLine, printablePath } from '../../../shared/printablePath';
 import type { FileIndex } from './indexer';
 import { packInSlices, PackedRecords } from '../search/packedRecords';
-import { UPKEEP } from '../nextSlice';
+import { AS_UPKEEP } from '../nextSlice';
 import type { RankedFile } from './mapRanking';
 import { currentIndex, FolderIndex, rankForMap } from './symbolIndex';
 
@@ -64,7 +64,7 @@ const MAP_INPUT_SLICE_MS = 4;
 export function mapInputs(index: FolderIndex, sliceMs = MAP_INPUT_SLICE_MS): Promise<PackedRecords> {
   // The files as they are now: a walk applied meanwhile changes the index, not the inputs being gathered.
   const files = [...index.files.values()];
-  return packInSlices(files, 3, (file: FileIndex) => [file.relativePath, [...new Set(file.symbols.map((symbol) => symbol.name))].join('\n'), file.references ?? ''], sliceMs, UPKEEP);
+  return packInSlices(files, 3, (file: FileIndex) => [file.relativePath, [...new Set(file.symbols.map((symbol) => symbol.name))].join('\n'), file.references ?? ''], sliceMs, AS_UPKEEP);
 }
 
 export const buildFromIndex: MapBuilder = async (root, denyRead) => {

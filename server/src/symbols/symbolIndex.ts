@@ -5,7 +5,7 @@ import { movedBuffers, packInSlices, PackedRecords } from '../search/packedRecor
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool, type SearchPoolOptions } from '../search/searchPool';
 import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
-import { type KindOfSlice, nextSlice, type SliceKind, UPKEEP, WaitingCalls } from '../nextSlice';
+import { type SliceKindNow, nextSlice, type SliceKind, AS_UPKEEP, WaitingCalls } from '../nextSlice';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
@@ -216,13 +216,13 @@ export class FolderIndex {
    * file as it was or as it is now; queries wait for the walk, which ends
    * once this resolves.
    */
-  async applyInSlices(result: IndexJobResult, sliceMs = APPLY_SLICE_MS, kind: KindOfSlice = UPKEEP): Promise<void> {
+  async applyInSlices(result: IndexJobResult, sliceMs = APPLY_SLICE_MS, kind: SliceKindNow = AS_UPKEEP): Promise<void> {
     const hadBefore = this.beginWalkApply();
     await this.applyChangesInSlices(result, sliceMs, kind);
     this.endWalkApply(result, hadBefore);
   }
 
-  private async applyChangesInSlices(result: { removed: readonly string[]; updated: readonly FileIndex[] }, sliceMs: number, kind: KindOfSlice): Promise<void> {
+  private async applyChangesInSlices(result: { removed: readonly string[]; updated: readonly FileIndex[] }, sliceMs: number, kind: SliceKindNow): Promise<void> {
     const changes = result.removed.length + result.updated.length;
     // The first slice not in the turn of the event loop that received the answer, which copied in its last files: a
     // callback set now (setImmediate) would run before that turn ends. The later slices each wait for the next turn.
@@ -268,7 +268,7 @@ export class FolderIndex {
    * replaces or removes indexed files only, so what a watcher reports
    * meanwhile is looked at by the next query as usual.
    */
-  async applyRecheckInSlices(result: RecheckJobResult, sliceMs = APPLY_SLICE_MS, kind: KindOfSlice = UPKEEP): Promise<void> {
+  async applyRecheckInSlices(result: RecheckJobResult, sliceMs = APPLY_SLICE_MS, kind: SliceKindNow = AS_UPKEEP): Promise<void> {
     const gone = result.removed.filter((relativePath) => this.files.has(relativePath)).length;
     await this.applyChangesInSlices(result, sliceMs, kind);
     this.endRecheckApply(result, gone);
@@ -405,7 +405,8 @@ export class FolderIndex {
    * adding them a slice at a time between turns of the event loop. Added in
    * one piece as an index of 18,000 files was applied, they held the main
    * thread for about a second, and every discussion's stream with it. A
-   * caller of `kind` foreground makes the rest foreground until it is done.
+   * caller of `kind` foreground makes the rest foreground until it is done,
+   * even if the call is cancelled meanwhile: the lists are wanted anyway.
    */
   listsAdded(kind: SliceKind, sliceMs = LIST_SLICE_MS): Promise<void> {
     if (this.listsToAdd.size === 0) return Promise.resolve();
@@ -416,7 +417,8 @@ export class FolderIndex {
         await nextSlice(this.listsWaitedFor.kind());
       } while (!this.addLists(sliceMs));
     })().finally(() => (this.addingLists = undefined));
-    return this.addingLists.finally(stopWaiting);
+    // The shared promise to upkeep, which does not wait for it (a promise of its own would reject unhandled on a throw).
+    return kind === 'foreground' ? this.addingLists.finally(stopWaiting) : this.addingLists;
   }
 
   namesWithLowerCase(): ReadonlyArray<[name: string, lower: string]> {
@@ -583,7 +585,7 @@ export class FolderIndex {
    * stay as read until the file changed again. Packed a slice at a time, from
    * the files as they are when asked.
    */
-  known(kind: KindOfSlice = UPKEEP, sliceMs = APPLY_SLICE_MS): Promise<PackedRecords> {
+  known(kind: SliceKindNow = AS_UPKEEP, sliceMs = APPLY_SLICE_MS): Promise<PackedRecords> {
     return packInSlices([...this.files.values()], 2, (file) => [file.relativePath, file.racy ? `${file.stamp}:racy` : file.stamp], sliceMs, kind);
   }
 }
@@ -648,11 +650,13 @@ export class SharedRefresh {
   private readonly stop = new AbortController();
   /** Callers not yet cancelled; a caller with no signal is never cancelled. */
   private waiting = 0;
-  private readonly calls = new WaitingCalls();
+  /** The calls among them, whose kind its slices take (nextSlice.ts). */
+  private readonly callsWaiting = new WaitingCalls();
   readonly outcome: Promise<JobOutcome<FolderIndex>>;
 
-  constructor(run: (signal: AbortSignal, kind: KindOfSlice) => Promise<JobOutcome<FolderIndex>>) {
-    this.outcome = run(this.stop.signal, this.calls.kind);
+  constructor(run: (signal: AbortSignal, kind: SliceKindNow) => Promise<JobOutcome<FolderIndex>>) {
+    // Started a microtask later: the caller that starts it joins in this turn, so its kind holds from the first slice.
+    this.outcome = Promise.resolve().then(() => run(this.stop.signal, this.callsWaiting.kind));
   }
 
   /** Every caller was cancelled and the refresh is stopping: a caller arriving now would be answered "Cancelled." with them. */
@@ -663,12 +667,19 @@ export class SharedRefresh {
   /** The refresh's outcome for one caller, whose `kind` its slices take while it waits. */
   join(kind: SliceKind, signal?: AbortSignal): Promise<JobOutcome<FolderIndex>> {
     this.waiting += 1;
-    const stopWaiting = this.calls.start(kind);
+    const stopWaiting = this.waitFor(kind);
     return unlessCancelled(this.outcome, signal, () => {
       stopWaiting();
       this.waiting -= 1;
       if (this.waiting === 0) this.stop.abort();
     });
+  }
+
+  /** A caller of `kind` waits for the refresh's end, stopping or not, until it settles or the function returned is called. */
+  waitFor(kind: SliceKind): () => void {
+    const stopWaiting = this.callsWaiting.start(kind);
+    this.outcome.then(stopWaiting, stopWaiting);
+    return stopWaiting;
   }
 }
 
@@ -763,7 +774,9 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
   if (running?.stopping) {
     // Cancelled meanwhile: no refresh of its own, which would start only to be stopped and keep later callers waiting a round more.
     const again = (): Promise<JobOutcome<FolderIndex>> => (signal?.aborted ? Promise.resolve(CANCELLED) : currentIndex(boundary, signal, options));
-    return unlessCancelled(running.outcome.then(again, again), signal);
+    // What is left of its slices (a packing, an apply) does not stop at the abort: this caller waits for them.
+    const stopWaiting = running.waitFor(kind);
+    return unlessCancelled(running.outcome.then(again, again), signal, stopWaiting);
   }
   if (running) return running.join(kind, signal);
   let index = folders.get(key);
@@ -795,7 +808,7 @@ export function currentIndex(boundary: ReadBoundary, signal?: AbortSignal, optio
 }
 
 /** Starts a folder's refresh and registers it, so that calls arriving meanwhile share it. */
-function share(key: string, folder: FolderIndex, run: (signal: AbortSignal, kind: KindOfSlice) => Promise<JobOutcome<FolderIndex>>): SharedRefresh {
+function share(key: string, folder: FolderIndex, run: (signal: AbortSignal, kind: SliceKindNow) => Promise<JobOutcome<FolderIndex>>): SharedRefresh {
   const shared = new SharedRefresh(run);
   refreshing.set(key, shared);
   const done = (): void => {
@@ -811,7 +824,7 @@ function share(key: string, folder: FolderIndex, run: (signal: AbortSignal, kind
 }
 
 /** Walks the whole folder, re-parsing what changed. */
-async function walk(folder: FolderIndex, signal: AbortSignal, kind: KindOfSlice): Promise<JobOutcome<FolderIndex>> {
+async function walk(folder: FolderIndex, signal: AbortSignal, kind: SliceKindNow): Promise<JobOutcome<FolderIndex>> {
   const startedAt = clock();
   const underWatch = watching?.id;
   // The walk sees the disk as it is now; what is reported from here on is looked at after it.
@@ -839,7 +852,7 @@ async function walk(folder: FolderIndex, signal: AbortSignal, kind: KindOfSlice)
 }
 
 /** Looks again at only what a watcher reported; the caller walks when the answer says only a walk can settle it. */
-function recheckReported(folder: FolderIndex, signal: AbortSignal, kind: KindOfSlice): Promise<JobOutcome<FolderIndex>> {
+function recheckReported(folder: FolderIndex, signal: AbortSignal, kind: SliceKindNow): Promise<JobOutcome<FolderIndex>> {
   const job: RecheckJob = { kind: 'recheck', root: folder.root, denyRead: folder.denyRead, ...folder.takeReported(), timeMs: SYMBOL_INDEX_LIMITS.refreshTimeMs };
   return runJob<RecheckJobResult>(job, signal).then(async (outcome): Promise<JobOutcome<FolderIndex>> => {
     if (!outcome.ok) {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { movedBuffers, noRecords, packInSlices, PackedRecords, unpackRecords } from '../../../server/src/search/packedRecords';
 import { turnsWhile } from '../../support/eventLoopTurns';
-import { UPKEEP } from '../../../server/src/nextSlice';
+import { AS_UPKEEP } from '../../../server/src/nextSlice';
 
 /**
  * Records handed to a worker as buffers that move rather than being copied
@@ -19,13 +19,13 @@ const unpacked = (packed: PackedRecords): string[][] => [...unpackRecords(packed
 describe('records packed for a worker', () => {
   it('come back in order, with empty fields, newlines, tabs, a leading U+FEFF and non-ASCII intact', async () => {
     const items = records(300);
-    assert.deepEqual(unpacked(await packInSlices(items, 3, (item) => item, Infinity, UPKEEP)), items);
+    assert.deepEqual(unpacked(await packInSlices(items, 3, (item) => item, Infinity, AS_UPKEEP)), items);
   });
 
   it('are packed a slice at a time, letting the event loop run, into chunks of whole records', async () => {
     const items = records(2_000);
     // No time at all for a slice: the fewest records a slice packs, every slice.
-    const { value: packed, turns } = await turnsWhile(packInSlices(items, 3, (item) => item, 0, UPKEEP));
+    const { value: packed, turns } = await turnsWhile(packInSlices(items, 3, (item) => item, 0, AS_UPKEEP));
     assert.ok(turns > 20, `the event loop ran ${turns} time(s) while the records were packed`);
     assert.ok(packed.chunks.length > 20, `${packed.chunks.length} chunk(s)`);
     for (const chunk of packed.chunks) assert.equal(new TextDecoder().decode(chunk).split('\0').length % 3, 0);
@@ -36,7 +36,7 @@ describe('records packed for a worker', () => {
   it('are split into chunks of at most a megabyte and one record even within one slice, so no one encoding holds the thread long', async () => {
     const large = 'x'.repeat(64 * 1024);
     const items = Array.from({ length: 64 }, (_, i) => [`f${i}`, large]);
-    const packed = await packInSlices(items, 2, (item) => item, Infinity, UPKEEP);
+    const packed = await packInSlices(items, 2, (item) => item, Infinity, AS_UPKEEP);
     assert.ok(packed.chunks.length >= 4, `${packed.chunks.length} chunk(s) for 4 MB`);
     for (const chunk of packed.chunks) assert.ok(chunk.byteLength <= (1 << 20) + 64 * 1024 + 64, `a chunk of ${chunk.byteLength} bytes`);
     assert.deepEqual(unpacked(packed), items);
@@ -44,7 +44,7 @@ describe('records packed for a worker', () => {
 
   it('leave out, and count, a record with a NUL in a field, and the records after it keep their fields', async () => {
     const items = [['a.ts', 'one'], ['b\0.ts', 'two'], ['c.ts', 'thr\0ee'], ['d.ts', 'four']];
-    const packed = await packInSlices(items, 2, (item) => item, Infinity, UPKEEP);
+    const packed = await packInSlices(items, 2, (item) => item, Infinity, AS_UPKEEP);
     assert.equal(packed.dropped, 2);
     assert.deepEqual(unpacked(packed), [['a.ts', 'one'], ['d.ts', 'four']]);
   });
@@ -55,7 +55,7 @@ describe('records packed for a worker', () => {
   });
 
   it('list every chunk\'s buffer to be moved, and none when there are no records', async () => {
-    const packed = await packInSlices(records(100), 3, (item) => item, 0, UPKEEP);
+    const packed = await packInSlices(records(100), 3, (item) => item, 0, AS_UPKEEP);
     const buffers = movedBuffers(packed);
     assert.deepEqual(buffers, packed.chunks.map((chunk) => chunk.buffer));
     assert.equal(new Set(buffers).size, buffers.length, 'no buffer listed twice, which postMessage refuses');

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { FOREGROUND_RUN, nextSlice, type SliceKind, UPKEEP, WaitingCalls } from '../../../server/src/nextSlice';
+import { FOREGROUND_RUN, nextSlice, type SliceKind, AS_UPKEEP, WaitingCalls } from '../../../server/src/nextSlice';
 import { packInSlices } from '../../../server/src/search/packedRecords';
 import { forEachMatchingName, NAME_PASS } from '../../../server/src/symbols/nameSearch';
 import { FolderIndex, usesInSlices } from '../../../server/src/symbols/symbolIndex';
@@ -77,7 +77,7 @@ describe('slices of main-thread work', () => {
       const names = Array.from({ length: 256 * 12 }, (_, i): [string, string] => [`name${i}`, `name${i}`]);
       const records = Array.from({ length: 32 * 12 }, (_, i) => `f${i}`);
       await Promise.all([
-        packInSlices(records, 1, (item) => [item], -1, UPKEEP).then(() => ended.push('packing')),
+        packInSlices(records, 1, (item) => [item], -1, AS_UPKEEP).then(() => ended.push('packing')),
         forEachMatchingName(names, 'zz', () => undefined).then(() => ended.push('name pass')),
       ]);
       assert.deepEqual(ended, ['name pass', 'packing']);
@@ -91,11 +91,25 @@ describe('slices of main-thread work', () => {
     const files = Array.from({ length: 12 }, (_, i) => `src/f${i}.ts`);
     const records = Array.from({ length: 32 * 12 }, (_, i) => `f${i}`);
     await Promise.all([
-      packInSlices(records, 1, (item) => [item], -1, UPKEEP).then(() => ended.push('packing')),
+      packInSlices(records, 1, (item) => [item], -1, AS_UPKEEP).then(() => ended.push('packing')),
       // One file a slice: twelve slices, as the packing's.
       usesInSlices(new FolderIndex('/nowhere', []), 'loadConfig', files, 1).then(() => ended.push('uses')),
     ]);
     assert.deepEqual(ended, ['uses', 'packing']);
+  });
+
+  it('take a packing\'s kind at each of its slices: one a call starts waiting for midway goes ahead from then on', async () => {
+    const records = Array.from({ length: 32 * 12 }, (_, i) => `f${i}`);
+    let slicesAsked = 0;
+    // Upkeep for its first three slices, then a call waits for it.
+    const waitedForLater = (): SliceKind => (++slicesAsked > 3 ? 'foreground' : 'background');
+    const ended: string[] = [];
+    await Promise.all([
+      packInSlices(records, 1, (item) => [item], -1, AS_UPKEEP).then(() => ended.push('upkeep')),
+      packInSlices(records, 1, (item) => [item], -1, waitedForLater).then(() => ended.push('waited for')),
+    ]);
+    assert.ok(slicesAsked > 3);
+    assert.deepEqual(ended, ['waited for', 'upkeep']);
   });
 
   it('run upkeep as foreground while a call waits for it, and as background once none does', () => {
@@ -123,7 +137,7 @@ describe('slices of main-thread work', () => {
       packInSlices(items, 1, (item) => {
         turnsOf[name].add(counter.turn());
         return [item];
-      }, 0, UPKEEP);
+      }, 0, AS_UPKEEP);
     await Promise.all([pack('a'), pack('b')]);
     counter.stop();
     const shared = [...turnsOf.a].filter((turn) => turnsOf.b.has(turn));

@@ -6,7 +6,7 @@ import { IndexJobResult, nothingKnown, ReferenceJob, ReferenceJobResult, runSymb
 import { ReadBoundary } from '../../../server/src/access/boundary';
 import { closeSymbolPool, findReferences, FolderIndex, type ReferenceJobRunner, usesInSlices } from '../../../server/src/symbols/symbolIndex';
 import { turnsWhile } from '../../support/eventLoopTurns';
-import { UPKEEP } from '../../../server/src/nextSlice';
+import { AS_UPKEEP } from '../../../server/src/nextSlice';
 import { packInSlices } from '../../../server/src/search/packedRecords';
 import { OUTSIDE_MARKER, SECRET_MARKER, writeTree } from '../../support/toolFixture';
 import { INDEX_LIMITS } from '../../../server/src/symbols/limits';
@@ -497,7 +497,7 @@ describe('find_references from the index', () => {
       const index = new FolderIndex(repo, []);
       index.apply(result);
       let packed = 0;
-      const packing = packInSlices(Array.from({ length: 32 * 1_000 }, (_, i) => `f${i}`), 1, (item) => ((packed += 1), [item]), -1, UPKEEP);
+      const packing = packInSlices(Array.from({ length: 32 * 1_000 }, (_, i) => `f${i}`), 1, (item) => ((packed += 1), [item]), -1, AS_UPKEEP);
       // The walk's own, then a second asker: find_references, or more upkeep.
       await Promise.all([index.listsAdded('background', 0), ask(index)]);
       const during = packed;

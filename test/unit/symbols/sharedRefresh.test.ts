@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadBoundary } from '../../../server/src/access/boundary';
-import type { KindOfSlice, SliceKind } from '../../../server/src/nextSlice';
+import type { SliceKindNow, SliceKind } from '../../../server/src/nextSlice';
 import { buildFromIndex } from '../../../server/src/symbols/repoMap';
 import { closeSymbolPool, currentIndex, FolderIndex, resetSymbolIndexes, SharedRefresh } from '../../../server/src/symbols/symbolIndex';
 import { writeTree } from '../../support/toolFixture';
@@ -88,14 +88,27 @@ describe('a folder refresh shared by several callers', function () {
   });
 
   it('runs its slices as foreground while a call waits for it, and as upkeep when only upkeep does', async () => {
-    let kindOf: KindOfSlice | undefined;
+    let kindOf: SliceKindNow | undefined;
+    let kindAtStart: SliceKind | undefined;
     let finish!: () => void;
+    const started = new SharedRefresh((_signal, kind) => {
+      kindOf = kind;
+      kindAtStart = kind();
+      return new Promise((resolve) => (finish = () => resolve({ ok: true, result: new FolderIndex(base, []) })));
+    });
+    const first = started.join('foreground');
+    await Promise.resolve();
+    assert.equal(kindAtStart, 'foreground', 'the caller that started it counts from its first slice');
+    finish();
+    await first;
+
     const shared = new SharedRefresh((_signal, kind) => {
       kindOf = kind;
       return new Promise((resolve) => (finish = () => resolve({ ok: true, result: new FolderIndex(base, []) })));
     });
-    const kind = (): SliceKind => (kindOf as KindOfSlice)();
     const mapBuild = shared.join('background');
+    await Promise.resolve();
+    const kind = (): SliceKind => (kindOf as SliceKindNow)();
     assert.equal(kind(), 'background');
     const cancel = new AbortController();
     const call = shared.join('foreground', cancel.signal);
@@ -103,8 +116,14 @@ describe('a folder refresh shared by several callers', function () {
     cancel.abort();
     assert.deepEqual(await call, CANCELLED);
     assert.equal(kind(), 'background', 'the call was cancelled: only the map build waits');
+    const stopWaiting = shared.waitFor('foreground');
+    assert.equal(kind(), 'foreground', 'a call waits for it to end');
+    stopWaiting();
+    assert.equal(kind(), 'background');
+    shared.waitFor('foreground');
     finish();
     assert.ok((await mapBuild).ok);
+    assert.equal(kind(), 'background', 'a call waiting stops waiting once it has ended');
   });
 
   it('hands the kind of those waiting to the walk\'s packing and apply: a map build alone gets upkeep, a call foreground', async () => {
@@ -126,10 +145,22 @@ describe('a folder refresh shared by several callers', function () {
       // A call joining a map build's walk in the same turn, before its first slice.
       const joined = [currentIndex(boundary, undefined, { refresh: true, kind: 'background' }), currentIndex(boundary)];
       assert.ok((await Promise.all(joined)).every((outcome) => outcome.ok));
+      // A call arriving as a map build's walk stops waits for the rest of its slices, then walks.
+      const cancel = new AbortController();
+      const stopped = currentIndex(boundary, cancel.signal, { refresh: true, kind: 'background' });
+      cancel.abort();
+      const afterIt = currentIndex(boundary);
+      assert.deepEqual(await stopped, CANCELLED);
+      assert.ok((await afterIt).ok);
     } finally {
       FolderIndex.prototype.known = known;
       FolderIndex.prototype.applyInSlices = applyInSlices;
     }
-    assert.deepEqual(seen, ['known background', 'apply background', 'known foreground', 'apply foreground', 'known foreground', 'apply foreground']);
+    assert.deepEqual(seen, [
+      ...['known background', 'apply background'],
+      ...['known foreground', 'apply foreground'],
+      ...['known foreground', 'apply foreground'],
+      ...['known foreground', 'known foreground', 'apply foreground'],
+    ]);
   });
 });

@@ -9,6 +9,8 @@ import { definingFile } from '../../support/indexedFiles';
 import { closeSymbolPool, currentIndex, FolderIndex, noteFileChanges, resetSymbolIndexes, setSymbolIndexClock, SYMBOL_INDEX_LIMITS, watchFolders } from '../../../server/src/symbols/symbolIndex';
 import { mergeInWalkOrder, sortInWalkOrder } from '../../../server/src/search/relativePaths';
 import { turnsWhile } from '../../support/eventLoopTurns';
+import { AS_UPKEEP, type SliceKindNow } from '../../../server/src/nextSlice';
+import { packInSlices } from '../../../server/src/search/packedRecords';
 import { writeTree } from '../../support/toolFixture';
 
 /**
@@ -159,6 +161,24 @@ describe('a walk answer handed over in parts and applied in slices', function ()
     assert.deepEqual(seen(sliced, names), seen(whole, names));
     assert.equal(sliced.status.indexedFiles, 599);
     assert.ok(turns > 10, `applied in ${turns} turns of the event loop`);
+  });
+
+  it('applies as its kind says at each slice: ahead of a map\'s packing while a call waits, taking turns with it as upkeep', async () => {
+    const walkAnswer = answer(Array.from({ length: 300 }, (_, i) => definingFile(`a/f${i}.ts`, [`k${i}`])));
+    const recordsPackedWhileApplying = async (kind: SliceKindNow): Promise<number> => {
+      const index = new FolderIndex('/r', []);
+      let packed = 0;
+      // Counted only between the apply's first slice and its last: it waits for a timer before the first.
+      const amidApply = (): boolean => index.files.size > 0 && index.files.size < walkAnswer.updated.length;
+      const packing = packInSlices(Array.from({ length: 32 * 2_000 }, (_, i) => `p${i}`), 1, (item) => ((packed += amidApply() ? 1 : 0), [item]), -1, AS_UPKEEP);
+      await index.applyInSlices(walkAnswer, 0, kind);
+      const during = packed;
+      await packing;
+      return during;
+    };
+    const asUpkeep = await recordsPackedWhileApplying(AS_UPKEEP);
+    const forACall = await recordsPackedWhileApplying(() => 'foreground');
+    assert.ok(forACall * 2 <= asUpkeep, `${forACall} records packed while the answer was applied for a call, ${asUpkeep} as upkeep`);
   });
 
   it('between slices, lets a reader find each file as it was or as it is now, its definitions with it, and the walk order in step', async () => {
