@@ -52,14 +52,18 @@ export class WaitingCalls {
 /** At most this many foreground slices run in a row while a background slice waits. */
 export const FOREGROUND_RUN = 3;
 
-const waiting: Record<SliceKind, Array<() => void>> = { foreground: [], background: [] };
+/** Slices waiting, in the order they asked; each one's kind is read as a turn picks the next, not when it asked. */
+const waiting: Array<{ kind: SliceKindNow; resume: () => void }> = [];
 let foregroundInARow = 0;
 let scheduled = false;
 
-/** Resolves in a later turn of the event loop, in which no other slice that asked here runs. */
-export function nextSlice(kind: SliceKind): Promise<void> {
-  return new Promise((resolve) => {
-    waiting[kind].push(resolve);
+/**
+ * Resolves in a later turn of the event loop, in which no other slice that asked here runs. A kind given as a function is
+ * read when the slice may run: a refresh's first slice asks before the call that started it has joined.
+ */
+export function nextSlice(kind: SliceKind | SliceKindNow): Promise<void> {
+  return new Promise((resume) => {
+    waiting.push({ kind: typeof kind === 'function' ? kind : () => kind, resume });
     if (!scheduled) {
       scheduled = true;
       setImmediate(resumeNext);
@@ -70,18 +74,18 @@ export function nextSlice(kind: SliceKind): Promise<void> {
 function resumeNext(): void {
   const resume = takeNext();
   // Scheduled before resuming: a slice that asks again goes behind those of its kind already waiting.
-  if (waiting.foreground.length + waiting.background.length > 0) setImmediate(resumeNext);
+  if (waiting.length > 0) setImmediate(resumeNext);
   else scheduled = false;
   resume?.();
 }
 
 function takeNext(): (() => void) | undefined {
-  const upkeepDue = foregroundInARow >= FOREGROUND_RUN && waiting.background.length > 0;
-  if (waiting.foreground.length > 0 && !upkeepDue) {
-    // Counted only while upkeep waits: one that asks later is not owed a turn for the run before it.
-    foregroundInARow = waiting.background.length > 0 ? foregroundInARow + 1 : 0;
-    return waiting.foreground.shift();
-  }
-  foregroundInARow = 0;
-  return waiting.background.shift();
+  const kinds = waiting.map((slice) => slice.kind());
+  const foreground = kinds.indexOf('foreground');
+  const background = kinds.indexOf('background');
+  const upkeepDue = foregroundInARow >= FOREGROUND_RUN && background >= 0;
+  const next = foreground >= 0 && !upkeepDue ? foreground : background;
+  // Counted only while upkeep waits: one that asks later is not owed a turn for the run before it.
+  foregroundInARow = next === foreground && background >= 0 ? foregroundInARow + 1 : 0;
+  return next >= 0 ? waiting.splice(next, 1)[0].resume : undefined;
 }

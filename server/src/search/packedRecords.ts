@@ -50,7 +50,7 @@ export async function packInSlices<T>(items: readonly T[], fields: number, field
     // A clock read every few records: a record takes microseconds to gather.
     if (at % 32 === 31 && performance.now() > until) {
       endChunk();
-      await nextSlice(kind());
+      await nextSlice(kind);
       until = performance.now() + sliceMs;
     }
     const record = fieldsOf(items[at]);

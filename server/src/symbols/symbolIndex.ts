@@ -228,7 +228,7 @@ export class FolderIndex {
     // callback set now (setImmediate) would run before that turn ends. The later slices each wait for the next turn.
     if (changes > 0) await new Promise<void>((resolve) => setTimeout(resolve, 0));
     for (let next = this.applyChangesWithin(result, 0, sliceMs); next < changes; next = this.applyChangesWithin(result, next, sliceMs)) {
-      await nextSlice(kind());
+      await nextSlice(kind);
     }
   }
 
@@ -414,7 +414,7 @@ export class FolderIndex {
     this.addingLists ??= (async () => {
       // Each slice in a turn of its own, the first too: started as a walk's answer is applied, it ran in that answer's last slice.
       do {
-        await nextSlice(this.listsWaitedFor.kind());
+        await nextSlice(this.listsWaitedFor.kind);
       } while (!this.addLists(sliceMs));
     })().finally(() => (this.addingLists = undefined));
     // The shared promise to upkeep, which does not wait for it (a promise of its own would reject unhandled on a throw).
@@ -655,8 +655,7 @@ export class SharedRefresh {
   readonly outcome: Promise<JobOutcome<FolderIndex>>;
 
   constructor(run: (signal: AbortSignal, kind: SliceKindNow) => Promise<JobOutcome<FolderIndex>>) {
-    // Started a microtask later: the caller that starts it joins in this turn, so its kind holds from the first slice.
-    this.outcome = Promise.resolve().then(() => run(this.stop.signal, this.callsWaiting.kind));
+    this.outcome = run(this.stop.signal, this.callsWaiting.kind);
   }
 
   /** Every caller was cancelled and the refresh is stopping: a caller arriving now would be answered "Cancelled." with them. */

@@ -98,17 +98,26 @@ describe('slices of main-thread work', () => {
     assert.deepEqual(ended, ['uses', 'packing']);
   });
 
-  it('take a packing\'s kind at each of its slices: one a call starts waiting for midway goes ahead from then on', async () => {
-    const records = Array.from({ length: 32 * 12 }, (_, i) => `f${i}`);
-    let slicesAsked = 0;
-    // Upkeep for its first three slices, then a call waits for it.
-    const waitedForLater = (): SliceKind => (++slicesAsked > 3 ? 'foreground' : 'background');
+  it('read a slice\'s kind when it may run, not when it asked: a call that starts waiting meanwhile puts it ahead', async () => {
+    let callWaits = false;
+    const order: string[] = [];
+    const upkeep = nextSlice('background').then(() => order.push('upkeep'));
+    const waitedFor = nextSlice(() => (callWaits ? 'foreground' : 'background')).then(() => order.push('waited for'));
+    callWaits = true;
+    await Promise.all([upkeep, waitedFor]);
+    assert.deepEqual(order, ['waited for', 'upkeep']);
+  });
+
+  it('give a packing the kind of those waiting for it as each slice may run, its first too', async () => {
+    // One slice each after the first: both ask once.
+    const records = Array.from({ length: 40 }, (_, i) => `f${i}`);
+    let callWaits = false;
     const ended: string[] = [];
-    await Promise.all([
-      packInSlices(records, 1, (item) => [item], -1, AS_UPKEEP).then(() => ended.push('upkeep')),
-      packInSlices(records, 1, (item) => [item], -1, waitedForLater).then(() => ended.push('waited for')),
-    ]);
-    assert.ok(slicesAsked > 3);
+    const upkeep = packInSlices(records, 1, (item) => [item], -1, AS_UPKEEP).then(() => ended.push('upkeep'));
+    // A refresh's packing starts before the call that started it has joined.
+    const waitedFor = packInSlices(records, 1, (item) => [item], -1, () => (callWaits ? 'foreground' : 'background')).then(() => ended.push('waited for'));
+    callWaits = true;
+    await Promise.all([upkeep, waitedFor]);
     assert.deepEqual(ended, ['waited for', 'upkeep']);
   });
 
