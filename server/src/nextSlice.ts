@@ -20,7 +20,7 @@
  */
 export type SliceKind = 'foreground' | 'background';
 
-/** The kind a job's next slice runs as, asked at each slice: upkeep that a call starts waiting for midway is foreground from then on. */
+/** The kind a job's slices run as, read each time one may run: upkeep that a call starts waiting for midway is foreground from then on. */
 export type SliceKindNow = () => SliceKind;
 
 /** Upkeep that no call waits for. */

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { type SliceKindNow, nextSlice } from '../nextSlice';
+import { nextSlice, type SliceKindNow } from '../nextSlice';
 
 /**
  * Records of strings packed into UTF-8 buffers, a slice of the event loop at

@@ -5,11 +5,11 @@ import { movedBuffers, packInSlices, PackedRecords } from '../search/packedRecor
 import type { SearchJob } from '../search/searchJobs';
 import { PoolOutcome, SearchPool, type SearchPoolOptions } from '../search/searchPool';
 import { WORKER_YOUNG_GENERATION_MB } from '../heapTuning';
-import { type SliceKindNow, nextSlice, type SliceKind, AS_UPKEEP, WaitingCalls } from '../nextSlice';
+import { AS_UPKEEP, nextSlice, type SliceKind, type SliceKindNow, WaitingCalls } from '../nextSlice';
 import { asRealPath, effectOfChange, FileChange, FileChangeKind, WatchedFolder } from './fileChanges';
 import type { FileIndex, IndexedSymbol, IndexedUses, IndexJobResult, MapJob, MapJobResult, RecheckJob, RecheckJobResult, ReferenceJob, ReferenceJobResult, SymbolJob, SymbolJobResult } from './indexer';
 import { INDEX_LIMITS } from './limits';
-import { lowerBound, mergeInWalkOrder, sortInWalkOrder, walkOrderKey } from '../search/relativePaths';
+import { mergeInWalkOrder, sortInWalkOrder, walkOrderPosition } from '../search/relativePaths';
 
 /**
  * The main-thread side of the symbol index: one index per folder (and deny
@@ -433,7 +433,7 @@ export class FolderIndex {
 
   private placeInWalkOrder(relativePath: string, present: boolean): void {
     const ordered = this.walkOrdered;
-    const low = lowerBound(ordered, walkOrderKey(relativePath), walkOrderKey);
+    const low = walkOrderPosition(ordered, relativePath);
     if (present) ordered.splice(low, 0, relativePath);
     else if (ordered[low] === relativePath) ordered.splice(low, 1);
   }

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { FOREGROUND_RUN, nextSlice, type SliceKind, AS_UPKEEP, WaitingCalls } from '../../../server/src/nextSlice';
+import { AS_UPKEEP, FOREGROUND_RUN, nextSlice, type SliceKind, WaitingCalls } from '../../../server/src/nextSlice';
 import { packInSlices } from '../../../server/src/search/packedRecords';
 import { forEachMatchingName, NAME_PASS } from '../../../server/src/symbols/nameSearch';
 import { FolderIndex, usesInSlices } from '../../../server/src/symbols/symbolIndex';
