@@ -11,10 +11,10 @@ import { prng } from '../../support/prng';
 
 /** Random root-relative paths over a few names, so that prefixes, separators and neighbours of '/' meet often. */
 function randomPaths(random: () => number, count: number): string[] {
-  const names = ['a', 'a.txt', 'a-b', 'a/b', 'ab', 'b', 'é', '😀', 'A', 'a0', ''];
+  const names = ['a', 'a.txt', 'a-b', 'a/b', 'ab', 'b', 'é', '\uFF5A', '😀', 'A', 'a0', 'x'];
   return Array.from({ length: count }, () => {
     const depth = 1 + Math.floor(random() * 3);
-    return Array.from({ length: depth }, () => names[Math.floor(random() * names.length)] || 'x').join('/');
+    return Array.from({ length: depth }, () => names[Math.floor(random() * names.length)]).join('/');
   });
 }
 
@@ -26,7 +26,8 @@ const byKey = (a: string, b: string): number => {
 describe('the walk order without sort keys', () => {
   it('compares any two paths as their walkOrderKey does', () => {
     const random = prng(11);
-    const paths = randomPaths(random, 400);
+    // The root ('') too, which comes first.
+    const paths = ['', ...randomPaths(random, 400)];
     for (const a of paths) for (const b of paths.slice(0, 60)) assert.equal(Math.sign(compareWalkOrder(a, b)), byKey(a, b), `${JSON.stringify(a)} against ${JSON.stringify(b)}`);
     // A directory's contents come right after its name, before a sibling whose name continues it.
     assert.ok(compareWalkOrder('a/x', 'a.txt') < 0);
@@ -41,6 +42,8 @@ describe('the walk order without sort keys', () => {
       const unique = [...new Set(added)];
       assert.deepEqual(mergeInWalkOrder(ordered, [...unique]), sortInWalkOrder([...ordered, ...unique]), `round ${round}`);
       for (const path of unique) assert.equal(walkOrderPosition(ordered, path), ordered.filter((other) => byKey(other, path) < 0).length);
+      // A path present is found where it is, as a removal needs.
+      ordered.forEach((path, at) => assert.equal(walkOrderPosition(ordered, path), at));
     }
   });
 });
