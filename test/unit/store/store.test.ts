@@ -306,6 +306,35 @@ describe('saved discussions', () => {
     assert.equal(h.service.openCount, 1);
   });
 
+  it("a new discussion's logs are made when it opens, so that its first turn only appends to them", async () => {
+    const h = await server([{ text: 'One.' }]);
+    const { discussionId: id } = await h.service.start({ folder });
+    const dir = path.join(storage, 'discussions', id);
+    const opened = fs.readdirSync(dir).sort();
+    assert.deepEqual(
+      opened.filter((name) => name.endsWith('.jsonl')),
+      ['events.jsonl', 'history.jsonl', 'record.jsonl'],
+    );
+    const log = new EventLog();
+    h.service.subscribe(id, 't', log.sink);
+    await talk(h, id, log, 'first', 1);
+    assert.deepEqual(fs.readdirSync(dir).sort(), opened, 'the first turn made no file');
+    const loaded = await (await FileStore.open(storage)).load(id);
+    assert.deepEqual(loaded?.snapshot.transcript.map((t) => t.text), ['first', 'One.']);
+  });
+
+  it('a saved discussion whose log cannot be opened is refused with that error, and gives its lease back', async () => {
+    const id = await savedAfterOneTurn();
+    const dir = path.join(storage, 'discussions', id);
+    fs.rmSync(path.join(dir, 'events.jsonl'));
+    fs.mkdirSync(path.join(dir, 'events.jsonl'));
+    const h = await server();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      await assert.rejects(h.service.start({ folder, resumeId: id }), (err: Error) => !/already open/.test(err.message));
+      assert.equal(fs.existsSync(path.join(dir, 'lease.json')), false);
+    }
+  });
+
   it('a start that fails part way leaves nothing in the store', async () => {
     const h = await server([], { bindError: new DiscussError('InvalidParams', 'fix .repo-discuss/policy.json') });
     await assert.rejects(h.service.start({ folder }), /policy\.json/);
