@@ -80,8 +80,11 @@ export function fitToBudget(messages: ChatMessage[], options: BudgetOptions): Bu
   // At a glance: an o200k token covers at least one byte of UTF-8, so a request
   // whose bytes fit, fits in tokens. Most requests pass here and never pay for
   // the tokenizer: about 200 ms to load on the first reply, tens of MB, and a
-  // count of every new message on every model call.
-  if (!options.countTokens) {
+  // count of every new message on every model call. Counts made ahead are
+  // looked at directly instead: they fall back to these bytes where missing, so
+  // they fit whatever the bytes fit, and a new discussion's first request did
+  // not fit by bytes yet measured its tools' for nothing (about 0.1 ms).
+  if (!options.countTokens && !options.counted) {
     const bytesOf = messageCounter(utf8Bytes);
     const bound = bytesBound(messages, options.tools, options.extraTokens);
     if (bound <= available) {

@@ -265,6 +265,26 @@ describe('token budget', () => {
     assert.equal(result.estimatedTokens, fitToBudget(messages, { contextTokens: 40_000, reserveForReply: 4096, protectFrom: 3, countTokens: countTextTokens }).estimatedTokens);
   });
 
+  it('fits a request by the counts made ahead of it without measuring its tools again, whether or not its bytes would fit', async () => {
+    let serialized = 0;
+    const tool = { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: {} } };
+    const tools = [{ ...tool, toJSON: () => (serialized++, tool) }];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: 'the same words again and again '.repeat(400) },
+      { role: 'user', content: 'And now?' },
+    ];
+    const counted = new PrecountedTokens(async (texts) => texts.map(countTextTokens));
+    await counted.prepare(messages, tools);
+    // 6,000 tokens leave less room than the request's bytes, more than its tokens.
+    assert.ok(utf8Bytes(messages[0].content) > 6_000 - 500);
+    for (const contextTokens of [6_000, 100_000]) {
+      serialized = 0;
+      const result = fitToBudget(messages, { contextTokens, reserveForReply: 500, protectFrom: 1, tools, counted });
+      assert.equal(result.fits, true);
+      assert.equal(serialized, 0, `${contextTokens} tokens: the tools were serialized ${serialized} times`);
+    }
+  });
+
   it('counts each message and tool set ahead once, however often it is prepared', async () => {
     const counted: string[] = [];
     const precounted = new PrecountedTokens(async (texts) => (counted.push(...texts), texts.map((text) => text.length)));
