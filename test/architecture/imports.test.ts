@@ -85,7 +85,7 @@ describe('the layout', () => {
     assert.deepEqual(show(offenders), []);
   });
 
-  it('starts the server with the shared Node flags wherever it is started (shared/serverNodeFlags.ts)', () => {
+  it('starts the server with the shared Node flags and environment wherever it is started (shared/serverNodeFlags.ts)', () => {
     // Every line that starts the server: a `--stdio` spawn or a language client's ipc transport.
     const starts = [...sourceFiles('client'), ...sourceFiles('test')]
       .filter((file) => !file.startsWith('test/architecture/'))
@@ -98,6 +98,13 @@ describe('the layout', () => {
       );
     assert.deepEqual([...new Set(starts.map((start) => start.file))].sort(), ['client/src/terminal/serverConnection.ts', 'client/src/vscode/serverClient.ts', 'test/support/serverProcess.ts']);
     assert.deepEqual(starts.filter((start) => !start.line.includes('...SERVER_NODE_FLAGS')), [], 'a start without the shared flags');
+    // The environment may be on a line of its own: at least one in a file for each start in it.
+    const environments = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8').split('...SERVER_ENVIRONMENT').length - 1;
+    assert.deepEqual(
+      [...new Set(starts.map((start) => start.file))].filter((file) => environments(file) < starts.filter((start) => start.file === file).length),
+      [],
+      'a start without the shared environment',
+    );
   });
 
   it('starts every worker thread of the server with its own young generation (heapTuning.ts WORKER_YOUNG_GENERATION_MB)', () => {

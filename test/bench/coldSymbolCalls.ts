@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
+import { SERVER_ENVIRONMENT, SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
 import { tuneHeap } from '../../server/src/heapTuning';
 import { createToolbox } from '../../server/src/read/toolbox';
 import { resetSymbolIndexes } from '../../server/src/symbols/symbolIndex';
@@ -32,7 +32,7 @@ export interface ColdCalls {
 /** Runs `runs` cold calls of each case on `root` in a child process with the server's flags. */
 export function coldSymbolCalls(root: string, cases: readonly ColdCase[], runs: number): Promise<ColdCalls> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, BENCH_COLD_SYMBOLS: JSON.stringify({ root, cases, runs }) };
+    const env = { ...process.env, ...SERVER_ENVIRONMENT, BENCH_COLD_SYMBOLS: JSON.stringify({ root, cases, runs }) };
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, __filename], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

@@ -7,7 +7,7 @@ import {
   type MessageConnection,
 } from 'vscode-jsonrpc/node';
 import { EventNotification, type DiscussionEvent, type InitializationOptions } from '../../shared/protocol';
-import { SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
+import { SERVER_ENVIRONMENT, SERVER_NODE_FLAGS } from '../../shared/serverNodeFlags';
 
 /** The built server entry, as `package.json`'s bin names it. */
 export const SERVER_ENTRY = path.resolve(__dirname, '../../server/src/main.js');
@@ -56,7 +56,7 @@ export class ServerProcess {
     client: ClientSide = {},
   ): Promise<ServerProcess> {
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, entry, '--stdio'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...SERVER_ENVIRONMENT, ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const rpc = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));

@@ -11,7 +11,7 @@ import {
 import type { DiscussMethod, DiscussionEvent, InitializationOptions, ParamsOf, ResultOf } from '../../../shared/protocol';
 import type { RpcChannel } from '../common/discussionHub';
 import { errorText } from '../../../shared/errorText';
-import { SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
+import { SERVER_ENVIRONMENT, SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
 import { FolderWatches, loadFileWatcher, type FileEvent } from './folderWatcher';
 
 /**
@@ -157,7 +157,7 @@ export class ServerConnection {
     const entry = options.entry ?? serverEntry();
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, entry, '--stdio'], {
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: options.env ?? process.env,
+      env: { ...(options.env ?? process.env), ...SERVER_ENVIRONMENT },
       // Its own process group: a Ctrl+C typed in the terminal reaches only
       // this client, which turns it into a cancel rather than killing the
       // server mid-save. The server still exits when our pipe closes.

@@ -9,7 +9,7 @@ import { answerIdeQuery } from './ideQueries';
 import { answerLmModels, answerLmRequest } from './languageModels';
 import { initializationOptions, modelConfig, readApiKey, readSettings } from './settings';
 import { errorText } from '../../../shared/errorText';
-import { SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
+import { SERVER_ENVIRONMENT, SERVER_NODE_FLAGS } from '../../../shared/serverNodeFlags';
 
 /** Restart delays after a crash: quick at first, then patient. */
 const RESTART_DELAYS_MS = [500, 2_000, 5_000, 15_000, 30_000];
@@ -103,8 +103,8 @@ export class ServerClient implements vscode.Disposable {
     const { LanguageClient, State, TransportKind } = loadLanguageClient();
     const module = this.serverModule();
     const serverOptions: ServerOptions = {
-      run: { module, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
-      debug: { module, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS, '--nolazy', '--inspect=6019'] } },
+      run: { module, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS], env: { ...SERVER_ENVIRONMENT } } },
+      debug: { module, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS, '--nolazy', '--inspect=6019'], env: { ...SERVER_ENVIRONMENT } } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
