@@ -25,8 +25,9 @@ import * as os from 'node:os';
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=2', `--v8-pool-size=${v8PoolSize(os.availableParallelism())}`];
 
 /**
- * Environment variables the discussion server is started with, on top of the
- * starting process's own, by every client that starts it.
+ * Environment variables the discussion server is started with, by every
+ * client that starts it, over whatever environment it would inherit or be
+ * given (as vscode-languageclient puts a server's `env` over its own).
  *
  * `MALLOC_TRIM_THRESHOLD_` and `MALLOC_MMAP_THRESHOLD_` fix glibc's two
  * thresholds at their defaults (128 KiB). Left alone, glibc raises both each

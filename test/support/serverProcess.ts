@@ -56,7 +56,7 @@ export class ServerProcess {
     client: ClientSide = {},
   ): Promise<ServerProcess> {
     const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, entry, '--stdio'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...SERVER_ENVIRONMENT, ...env },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env, ...SERVER_ENVIRONMENT },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const rpc = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));

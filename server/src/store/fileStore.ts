@@ -28,7 +28,7 @@ const EVENTS_FILE = 'events.jsonl';
 const HISTORY_FILE = 'history.jsonl';
 const LEASE_FILE = 'lease.json';
 const JOURNAL_FILE = 'record.jsonl';
-/** The files a save appends to: made when a discussion is acquired (see `acquire`). */
+/** The files only ever appended to (or replaced whole when compacted): made when a discussion is acquired (see `acquire`). */
 const APPEND_ONLY_FILES = [HISTORY_FILE, EVENTS_FILE, JOURNAL_FILE];
 /**
  * Bumped on an incompatible change; a reader accepts every version up to its own.
@@ -326,6 +326,8 @@ export class FileStore implements DiscussionStore {
    * Marks the discussion as open in this process. Another live process
    * holding it (a second VS Code window on the same storage) is refused; a
    * lease left by a process that died is taken over, not a permanent lock.
+   * The holder then makes the logs ready to append to: a torn last line
+   * ended, and a log that is missing made, empty.
    */
   async acquire(id: string): Promise<Lease> {
     const dir = this.dir(id);
@@ -338,11 +340,16 @@ export class FileStore implements DiscussionStore {
       for (const name of APPEND_ONLY_FILES) terminateTornLine(path.join(dir, name));
       // A new discussion's logs are made here, while its folder is bound, so that its first message only appends:
       // making a file took about 0.24 ms on an ext4 disk, and the three made by that message came before its
-      // request was on its way to the model.
-      await Promise.all(APPEND_ONLY_FILES.map((name) => fs.writeFile(path.join(dir, name), '', { flag: 'a' })));
+      // request was on its way to the model. Only made, never opened when there: an existing log that cannot be
+      // written to must not stop a resume or a delete that never writes to it.
+      const made = await Promise.allSettled(APPEND_ONLY_FILES.map((name) => makeIfMissing(path.join(dir, name))));
+      const failed = made.find((outcome) => outcome.status === 'rejected');
+      if (failed) throw failed.reason;
     } catch (err) {
-      // A lease kept after a failure here would refuse this process's next try as "open in another window".
-      await releaseLease(file);
+      // Kept, the lease would refuse every other window this discussion for as long as this process runs. All the
+      // writes above are settled first: a new discussion's folder is removed next, and a write still going could
+      // make a file in it again.
+      await releaseLease(file).catch(() => undefined);
       throw err;
     }
     return {
@@ -506,6 +513,15 @@ async function readLease(file: string): Promise<LeaseRecord | undefined> {
     return JSON.parse(await fs.readFile(file, 'utf8')) as LeaseRecord;
   } catch {
     return undefined;
+  }
+}
+
+/** Makes `file` empty unless something is there already. */
+async function makeIfMissing(file: string): Promise<void> {
+  try {
+    await fs.writeFile(file, '', { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
 }
 
