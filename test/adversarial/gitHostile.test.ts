@@ -30,6 +30,7 @@ import { GIT_RUN_LIMITS } from '../../server/src/git/gitRunner';
 import type { ToolOutcome } from '../../server/src/read/types';
 import type { FakeToolCall } from '../support/fakeOpenAI';
 import { Lab, SENTINEL, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
+import { within } from '../support/within';
 
 function git(cwd: string, args: string[], extraEnv: Record<string, string> = {}): string {
   return execFileSync('git', args, {
@@ -291,19 +292,6 @@ describe('adversarial: a hostile repository behind the git tools', function () {
     }
   });
 });
-
-/** `promise`, or a rejection naming `what` once `ms` pass: only the detector of a hang, never a wait. */
-async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hung = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, hung]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 describe("adversarial: a .git of the folder's own whose contents lead elsewhere", function () {
   this.timeout(60_000);

@@ -28,7 +28,7 @@ const EVENTS_FILE = 'events.jsonl';
 const HISTORY_FILE = 'history.jsonl';
 const LEASE_FILE = 'lease.json';
 const JOURNAL_FILE = 'record.jsonl';
-/** The files only ever appended to (or replaced whole when compacted): made when a discussion is acquired (see `acquire`). */
+/** The logs saves and events append to: made, where missing, when a discussion is acquired (see `acquire`). */
 const APPEND_ONLY_FILES = [HISTORY_FILE, EVENTS_FILE, JOURNAL_FILE];
 /**
  * Bumped on an incompatible change; a reader accepts every version up to its own.
@@ -340,8 +340,9 @@ export class FileStore implements DiscussionStore {
       for (const name of APPEND_ONLY_FILES) terminateTornLine(path.join(dir, name));
       // A new discussion's logs are made here, while its folder is bound, so that its first message only appends:
       // making a file took about 0.24 ms on an ext4 disk, and the three made by that message came before its
-      // request was on its way to the model. Only made, never opened when there: an existing log that cannot be
-      // written to must not stop a resume or a delete that never writes to it.
+      // request was on its way to the model. Only made where missing: a log already there is not opened for
+      // writing here, so one that cannot be written to (or a FIFO, which would hold the open for good) stops
+      // neither a resume nor a delete.
       const made = await Promise.allSettled(APPEND_ONLY_FILES.map((name) => makeIfMissing(path.join(dir, name))));
       const failed = made.find((outcome) => outcome.status === 'rejected');
       if (failed) throw failed.reason;
