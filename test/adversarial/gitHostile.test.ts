@@ -30,6 +30,7 @@ import { GIT_RUN_LIMITS } from '../../server/src/git/gitRunner';
 import type { ToolOutcome } from '../../server/src/read/types';
 import type { FakeToolCall } from '../support/fakeOpenAI';
 import { Lab, SENTINEL, assertNoLeak, assertValidHistory, recordFigures, runTurn, scanForLeaks, toolOutputs } from './lab';
+import { removeFifo } from '../support/fifo';
 import { within } from '../support/within';
 
 function git(cwd: string, args: string[], extraEnv: Record<string, string> = {}): string {
@@ -467,16 +468,8 @@ describe("adversarial: a .git of the folder's own whose contents lead elsewhere"
       }
       assert.equal(await within(5_000, 'a file read after the git calls', fs.promises.readFile(path.join(dir, 'a.txt'), 'utf8')), 'inside\n');
     } finally {
-      // Had a read blocked in open(2), the thread would be held for good (and node waits for it at exit):
-      // a writer's open releases every blocked reader, and the FIFO's removal turns away the queued ones.
-      let writer: number | undefined;
-      try {
-        writer = fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-      } catch {
-        // no reader waiting
-      }
-      fs.rmSync(fifo, { force: true });
-      if (writer !== undefined) fs.closeSync(writer);
+      // Had a git call's read of it blocked in open(2), that open would hold a thread for good.
+      removeFifo(fifo, 'reader');
     }
   });
 

@@ -7,6 +7,7 @@ import { defaultStorageDir } from '../../../shared/storageDir';
 import { FileStore } from '../../../server/src/store/fileStore';
 import { EventLog, harness, makeTempFolder, type Harness } from '../../support/coreHarness';
 import { Gate, type ScriptStep } from '../../support/scriptedModel';
+import { removeFifo } from '../../support/fifo';
 import { within } from '../../support/within';
 
 describe('saved discussions', () => {
@@ -349,16 +350,8 @@ describe('saved discussions', () => {
       await within(10_000, 'the delete', h.service.delete(id));
       assert.equal(fs.existsSync(dir), false);
     } finally {
-      // Had an open for writing blocked, its thread would be held for good (and node waits for it at exit): a
-      // reader's open releases it, and the FIFO's removal turns away the ones to come.
-      let reader: number | undefined;
-      try {
-        reader = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-      } catch {
-        // gone with the discussion
-      }
-      fs.rmSync(fifo, { force: true });
-      if (reader !== undefined) fs.closeSync(reader);
+      // Had the delete opened it for writing, that open would hold a thread for good.
+      removeFifo(fifo, 'writer');
     }
   });
 
