@@ -12,6 +12,7 @@ import { turnsWhile } from '../../support/eventLoopTurns';
 import { AS_UPKEEP, type SliceKindNow } from '../../../server/src/nextSlice';
 import { packInSlices } from '../../../server/src/search/packedRecords';
 import { writeTree } from '../../support/toolFixture';
+import { untilPastRacyWindow } from '../../support/racyWindow';
 
 /**
  * A walk's answer reaches the main thread in parts (one message each) and is
@@ -73,9 +74,11 @@ describe('a walk answer handed over in parts and applied in slices', function ()
   it('tells the symbol thread the stamps it holds when it walks again: only the file that changed is parsed again', async () => {
     const tree = sourceTree(FILES_PER_PART * 3 + 1);
     writeTree(base, tree);
-    // Stamps older than the racy window, which a walk parses again whatever they are.
+    // Stamps older than the racy window, whose files a walk parses again whatever their stamps: setting the times
+    // changes the ctime, which the window counts too, so it is waited out (a fast first walk read a file within it).
     const past = new Date(Date.now() - 60_000);
     for (const relativePath of Object.keys(tree)) fs.utimesSync(path.join(base, relativePath), past, past);
+    await untilPastRacyWindow(Object.keys(tree).map((relativePath) => path.join(base, relativePath)));
     const boundary = await ReadBoundary.create(base, []);
     const first = await currentIndex(boundary);
     assert.ok(first.ok && first.result.status.complete);
