@@ -101,4 +101,3 @@ export function mergeInWalkOrder(ordered: readonly string[], added: string[]): s
   while (next < added.length) merged.push(added[next++]);
   return merged;
 }
-
